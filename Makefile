@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+#
+# One non-recursive Makefile. ./configure writes config.mk; every directory
+# adds its objects below. Objects depend on their headers through -MMD -MP.
+
+-include config.mk
+
+ifeq ($(wildcard config.mk),)
+$(error run ./configure first)
+endif
+
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SAN_CFLAGS) $(DEP_CFLAGS) -I. -MMD -MP $(CFLAGS)
+LDFLAGS_ALL = $(SAN_LDFLAGS) $(LDFLAGS)
+LIBS = $(DEP_LIBS) -lpthread -lm
+
+EMU_SRC = emu/util.c emu/event.c emu/ring.c emu/barrier.c emu/frame.c emu/units.c \
+	emu/fabric.c emu/route.c emu/chan_ring.c emu/engine.c emu/port.c \
+	emu/wire.c emu/fwd.c emu/trafgen.c \
+	topologies/fattree.c
+EMU_OBJ = $(EMU_SRC:.c=.o)
+LIBEMU = emu/libemu.a
+
+PROGS = emu/canary-emu bench/engine
+TEST_SRC = $(wildcard t/*.c)
+TESTS = $(TEST_SRC:.c=.t)
+
+OBJS = $(EMU_OBJ) emu/main.o bench/engine.o $(TEST_SRC:.c=.o)
+DEPS = $(OBJS:.o=.d)
+
+PROVE ?= prove
+PROVE_FLAGS ?= -j2
+
+.PHONY: all check bench run clean install distclean
+
+all: $(PROGS) $(TESTS)
+
+%.o: %.c config.mk
+	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+$(LIBEMU): $(EMU_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+emu/canary-emu: emu/main.o $(LIBEMU)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+bench/engine: bench/engine.o $(LIBEMU)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+t/%.t: t/%.o $(LIBEMU)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+# make check: build everything, run the TAP suite with prove.
+# TESTS_ONLY='t/00*.t' narrows it (CI uses that for ThreadSanitizer).
+check: all
+	$(PROVE) $(PROVE_FLAGS) $(if $(TESTS_ONLY),$(TESTS_ONLY),$(TESTS))
+
+bench: $(PROGS)
+	bench/run-quick
+
+run: $(PROGS)
+	emu/canary-emu $(RUN_ARGS)
+
+install: $(PROGS)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 emu/canary-emu $(DESTDIR)$(PREFIX)/bin/canary-emu
+
+clean:
+	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(PROGS) $(TESTS)
+
+distclean: clean
+	rm -f config.mk
+
+-include $(DEPS)

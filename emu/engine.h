@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: engine.h - the parallel, deterministic, frame-level fabric engine.
+ *
+ * The engine runs a finalized struct emu_fabric: every node (host or
+ * switch) runs a model plugged in through a const struct emu_model_ops;
+ * every port has an egress queue (bytes) and a serializer; every link
+ * direction a rate, a latency and an optional injected loss. Frames are real
+ * bytes (frame.h) moved by pointer.
+ *
+ * Flow control: by default the fabric is lossless with credit-based flow
+ * control. A frame that arrives on port p occupies p's ingress buffer
+ * (buffer_bytes) until it leaves the node (its transmission starts) or the
+ * model frees it; then a credit goes back upstream, arriving one link
+ * latency later. A sender transmits only when the receiver's buffer has room
+ * for the whole frame, so nothing is ever dropped for lack of space.
+ * With .lossy the egress queue is drop-tail at buffer_bytes and no credits
+ * exist.
+ *
+ * Parallelism: the nodes are partitioned over worker threads (pinned with
+ * hwloc); a leaf switch and its hosts stay together. Workers advance in
+ * conservative windows of the smallest link latency: inside a window a
+ * worker processes its own events in (time, key) order; events for other
+ * partitions go through channels (chan.h) and are delivered before the next
+ * window; empty stretches are skipped. The order of events at a node never
+ * depends on the partitioning (event.h), and every node draws from its own
+ * random stream, so a run is bit-identical for any number of workers.
+ *
+ * Models call the emu_node_* / emu_send / emu_timer_at functions below from
+ * their callbacks only (they run on the node's worker thread).
+ */
+#ifndef EMU_ENGINE_H
+#define EMU_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "fabric.h"
+#include "frame.h"
+#include "rng.h"
+#include "route.h"
+#include "time.h"
+
+struct emu_engine;
+struct emu_worker;
+struct emu_chan;
+struct emu_node;
+
+/*
+ * struct emu_model_ops - a node model. Fill it with designated initializers.
+ * @state_size: bytes of per-node state the engine allocates (zeroed)
+ * @init:    once, on the node's worker before time 0 runs; may send frames
+ *           and arm timers. @arg is what emu_engine_set_model() was given.
+ *           Return 0 or negative errno (the run is aborted).
+ * @rx:      a frame arrived on @port. The model owns it: forward it with
+ *           emu_send() or release it with emu_frame_free().
+ * @timer:   a timer armed with emu_timer_at() fired (not while the node is down).
+ * @txdone:  optional; @port's serializer went idle with an empty queue.
+ * @link:    optional; the link on @port went down or up.
+ * @state:   optional; the node itself failed or recovered.
+ * @fini:    optional; after the run, on the main thread, before stats are read.
+ */
+struct emu_model_ops {
+	const char *name;
+	size_t state_size;
+	int (*init)(struct emu_node *n, void *arg);
+	void (*rx)(struct emu_node *n, struct emu_frame *f, unsigned port);
+	void (*timer)(struct emu_node *n, uint64_t cookie);
+	void (*txdone)(struct emu_node *n, unsigned port);
+	void (*link)(struct emu_node *n, unsigned port, bool up);
+	void (*state)(struct emu_node *n, bool up);
+	void (*fini)(struct emu_node *n);
+};
+
+struct emu_port_stats {
+	uint64_t tx_frames, tx_bytes;
+	uint64_t rx_frames, rx_bytes;
+	emu_time_t busy_ps;		/* serializer busy time (utilization) */
+	uint64_t drops_queue;		/* lossy: egress queue full */
+	uint64_t drops_loss;		/* injected loss */
+	uint64_t drops_down;		/* sent into / in flight on a down link */
+	uint64_t drops_mtu;		/* larger than the link's MTU */
+	uint64_t q_peak_bytes;		/* egress queue high-water mark */
+	uint64_t in_peak_bytes;		/* ingress buffer high-water mark (lossless) */
+	uint64_t credit_stalls;		/* times the head frame waited for credit */
+};
+
+struct emu_port {
+	/* configuration (from the fabric) */
+	uint64_t rate_bps;
+	emu_time_t latency;
+	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
+	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
+	uint32_t peer_node;
+	uint16_t peer_port;
+	bool connected;
+	/* run-time state, owned by the node's worker */
+	bool up;
+	bool txdone_pending;
+	uint32_t gen;			/* link generation: bumps on every state change */
+	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
+	struct emu_frame *qhead, *qtail;
+	uint32_t qframes;
+	uint64_t qbytes;
+	emu_time_t busy_until;
+	int64_t credits;		/* lossless: free bytes in the peer's ingress buffer */
+	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
+	struct emu_port_stats st;
+};
+
+struct emu_node {
+	uint32_t id;
+	uint16_t nports;
+	bool up;
+	struct emu_worker *w;
+	struct emu_engine *eng;
+	const struct emu_fab_node *fn;
+	const struct emu_model_ops *ops;
+	void *state;
+	void *arg;
+	struct emu_port *ports;
+	uint64_t seq;			/* per-source event sequence (tie-break) */
+	struct emu_rng rng;
+};
+
+enum emu_clock {
+	EMU_CLOCK_VIRTUAL = 0,
+	EMU_CLOCK_WALL,
+};
+
+struct emu_engine_cfg {
+	unsigned workers;		/* 0: one per core available to the process */
+	bool per_node;			/* a pinned thread per node */
+	bool lossy;			/* drop-tail instead of credit-based lossless */
+	bool no_pin;			/* do not pin workers */
+	uint64_t buffer_bytes;		/* per port; 0: EMU_DEFAULT_BUFFER */
+	uint64_t seed;
+	enum emu_clock clock;
+	double dilation;		/* wall: wall ns per emulated ns; 0: auto */
+	emu_time_t end;			/* stop at this emulated time; 0: no limit */
+	enum emu_routing routing;	/* the policy models read with emu_node_routing() */
+	uint64_t lag_ok_ns;		/* wall: lag up to this counts as keeping up (0: 2 ms) */
+};
+
+#define EMU_DEFAULT_BUFFER (128 * 1024)
+
+struct emu_run_stats {
+	emu_time_t emulated;		/* time of the last processed event / stop time */
+	uint64_t wall_ns;
+	uint64_t events;
+	uint64_t frame_hops;		/* frames put on a link */
+	uint64_t windows;
+	uint64_t cross_events;		/* events that crossed partitions */
+	uint64_t spilled;		/* ...of which did not fit a ring */
+	unsigned workers;
+	double frame_hops_per_s;
+	/* wall clock mode */
+	double dilation;
+	uint64_t max_lag_ns;
+	uint64_t final_lag_ns;
+	bool kept_up;
+	bool stopped;			/* ended by emu_stop()/cfg.end rather than running dry */
+	uint64_t pool_frames;		/* frames carved from chunks (memory use) */
+};
+
+/*
+ * emu_engine_create - runtime for @fab (finalized; must outlive the engine).
+ * Return NULL with a reason in @err on a bad configuration.
+ */
+struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct emu_engine_cfg *cfg,
+				     char *err, size_t errlen);
+/* emu_engine_destroy - run models' fini if not yet, free everything. Accepts NULL. */
+void emu_engine_destroy(struct emu_engine *eng);
+
+/* emu_engine_set_model - plug @ops into @node with @arg for init. Before run. */
+void emu_engine_set_model(struct emu_engine *eng, uint32_t node, const struct emu_model_ops *ops, void *arg);
+
+/*
+ * emu_engine_schedule_link / _node - take a link or a node down (@up false)
+ * or up at emulated time @t. Frames on a link when it goes down are lost;
+ * routing tables are recomputed and published (RCU) at exactly @t.
+ * Before run. Return 0 or -EINVAL.
+ */
+int emu_engine_schedule_link(struct emu_engine *eng, uint32_t link, emu_time_t t, bool up);
+int emu_engine_schedule_node(struct emu_engine *eng, uint32_t node, emu_time_t t, bool up);
+
+/* emu_engine_run - run to completion. Return 0 or the first init error. */
+int emu_engine_run(struct emu_engine *eng);
+
+const struct emu_run_stats *emu_engine_stats(const struct emu_engine *eng);
+struct emu_node *emu_engine_node(struct emu_engine *eng, uint32_t id);
+unsigned emu_engine_partition(const struct emu_engine *eng, uint32_t node);
+const struct emu_fabric *emu_engine_fabric(const struct emu_engine *eng);
+
+/* ---- called by models, on the node's worker ---- */
+
+emu_time_t emu_node_now(const struct emu_node *n);
+static inline void *emu_node_state(const struct emu_node *n) { return n->state; }
+static inline struct emu_rng *emu_node_rng(struct emu_node *n) { return &n->rng; }
+static inline const struct emu_fab_node *emu_node_desc(const struct emu_node *n) { return n->fn; }
+enum emu_routing emu_node_routing(const struct emu_node *n);
+uint64_t emu_node_buffer(const struct emu_node *n);
+
+/* emu_frame_alloc - a fresh frame from this worker's pool. Cannot fail. */
+struct emu_frame *emu_frame_alloc(struct emu_node *n);
+/* emu_frame_clone - a copy of @f (bytes and length). Cannot fail. */
+struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f);
+/* emu_frame_free - release @f (and the ingress buffer space it holds). */
+void emu_frame_free(struct emu_node *n, struct emu_frame *f);
+
+/*
+ * emu_send - queue @f on @port for transmission. The engine owns it from
+ * here. Return 0; or -ENETDOWN (link down), -ENOBUFS (lossy queue full),
+ * -EMSGSIZE (over the MTU), -EINVAL (no such port): then @f was freed and
+ * the drop counted.
+ */
+int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f);
+
+/* emu_timer_at - fire ops->timer(@cookie) at @t (>= now). */
+void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie);
+
+/*
+ * emu_stop - ask the run to end. The run stops at now + the smallest link
+ * latency, a point that does not depend on the partitioning.
+ */
+void emu_stop(struct emu_node *n);
+
+/* emu_port_queued - bytes waiting in @port's egress queue. */
+static inline uint64_t emu_port_queued(const struct emu_node *n, unsigned port)
+{
+	return n->ports[port].qbytes;
+}
+
+/*
+ * emu_route - ports of switch @n on a shortest path to host index @dst_host
+ * under the current routing snapshot (RCU read side). 0: unreachable.
+ */
+uint64_t emu_route(struct emu_node *n, uint32_t dst_host);
+/* emu_route_sw - the same toward switch node @dst_sw. */
+uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
+
+/*
+ * emu_route_pick - choose one port of @mask (non-zero) under @policy with
+ * flow hash @hash: adaptive (hash default, least-queued when the default's
+ * queue is above half the buffer), ecmp (hash), leastloaded.
+ */
+unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
+
+#endif /* EMU_ENGINE_H */

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: port.c - the per-frame data path: egress queues, serializers,
+ * credits, loss, link state, and the model-facing send/alloc/timer calls.
+ *
+ * A port's serializer transmits one frame at a time: it starts when the
+ * port is idle, the queue is non-empty and (lossless) the peer has buffer
+ * credit for the whole frame; the frame occupies the wire for
+ * (len + 24) * 8 / rate and arrives at the peer one latency after its last
+ * bit left (store-and-forward). A TXDONE event is armed only while frames
+ * wait behind a busy serializer (or when the model asked for txdone
+ * notifications), so an idle fabric costs nothing.
+ */
+#include "engine_internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <urcu-qsbr.h>
+
+void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan)
+{
+	ev->key = EMU_EV_KEY(n->id, n->seq++);
+	if (chan)
+		chan->ops->send(chan, ev);
+	else
+		emu_heap_push(&n->w->heap, ev);
+}
+
+emu_time_t emu_node_now(const struct emu_node *n)
+{
+	return n->w->now;
+}
+
+enum emu_routing emu_node_routing(const struct emu_node *n)
+{
+	return n->eng->cfg.routing;
+}
+
+uint64_t emu_node_buffer(const struct emu_node *n)
+{
+	return n->eng->cfg.buffer_bytes;
+}
+
+struct emu_frame *emu_frame_alloc(struct emu_node *n)
+{
+	return emu_pool_get(&n->w->pool);
+}
+
+struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
+{
+	struct emu_frame *c = emu_pool_get(&n->w->pool);
+
+	c->len = f->len;
+	c->user = f->user;
+	memcpy(c->data, f->data, f->len);
+	return c;
+}
+
+/* Give back the ingress buffer space @f holds: a credit to the upstream. */
+static void ingress_release(struct emu_node *n, struct emu_frame *f)
+{
+	if (f->in_port == EMU_PORT_NONE)
+		return;
+	struct emu_port *ip = &n->ports[f->in_port];
+
+	ip->in_bytes -= f->len;
+	if (f->gen == ip->gen && ip->up) {
+		struct emu_ev ev = {
+			.t = n->w->now + ip->latency,
+			.arg = (uint64_t)f->len | (uint64_t)ip->gen << 32,
+			.node = ip->peer_node,
+			.type = EMU_EV_CREDIT,
+			.port = ip->peer_port,
+		};
+		emu_post(n, &ev, ip->chan);
+	}
+	f->in_port = EMU_PORT_NONE;
+}
+
+void emu_frame_free(struct emu_node *n, struct emu_frame *f)
+{
+	ingress_release(n, f);
+	emu_pool_put(&n->w->pool, f);
+}
+
+void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
+{
+	struct emu_ev ev = {
+		.t = t < n->w->now ? n->w->now : t,
+		.arg = cookie,
+		.node = n->id,
+		.type = EMU_EV_TIMER,
+	};
+
+	emu_post(n, &ev, NULL);
+}
+
+void emu_stop(struct emu_node *n)
+{
+	if (n->w->now < n->w->stop_req)
+		n->w->stop_req = n->w->now;
+}
+
+static void arm_txdone(struct emu_node *n, unsigned pi, struct emu_port *p)
+{
+	if (p->txdone_pending)
+		return;
+	p->txdone_pending = true;
+	struct emu_ev ev = {
+		.t = p->busy_until,
+		.node = n->id,
+		.type = EMU_EV_TXDONE,
+		.port = (uint16_t)pi,
+	};
+	emu_post(n, &ev, NULL);
+}
+
+/* Put @f on the wire of port @p now. The serializer is idle. */
+static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f)
+{
+	struct emu_worker *w = n->w;
+	emu_time_t ft = emu_tx_time(f->len, p->rate_bps);
+
+	p->busy_until = w->now + ft;
+	p->st.busy_ps += ft;
+	p->st.tx_frames++;
+	p->st.tx_bytes += f->len;
+	w->frame_hops++;
+	if (p->loss_thresh && emu_rng_next(&n->rng) < p->loss_thresh) {
+		p->st.drops_loss++;
+		emu_pool_put(&w->pool, f);
+		return;
+	}
+	if (!n->eng->cfg.lossy)
+		p->credits -= f->len;
+	f->gen = p->gen;
+	f->t_sent = w->now;
+	f->hops++;
+	struct emu_ev ev = {
+		.t = p->busy_until + p->latency,
+		.frame = f,
+		.node = p->peer_node,
+		.type = EMU_EV_FRAME,
+		.port = p->peer_port,
+	};
+	emu_post(n, &ev, p->chan);
+}
+
+void emu_port_kick(struct emu_node *n, unsigned pi)
+{
+	struct emu_port *p = &n->ports[pi];
+	emu_time_t now = n->w->now;
+
+	if (p->busy_until > now) {
+		if (p->qhead || n->ops->txdone)
+			arm_txdone(n, pi, p);
+		return;
+	}
+	struct emu_frame *f = p->qhead;
+
+	if (!f)
+		return;
+	if (!n->eng->cfg.lossy && p->credits < (int64_t)f->len) {
+		p->st.credit_stalls++;
+		return;	/* a credit event will kick us */
+	}
+	p->qhead = f->next;
+	if (!p->qhead)
+		p->qtail = NULL;
+	p->qframes--;
+	p->qbytes -= f->len;
+	f->next = NULL;
+	ingress_release(n, f);
+	transmit(n, p, f);
+	if (p->qhead || n->ops->txdone)
+		arm_txdone(n, pi, p);
+}
+
+int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
+{
+	if (emu_unlikely(port >= n->nports || !n->ports[port].connected)) {
+		emu_frame_free(n, f);
+		return -EINVAL;
+	}
+	struct emu_port *p = &n->ports[port];
+
+	if (emu_unlikely(!p->up || !n->up)) {
+		p->st.drops_down++;
+		emu_frame_free(n, f);
+		return -ENETDOWN;
+	}
+	if (emu_unlikely(f->len > p->mtu_frame)) {
+		p->st.drops_mtu++;
+		emu_frame_free(n, f);
+		return -EMSGSIZE;
+	}
+	if (n->eng->cfg.lossy && p->qbytes + f->len > n->eng->cfg.buffer_bytes) {
+		p->st.drops_queue++;
+		emu_frame_free(n, f);
+		return -ENOBUFS;
+	}
+	f->next = NULL;
+	if (p->qtail)
+		p->qtail->next = f;
+	else
+		p->qhead = f;
+	p->qtail = f;
+	p->qframes++;
+	p->qbytes += f->len;
+	if (p->qbytes > p->st.q_peak_bytes)
+		p->st.q_peak_bytes = p->qbytes;
+	if (p->qhead == f)
+		emu_port_kick(n, port);
+	return 0;
+}
+
+void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
+{
+	struct emu_port *p = &n->ports[pi];
+
+	if (emu_unlikely(!n->up || !p->up || f->gen != p->gen)) {
+		p->st.drops_down++;
+		emu_pool_put(&n->w->pool, f);
+		return;
+	}
+	p->st.rx_frames++;
+	p->st.rx_bytes += f->len;
+	f->next = NULL;
+	if (!n->eng->cfg.lossy) {
+		f->in_port = (uint16_t)pi;
+		p->in_bytes += f->len;
+		if (p->in_bytes > p->st.in_peak_bytes)
+			p->st.in_peak_bytes = p->in_bytes;
+	}
+	n->ops->rx(n, f, pi);
+}
+
+void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)
+{
+	struct emu_port *p = &n->ports[pi];
+
+	if ((uint32_t)(arg >> 32) != p->gen)
+		return;	/* a credit from before the link last changed state */
+	p->credits += (uint32_t)arg;
+	if (p->busy_until <= n->w->now)
+		emu_port_kick(n, pi);
+}
+
+void emu_port_txdone(struct emu_node *n, unsigned pi)
+{
+	struct emu_port *p = &n->ports[pi];
+
+	p->txdone_pending = false;
+	if (p->qhead) {
+		emu_port_kick(n, pi);
+		return;
+	}
+	if (n->ops->txdone && n->up)
+		n->ops->txdone(n, pi);
+}
+
+void emu_port_link(struct emu_node *n, unsigned pi, bool up)
+{
+	struct emu_port *p = &n->ports[pi];
+
+	if (p->up == up)
+		return;
+	p->up = up;
+	p->gen++;
+	if (!up) {
+		/* what waits for a dead link is lost */
+		struct emu_frame *f = p->qhead;
+
+		while (f) {
+			struct emu_frame *next = f->next;
+
+			p->st.drops_down++;
+			emu_frame_free(n, f);
+			f = next;
+		}
+		p->qhead = p->qtail = NULL;
+		p->qframes = 0;
+		p->qbytes = 0;
+		p->credits = 0;
+	} else {
+		p->credits = (int64_t)n->eng->cfg.buffer_bytes;
+		if (p->busy_until < n->w->now)
+			p->busy_until = n->w->now;
+	}
+	if (n->ops->link)
+		n->ops->link(n, pi, up);
+}
+
+uint64_t emu_route(struct emu_node *n, uint32_t dst_host)
+{
+	struct emu_routes *r = rcu_dereference(n->eng->routes);
+
+	if (n->fn->kind == EMU_NODE_HOST)
+		return 1;
+	return emu_routes_mask(r, n->eng->fab, n->id, dst_host);
+}
+
+uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
+{
+	struct emu_routes *r = rcu_dereference(n->eng->routes);
+
+	if (n->fn->kind == EMU_NODE_HOST)
+		return 1;
+	if (dst_sw == n->id)
+		return 0;
+	return emu_routes_mask_sw(r, n->eng->fab, n->id, dst_sw);
+}
+
+static unsigned nth_bit(uint64_t mask, unsigned k)
+{
+	while (k--)
+		mask &= mask - 1;
+	return (unsigned)__builtin_ctzll(mask);
+}
+
+unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
+{
+	unsigned cnt = (unsigned)__builtin_popcountll(mask);
+
+	if (cnt == 1)
+		return (unsigned)__builtin_ctzll(mask);
+	unsigned start = (unsigned)(emu_hash64(hash) % cnt);
+	unsigned def = nth_bit(mask, start);
+
+	if (policy == EMU_ROUTE_ECMP)
+		return def;
+	if (policy == EMU_ROUTE_ADAPTIVE && n->ports[def].qbytes * 2 <= n->eng->cfg.buffer_bytes)
+		return def;
+	/* least queued bytes; ties go to the first in hash rotation order */
+	unsigned best = def;
+	uint64_t bestq = n->ports[def].qbytes;
+
+	for (unsigned i = 1; i < cnt; i++) {
+		unsigned p = nth_bit(mask, (start + i) % cnt);
+
+		if (n->ports[p].qbytes < bestq) {
+			best = p;
+			bestq = n->ports[p].qbytes;
+		}
+	}
+	return best;
+}

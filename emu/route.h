@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: route.h - shortest-path (up/down on fat trees) routing tables and
+ * the next-hop policies.
+ *
+ * A struct emu_routes is an immutable snapshot: for every switch s and every
+ * destination switch d, the set of ports of s on a shortest path to d, over
+ * the links and switches that are up. A host is reached through the switch
+ * it hangs off. On a fat tree going up there are several such ports (the
+ * policy chooses); going down there is exactly one (deterministic).
+ *
+ * The engine publishes the current snapshot with rcu_assign_pointer(); the
+ * workers read it inside their QSBR read side (every event handler runs
+ * inside it; quiescent states are reported at window boundaries). A control
+ * thread computes a new snapshot when links or switches fail or recover and
+ * frees the old one after synchronize_rcu().
+ */
+#ifndef EMU_ROUTE_H
+#define EMU_ROUTE_H
+
+#include <stdint.h>
+
+struct emu_fabric;
+
+struct emu_routes {
+	uint32_t nsw;
+	uint64_t *mask;		/* [s * nsw + d] */
+	uint8_t *link_up;	/* per link, the state this snapshot was built for */
+	uint8_t *node_up;	/* per node */
+	uint64_t version;
+};
+
+enum emu_routing {
+	EMU_ROUTE_ADAPTIVE = 0,	/* hash default; if its queue > 50 % buffer, least queued */
+	EMU_ROUTE_ECMP,		/* hash only */
+	EMU_ROUTE_LEASTLOADED,	/* least queued bytes, ties by hash order */
+};
+
+/*
+ * emu_routes_compute - tables for @fab with the given link and node states
+ * (NULL: all up). Cannot fail.
+ */
+struct emu_routes *emu_routes_compute(const struct emu_fabric *fab, const uint8_t *link_up,
+				      const uint8_t *node_up, uint64_t version);
+/* emu_routes_destroy - free. Accepts NULL. */
+void emu_routes_destroy(struct emu_routes *r);
+
+/*
+ * emu_routes_mask - ports of switch node @sw toward host index @dst_host
+ * (0 if unreachable).
+ */
+uint64_t emu_routes_mask(const struct emu_routes *r, const struct emu_fabric *fab, uint32_t sw, uint32_t dst_host);
+
+/* emu_routes_mask_sw - ports of switch node @sw toward switch node @dst. */
+uint64_t emu_routes_mask_sw(const struct emu_routes *r, const struct emu_fabric *fab, uint32_t sw, uint32_t dst);
+
+int emu_routing_parse(const char *s, enum emu_routing *out);
+const char *emu_routing_name(enum emu_routing r);
+
+#endif /* EMU_ROUTE_H */

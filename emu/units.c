@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: units.c - quantities with units. See units.h.
+ */
+#include "units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int split_number(const char *s, double *num, const char **unit)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	*num = strtod(s, &end);
+	if (errno || end == s || !isfinite(*num) || *num < 0)
+		return -EINVAL;
+	*unit = end;
+	return 0;
+}
+
+struct unit {
+	const char *name;
+	double scale;
+};
+
+static int scale_by(const char *unit, const struct unit *u, size_t n, double *scale)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcasecmp(unit, u[i].name)) {
+			*scale = u[i].scale;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int emu_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+
+	if (errno || *end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+int emu_parse_time(const char *s, emu_time_t *out)
+{
+	static const struct unit u[] = {
+		{ "ps", 1 }, { "ns", 1e3 }, { "us", 1e6 }, { "ms", 1e9 }, { "s", 1e12 },
+	};
+	double num, scale;
+	const char *unit;
+
+	if (split_number(s, &num, &unit) || !*unit || scale_by(unit, u, sizeof(u) / sizeof(u[0]), &scale))
+		return -EINVAL;
+	double v = num * scale;
+
+	if (v >= 1.8e19)
+		return -EINVAL;
+	*out = (emu_time_t)llround(v);
+	return 0;
+}
+
+int emu_parse_rate(const char *s, uint64_t *bps)
+{
+	static const struct unit u[] = {
+		{ "", 1 }, { "bps", 1 }, { "K", 1e3 }, { "Kbps", 1e3 }, { "M", 1e6 }, { "Mbps", 1e6 },
+		{ "G", 1e9 }, { "Gbps", 1e9 }, { "T", 1e12 }, { "Tbps", 1e12 },
+	};
+	double num, scale;
+	const char *unit;
+
+	if (split_number(s, &num, &unit) || scale_by(unit, u, sizeof(u) / sizeof(u[0]), &scale))
+		return -EINVAL;
+	double v = num * scale;
+
+	if (v < 1 || v >= 1.8e19)
+		return -EINVAL;
+	*bps = (uint64_t)llround(v);
+	return 0;
+}
+
+int emu_parse_size(const char *s, uint64_t *bytes)
+{
+	static const struct unit u[] = {
+		{ "", 1 }, { "B", 1 }, { "K", 1024 }, { "KiB", 1024 }, { "KB", 1000 },
+		{ "M", 1048576 }, { "MiB", 1048576 }, { "MB", 1e6 },
+		{ "G", 1073741824.0 }, { "GiB", 1073741824.0 }, { "GB", 1e9 },
+	};
+	double num, scale;
+	const char *unit;
+
+	if (split_number(s, &num, &unit) || scale_by(unit, u, sizeof(u) / sizeof(u[0]), &scale))
+		return -EINVAL;
+	double v = num * scale;
+
+	if (v >= 1.8e19 || v != floor(v))
+		return -EINVAL;
+	*bytes = (uint64_t)v;
+	return 0;
+}
+
+int emu_parse_prob(const char *s, double *p)
+{
+	double num;
+	const char *unit;
+
+	if (split_number(s, &num, &unit))
+		return -EINVAL;
+	if (!strcmp(unit, "%"))
+		num /= 100;
+	else if (*unit)
+		return -EINVAL;
+	if (num > 1)
+		return -EINVAL;
+	*p = num;
+	return 0;
+}
+
+const char *emu_fmt_time(emu_time_t t, char *buf, size_t len)
+{
+	if (t >= EMU_S)
+		snprintf(buf, len, "%.3f s", (double)t / 1e12);
+	else if (t >= EMU_MS)
+		snprintf(buf, len, "%.3f ms", (double)t / 1e9);
+	else if (t >= EMU_US)
+		snprintf(buf, len, "%.3f us", (double)t / 1e6);
+	else
+		snprintf(buf, len, "%.3f ns", (double)t / 1e3);
+	return buf;
+}
+
+const char *emu_fmt_size(uint64_t b, char *buf, size_t len)
+{
+	static const char *const name[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	int i = 0;
+
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	if (v == floor(v))
+		snprintf(buf, len, "%.0f %s", v, name[i]);
+	else
+		snprintf(buf, len, "%.2f %s", v, name[i]);
+	return buf;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: units.h - parse and print quantities with units: times (ps ns us ms
+ * s), rates (bps Kbps Mbps Gbps Tbps, or bare K M G T), sizes (B KiB MiB GiB,
+ * K M G = powers of 1024), probabilities ("0.01" or "1%").
+ *
+ * Every parser takes the whole string: trailing garbage is an error.
+ * Return 0, or -EINVAL.
+ */
+#ifndef EMU_UNITS_H
+#define EMU_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "time.h"
+
+int emu_parse_time(const char *s, emu_time_t *out);
+int emu_parse_rate(const char *s, uint64_t *bps);
+int emu_parse_size(const char *s, uint64_t *bytes);
+int emu_parse_prob(const char *s, double *p);
+int emu_parse_u64(const char *s, uint64_t *v);
+
+/* emu_fmt_time - "1.234 us" style, into @buf of @len bytes. */
+const char *emu_fmt_time(emu_time_t t, char *buf, size_t len);
+/* emu_fmt_size - "4 MiB" / "1.5 KiB" style. */
+const char *emu_fmt_size(uint64_t bytes, char *buf, size_t len);
+
+#endif /* EMU_UNITS_H */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: util.h - what every emu/ module needs: die on broken invariants,
+ * allocation that cannot fail, cache-line alignment, branch hints.
+ *
+ * A failed pthread call or a corrupt structure is a bug, not an error to
+ * return: emu_die() prints file, function and line and aborts (liburcu's
+ * urcu_die). Allocation failure is treated the same way: the emulator has
+ * nothing useful to do without memory.
+ */
+#ifndef EMU_UTIL_H
+#define EMU_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMU_CACHELINE 64
+#define emu_likely(x) __builtin_expect(!!(x), 1)
+#define emu_unlikely(x) __builtin_expect(!!(x), 0)
+#define EMU_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* emu_cpu_relax - hint to the core that we are spinning. */
+static inline void emu_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+#define emu_die(err) emu_die_at(__FILE__, __func__, __LINE__, (err))
+_Noreturn void emu_die_at(const char *file, const char *func, int line, int err);
+
+/* emu_xmalloc - malloc that aborts on failure. Never returns NULL. */
+void *emu_xmalloc(size_t n);
+/* emu_xcalloc - zeroed, aborts on failure or overflow. */
+void *emu_xcalloc(size_t nmemb, size_t size);
+/* emu_xrealloc - realloc that aborts on failure. */
+void *emu_xrealloc(void *p, size_t n);
+/* emu_xaligned - zeroed memory aligned to a cache line; free with free(). */
+void *emu_xaligned(size_t n);
+
+/* emu_wall_ns - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t emu_wall_ns(void);
+/* emu_peak_rss - peak resident set size of the process, in bytes. */
+uint64_t emu_peak_rss(void);
+
+/* emu_hash64 - a fast 64-bit mixer (splitmix64 finaliser). */
+static inline uint64_t emu_hash64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+#endif /* EMU_UTIL_H */

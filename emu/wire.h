@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: wire.h - the bytes on the wire: the one definition of every frame
+ * format the emulator carries (DESIGN §5). Switch, hosts, pcap writer,
+ * tests and hw/ all follow this file.
+ *
+ *   Ethernet II: dst MAC 6 | src MAC 6 | EtherType 2
+ *   Canary (EtherType 0x88B5, IEEE local experimental), 19 bytes, the
+ *   paper's field order, network byte order:
+ *     destination 4   IPv4 address of the block's leader (routed like IP)
+ *     id          4   tenant (high EMU_CANARY_TENANT_BITS) | sequence
+ *     counter     2   host contributions reduced into this packet
+ *     hosts       2   hosts in the reduction
+ *     children    4   ingress port of a collision / port bitmap (restoration)
+ *     switch      2   address of the switch that saw a collision
+ *     flags       1   bit 7 bypass, bit 6 multicast, bits 5..0 opcode
+ *   then the data: elements x int32, big-endian.
+ *   Background traffic: Ethernet | IPv4 (20, no options) | UDP (8) | payload.
+ *
+ * Parsing is bounds-checked: a truncated or inconsistent frame is rejected
+ * with a reason code, never read past its end.
+ */
+#ifndef EMU_WIRE_H
+#define EMU_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+
+#define EMU_ETH_HLEN 14
+#define EMU_ETHERTYPE_IPV4 0x0800
+#define EMU_ETHERTYPE_CANARY 0x88B5
+#define EMU_IPV4_HLEN 20
+#define EMU_UDP_HLEN 8
+#define EMU_UDP_OFF (EMU_ETH_HLEN + EMU_IPV4_HLEN)
+#define EMU_UDP_PAYLOAD_OFF (EMU_UDP_OFF + EMU_UDP_HLEN)
+#define EMU_IPPROTO_UDP 17
+
+#define EMU_CANARY_HLEN 19
+#define EMU_CANARY_OFF EMU_ETH_HLEN
+#define EMU_CANARY_DATA_OFF (EMU_ETH_HLEN + EMU_CANARY_HLEN)
+#define EMU_CANARY_MAX_ELEMENTS 256
+#define EMU_CANARY_TENANT_BITS 8
+
+#define EMU_CANARY_F_BYPASS 0x80
+#define EMU_CANARY_F_MULTICAST 0x40
+#define EMU_CANARY_OP_MASK 0x3f
+
+enum emu_canary_op {
+	EMU_CANARY_OP_REDUCE = 1,	/* host/switch -> leader: partial sum */
+	EMU_CANARY_OP_BCAST = 2,	/* leader -> hosts, multicast along the tree */
+	EMU_CANARY_OP_RESTORE = 3,	/* leader -> switch: multicast to a port bitmap */
+	EMU_CANARY_OP_RETX_REQ = 4,	/* host -> leader: block missing */
+	EMU_CANARY_OP_RETX_DATA = 5,	/* leader -> host: the reduced block, unicast */
+	EMU_CANARY_OP_FAILURE = 6,	/* leader -> hosts: block failed, re-issue */
+	EMU_CANARY_OP_FALLBACK = 7,	/* host -> leader: block data for host-based reduction */
+	EMU_CANARY_OP_DONE = 8,		/* completion barrier */
+	EMU_CANARY_OP_MAX = 8,
+};
+
+struct emu_canary_hdr {
+	uint32_t dst;
+	uint32_t id;
+	uint16_t counter;
+	uint16_t hosts;
+	uint32_t children;
+	uint16_t swaddr;
+	uint8_t flags;
+};
+
+enum emu_wire_err {
+	EMU_WIRE_OK = 0,
+	EMU_WIRE_TRUNCATED,	/* shorter than its headers say */
+	EMU_WIRE_BAD_TYPE,	/* unknown EtherType / not UDP */
+	EMU_WIRE_BAD_OPCODE,	/* Canary opcode 0 or unknown */
+	EMU_WIRE_BAD_LENGTH,	/* Canary data not a whole number of int32 */
+	EMU_WIRE_BAD_COUNTER,	/* counter > hosts, or hosts == 0 */
+	EMU_WIRE_BAD_IPV4,	/* version/IHL/length wrong */
+	EMU_WIRE_NERR,
+};
+
+const char *emu_wire_strerror(enum emu_wire_err e);
+
+static inline void emu_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void emu_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+static inline uint16_t emu_get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t emu_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint16_t emu_wire_ethertype(const struct emu_frame *f)
+{
+	return f->len >= EMU_ETH_HLEN ? emu_get16(f->data + 12) : 0;
+}
+
+/* emu_wire_eth - write the Ethernet header. */
+void emu_wire_eth(struct emu_frame *f, const uint8_t dst[6], const uint8_t src[6], uint16_t type);
+
+/*
+ * emu_wire_udp - build Ethernet/IPv4/UDP with @payload_len bytes of payload
+ * (left for the caller to fill at data + EMU_UDP_PAYLOAD_OFF). The IPv4
+ * header checksum is computed; the UDP checksum is 0 (allowed over IPv4).
+ */
+void emu_wire_udp(struct emu_frame *f, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+		  uint16_t sport, uint16_t dport, uint32_t payload_len);
+
+/* emu_wire_ipv4 - parse IPv4/UDP; fill source/destination. */
+enum emu_wire_err emu_wire_ipv4(const struct emu_frame *f, uint32_t *sip, uint32_t *dip);
+
+/*
+ * emu_wire_canary_build - Ethernet + Canary header + @nelem elements from
+ * @data (host order; NULL: zeros).
+ */
+void emu_wire_canary_build(struct emu_frame *f, const uint8_t dmac[6], const uint8_t smac[6],
+			   const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem);
+
+/*
+ * emu_wire_canary_parse - validate and decode the Canary header; @nelem gets
+ * the element count. Checks length, opcode, counter <= hosts.
+ */
+enum emu_wire_err emu_wire_canary_parse(const struct emu_frame *f, struct emu_canary_hdr *h, unsigned *nelem);
+
+/* emu_wire_canary_write_hdr - rewrite the header of a Canary frame in place. */
+void emu_wire_canary_write_hdr(struct emu_frame *f, const struct emu_canary_hdr *h);
+
+static inline int32_t emu_wire_elem(const struct emu_frame *f, unsigned i)
+{
+	return (int32_t)emu_get32(f->data + EMU_CANARY_DATA_OFF + 4 * i);
+}
+
+static inline void emu_wire_set_elem(struct emu_frame *f, unsigned i, int32_t v)
+{
+	emu_put32(f->data + EMU_CANARY_DATA_OFF + 4 * i, (uint32_t)v);
+}
+
+/*
+ * emu_wire_dst - the IPv4 address a frame is routed to (IPv4 destination or
+ * Canary destination) and a flow hash for multipath. Return EMU_WIRE_OK or
+ * why the frame cannot be routed.
+ */
+enum emu_wire_err emu_wire_dst(const struct emu_frame *f, uint32_t *dip, uint64_t *hash);
+
+#endif /* EMU_WIRE_H */

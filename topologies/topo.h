@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: topo.h - topology generators.
+ *
+ * A spec names a generator and its parameters:
+ *   fattree2:leaves=L,spines=S,hosts=H   two-level leaf/spine (folded Clos):
+ *                                        H hosts per leaf, every leaf linked
+ *                                        once to every spine. The paper's
+ *                                        fabric is leaves=32,spines=32,hosts=32.
+ *   fattree3:k=K                         k-ary three-level fat tree (k pods of
+ *                                        k/2 edge + k/2 aggregation switches,
+ *                                        (k/2)^2 cores, k^3/4 hosts).
+ * Both accept rate=R (e.g. 100G), latency=T (e.g. 300ns) and mtu=N.
+ *
+ * Nodes are named H<i> (hosts), L<i>/S<i> (fattree2 leaves, spines) and
+ * E<i>/A<i>/C<i> (fattree3 edge, aggregation, core); switches are created
+ * first, so in fattree2 the switch index of L<i> is i and of S<j> is L+j.
+ */
+#ifndef TOPO_H
+#define TOPO_H
+
+#include <stddef.h>
+
+struct emu_fabric;
+
+/*
+ * topo_from_spec - build and finalize the fabric @spec describes.
+ * Return it, or NULL with a one-line reason in @err.
+ */
+struct emu_fabric *topo_from_spec(const char *spec, char *err, size_t errlen);
+
+/* topo_is_spec - does @s look like a generator spec (rather than a file)? */
+int topo_is_spec(const char *s);
+
+#endif /* TOPO_H */
