@@ -50,10 +50,18 @@ bench/engine: bench/engine.o $(LIBEMU)
 t/%.t: t/%.o $(LIBEMU)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-# make check: build everything, run the TAP suite with prove.
+# make check: build everything, run the TAP suite with prove: tests in
+# parallel, then the ones that measure wall-clock time alone (*-wall*.t), so
+# that other tests do not steal their cores.
 # TESTS_ONLY='t/00*.t' narrows it (CI uses that for ThreadSanitizer).
+CHECK_TESTS = $(if $(TESTS_ONLY),$(wildcard $(TESTS_ONLY)),$(TESTS))
+SERIAL_TESTS = $(filter %wallclock.t,$(CHECK_TESTS))
+PAR_TESTS = $(filter-out $(SERIAL_TESTS),$(CHECK_TESTS))
+
 check: all
-	$(PROVE) $(PROVE_FLAGS) $(if $(TESTS_ONLY),$(TESTS_ONLY),$(TESTS))
+	$(PROVE) $(PROVE_FLAGS) $(PAR_TESTS)
+	$(if $(SERIAL_TESTS),$(PROVE) $(SERIAL_TESTS))
+
 
 bench: $(PROGS)
 	bench/run-quick

@@ -160,6 +160,7 @@ struct emu_run_stats {
 	double dilation;
 	uint64_t max_lag_ns;
 	uint64_t final_lag_ns;
+	uint64_t mean_lag_ns;
 	bool kept_up;
 	bool stopped;			/* ended by emu_stop()/cfg.end rather than running dry */
 	uint64_t pool_frames;		/* frames carved from chunks (memory use) */

@@ -14,6 +14,7 @@
 #include "emu/engine.h"
 #include "emu/fwd.h"
 #include "emu/trafgen.h"
+#include "emu/util.h"
 #include "topologies/topo.h"
 #include "tap.h"
 
