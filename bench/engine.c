@@ -44,7 +44,7 @@ struct result {
 static struct result run_fabric(struct emu_fabric *fab, unsigned workers, double load, emu_time_t until)
 {
 	struct emu_engine_cfg cfg = { .workers = workers, .seed = 1, .routing = EMU_ROUTE_ADAPTIVE };
-	struct emu_trafgen_cfg tg = { .frame_bytes = 1024, .load = load, .until = until, .dst_host = EMU_NONE32 };
+	struct emu_trafgen_cfg tg = { .frame_bytes = 1024, .load = load, .until = until, .dst_host = EMU_NONE32, .jitter = true };
 	char err[256];
 	struct emu_engine *eng = emu_engine_create(fab, &cfg, err, sizeof(err));
 	struct result r = { .workers = workers };

@@ -162,7 +162,7 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 
 		w->id = i;
 		w->eng = eng;
-		emu_heap_init(&w->heap);
+		emu_evq_init(&w->q);
 		emu_pool_init(&w->pool);
 		w->stop_req = EMU_TIME_INF;
 	}
@@ -197,6 +197,7 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 			ep->connected = true;
 			ep->up = true;
 			ep->rate_bps = l->rate_bps[d];
+			ep->ps_per_byte = (8 * EMU_S) % ep->rate_bps ? 0 : 8 * EMU_S / ep->rate_bps;
 			ep->latency = l->latency[d];
 			ep->mtu_frame = l->mtu + 14;
 			ep->loss_thresh = l->loss[d] >= 1 ? UINT64_MAX : (uint64_t)(l->loss[d] * 18446744073709551616.0);
@@ -298,7 +299,7 @@ static void push_ctl_event(struct emu_engine *eng, uint32_t node, uint16_t type,
 		.type = type,
 		.port = port,
 	};
-	emu_heap_push(&eng->workers[eng->part[node]].heap, &ev);
+	emu_evq_push(&eng->workers[eng->part[node]].q, &ev);
 }
 
 /*
@@ -519,19 +520,17 @@ static void wall_wait(struct emu_engine *eng)
 	}
 }
 
-static void sink_heap(void *arg, const struct emu_ev *ev)
+static void sink_evq(void *arg, const struct emu_ev *ev)
 {
-	emu_heap_push(arg, ev);
+	emu_evq_push(arg, ev);
 }
 
 static void process(struct emu_worker *w, emu_time_t end)
 {
 	struct emu_engine *eng = w->eng;
-	struct emu_heap *h = &w->heap;
 	struct emu_ev ev;
 
-	while (h->n && h->ev[0].t < end) {
-		emu_heap_pop(h, &ev);
+	while (emu_evq_pop_before(&w->q, end, &ev)) {
 		w->now = ev.t;
 		w->events++;
 		struct emu_node *n = &eng->nodes[ev.node];
@@ -571,7 +570,7 @@ static void process(struct emu_worker *w, emu_time_t end)
 static void drain_in(struct emu_worker *w)
 {
 	for (uint32_t i = 0; i < w->nin; i++)
-		w->in[i]->ops->drain(w->in[i], sink_heap, &w->heap);
+		w->in[i]->ops->drain(w->in[i], sink_evq, &w->q);
 }
 
 static void flush_out(struct emu_worker *w)
@@ -605,7 +604,7 @@ static void *worker_main(void *arg)
 	flush_out(w);
 	for (;;) {
 		drain_in(w);
-		w->next_local = w->init_rc ? 0 : emu_heap_min_time(&w->heap);
+		w->next_local = w->init_rc ? 0 : emu_evq_min_time(&w->q);
 		barrier(eng, plan_window);
 		if (eng->done)
 			break;
@@ -765,7 +764,7 @@ void emu_engine_destroy(struct emu_engine *eng)
 		free(w->out);
 		free(w->in);
 		free(w->nodes);
-		emu_heap_fini(&w->heap);
+		emu_evq_fini(&w->q);
 	}
 	for (uint32_t i = 0; i < eng->fab->nnodes; i++)
 		free(eng->nodes[i].state);

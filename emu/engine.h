@@ -90,6 +90,7 @@ struct emu_port_stats {
 struct emu_port {
 	/* configuration (from the fabric) */
 	uint64_t rate_bps;
+	uint64_t ps_per_byte;		/* 8e12 / rate when exact, else 0 */
 	emu_time_t latency;
 	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
 	uint32_t mtu_frame;		/* largest frame: MTU + 14 */

@@ -18,7 +18,7 @@ struct emu_worker {
 	unsigned id;
 	struct emu_engine *eng;
 	pthread_t thread;
-	struct emu_heap heap;
+	struct emu_evq q;
 	struct emu_pool pool;
 	emu_time_t now;
 	uint32_t *nodes;

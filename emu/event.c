@@ -4,8 +4,11 @@
  */
 #include "event.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "frame.h"
 #include "util.h"
 
 void emu_heap_init(struct emu_heap *h)
@@ -63,4 +66,149 @@ void emu_heap_pop(struct emu_heap *h, struct emu_ev *out)
 		i = c;
 	}
 	a[i] = last;
+}
+
+/* ---------- timing wheel ---------- */
+
+void emu_evq_init(struct emu_evq *q)
+{
+	memset(q, 0, sizeof(*q));
+	emu_heap_init(&q->now);
+	emu_heap_init(&q->far);
+	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));
+}
+
+void emu_evq_fini(struct emu_evq *q)
+{
+	emu_heap_fini(&q->now);
+	emu_heap_fini(&q->far);
+	if (q->slot)
+		for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
+			free(q->slot[i].ev);
+	free(q->slot);
+	q->slot = NULL;
+}
+
+static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev *ev)
+{
+	unsigned i = (unsigned)(sl & (EMU_EVQ_SLOTS - 1));
+	struct emu_evbucket *b = &q->slot[i];
+
+	if (emu_unlikely(b->n == b->cap)) {
+		b->cap = b->cap ? 2 * b->cap : 8;
+		b->ev = emu_xrealloc(b->ev, (size_t)b->cap * sizeof(*b->ev));
+	}
+	b->ev[b->n++] = *ev;
+	q->used[i / 64] |= 1ULL << (i % 64);
+	q->nwheel++;
+}
+
+void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
+{
+	uint64_t sl = ev->t >> EMU_EVQ_GRAIN_BITS;
+
+	q->n++;
+	if (sl <= q->cur)
+		emu_heap_push(&q->now, ev);
+	else if (sl < q->cur + EMU_EVQ_SLOTS)
+		wheel_add(q, sl, ev);
+	else
+		emu_heap_push(&q->far, ev);
+}
+
+/* Slot number of the first non-empty wheel slot after cur (wheel not empty). */
+static uint64_t next_used(const struct emu_evq *q)
+{
+	unsigned start = (unsigned)((q->cur + 1) & (EMU_EVQ_SLOTS - 1));
+	unsigned w = start / 64;
+	uint64_t bits = q->used[w] & (~0ULL << (start % 64));
+
+	for (unsigned k = 0; k <= EMU_EVQ_SLOTS / 64; k++) {
+		if (bits) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+			uint64_t d = (i - start) & (EMU_EVQ_SLOTS - 1);
+
+			return q->cur + 1 + d;
+		}
+		w = (w + 1) % (EMU_EVQ_SLOTS / 64);
+		bits = q->used[w];
+	}
+	emu_die(EINVAL);
+}
+
+/* Move far events whose slot entered the wheel's span. */
+static void pull_far(struct emu_evq *q)
+{
+	struct emu_ev ev;
+
+	while (q->far.n && (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) < q->cur + EMU_EVQ_SLOTS) {
+		emu_heap_pop(&q->far, &ev);
+		if ((ev.t >> EMU_EVQ_GRAIN_BITS) <= q->cur)
+			emu_heap_push(&q->now, &ev);
+		else
+			wheel_add(q, ev.t >> EMU_EVQ_GRAIN_BITS, &ev);
+	}
+}
+
+/* The current slot is empty: move to the next slot that has events. */
+static bool advance(struct emu_evq *q)
+{
+	if (!q->nwheel) {
+		if (!q->far.n)
+			return false;
+		q->cur = (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) - 1;
+		pull_far(q);
+	}
+	q->cur = next_used(q);
+	unsigned i = (unsigned)(q->cur & (EMU_EVQ_SLOTS - 1));
+	struct emu_evbucket *b = &q->slot[i];
+
+	q->used[i / 64] &= ~(1ULL << (i % 64));
+	q->nwheel -= b->n;
+	for (uint32_t k = 0; k < b->n; k++) {
+		/* these run next: start fetching their frames now */
+		if (b->ev[k].type == EMU_EV_FRAME) {
+			__builtin_prefetch(b->ev[k].frame);
+			__builtin_prefetch(b->ev[k].frame->data);
+		}
+		emu_heap_push(&q->now, &b->ev[k]);
+	}
+	b->n = 0;
+	pull_far(q);
+	return true;
+}
+
+emu_time_t emu_evq_min_time(const struct emu_evq *q)
+{
+	if (q->now.n)
+		return q->now.ev[0].t;
+	if (q->nwheel) {
+		const struct emu_evbucket *b = &q->slot[next_used(q) & (EMU_EVQ_SLOTS - 1)];
+		emu_time_t m = EMU_TIME_INF;
+
+		for (uint32_t k = 0; k < b->n; k++)
+			if (b->ev[k].t < m)
+				m = b->ev[k].t;
+		return m;
+	}
+	return q->far.n ? q->far.ev[0].t : EMU_TIME_INF;
+}
+
+bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
+{
+	if (!q->now.n) {
+		if (!q->n)
+			return false;
+		/* do not move the wheel past end: later pushes may land before */
+		emu_time_t m = emu_evq_min_time(q);
+
+		if (m >= end)
+			return false;
+		advance(q);
+	}
+	if (q->now.ev[0].t >= end)
+		return false;
+	emu_heap_pop(&q->now, out);
+	q->n--;
+	return true;
 }

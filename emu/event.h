@@ -11,7 +11,14 @@
  * pseudo source EMU_SRC_CONTROL and sort after node-generated events of the
  * same picosecond.
  *
- * The heap is a plain binary min-heap on (t, key), owned by one worker.
+ * struct emu_heap is a plain binary min-heap on (t, key). struct emu_evq,
+ * the worker's event queue, is a timing wheel in front of it: simulated
+ * time only moves forward, so events are appended (O(1)) to the wheel slot
+ * of their nanosecond (EMU_EVQ_GRAIN_BITS of picoseconds) when within the
+ * wheel's span, or to a far-future heap otherwise. Only the current slot is
+ * a binary heap on (t, key), made with a linear heapify when the wheel
+ * reaches it; pushes at or before the current slot go straight into it.
+ * The (time, key) order of pops is exactly that of one big heap.
  */
 #ifndef EMU_EVENT_H
 #define EMU_EVENT_H
@@ -74,5 +81,39 @@ static inline emu_time_t emu_heap_min_time(const struct emu_heap *h)
 {
 	return h->n ? h->ev[0].t : EMU_TIME_INF;
 }
+
+#define EMU_EVQ_GRAIN_BITS 8	/* a slot is 1024 ps */
+#define EMU_EVQ_SLOTS 8192	/* the wheel spans about 4.2 us */
+
+struct emu_evbucket {
+	struct emu_ev *ev;
+	uint32_t n;
+	uint32_t cap;
+};
+
+struct emu_evq {
+	uint64_t cur;			/* current slot number (t >> GRAIN_BITS) */
+	size_t n;
+	size_t nwheel;			/* events in wheel slots */
+	struct emu_heap now;		/* events with slot <= cur, by (t, key) */
+	struct emu_heap far;		/* events with slot >= cur + SLOTS */
+	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
+	struct emu_evbucket *slot;	/* EMU_EVQ_SLOTS */
+};
+
+void emu_evq_init(struct emu_evq *q);
+void emu_evq_fini(struct emu_evq *q);
+
+/* emu_evq_push - queue a copy of @ev (at or after the last popped time). Cannot fail. */
+void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev);
+
+/*
+ * emu_evq_pop_before - pop the smallest event into @out if its time is
+ * before @end. Return true if one was popped.
+ */
+bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out);
+
+/* emu_evq_min_time - time of the smallest event, EMU_TIME_INF if empty. */
+emu_time_t emu_evq_min_time(const struct emu_evq *q);
 
 #endif /* EMU_EVENT_H */

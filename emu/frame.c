@@ -4,7 +4,9 @@
  */
 #include "frame.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
@@ -27,9 +29,25 @@ void emu_pool_fini(struct emu_pool *p)
 	emu_pool_init(p);
 }
 
+/*
+ * Chunks are 2 MiB-aligned and advised as huge pages: frames are touched in
+ * no particular order, and 4 KiB pages would cost a TLB miss per frame.
+ */
+static void *chunk_alloc(size_t bytes)
+{
+	void *c = NULL;
+
+	if (posix_memalign(&c, 2u << 20, bytes))
+		emu_die(ENOMEM);
+#ifdef MADV_HUGEPAGE
+	madvise(c, bytes, MADV_HUGEPAGE);
+#endif
+	return c;
+}
+
 void emu_pool_grow(struct emu_pool *p)
 {
-	struct emu_frame *c = emu_xaligned(EMU_POOL_CHUNK * sizeof(*c));
+	struct emu_frame *c = chunk_alloc(EMU_POOL_CHUNK * sizeof(*c));
 
 	if (p->nchunks == p->cap_chunks) {
 		p->cap_chunks = p->cap_chunks ? 2 * p->cap_chunks : 16;

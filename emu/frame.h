@@ -46,7 +46,8 @@ struct emu_pool {
 	uint64_t in_use;	/* alloc - free through this pool (may go negative per pool) */
 };
 
-#define EMU_POOL_CHUNK 512
+/* frames per chunk: 2112 B x 993 fits one 2 MiB huge page */
+#define EMU_POOL_CHUNK 993
 
 void emu_pool_init(struct emu_pool *p);
 /* emu_pool_fini - free every chunk this pool carved. Frames must not be in use. */

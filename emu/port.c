@@ -23,7 +23,7 @@ void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan)
 	if (chan)
 		chan->ops->send(chan, ev);
 	else
-		emu_heap_push(&n->w->heap, ev);
+		emu_evq_push(&n->w->q, ev);
 }
 
 emu_time_t emu_node_now(const struct emu_node *n)
@@ -119,7 +119,8 @@ static void arm_txdone(struct emu_node *n, unsigned pi, struct emu_port *p)
 static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f)
 {
 	struct emu_worker *w = n->w;
-	emu_time_t ft = emu_tx_time(f->len, p->rate_bps);
+	emu_time_t ft = p->ps_per_byte ? (emu_time_t)(f->len + EMU_WIRE_OVERHEAD) * p->ps_per_byte
+				       : emu_tx_time(f->len, p->rate_bps);
 
 	p->busy_until = w->now + ft;
 	p->st.busy_ps += ft;

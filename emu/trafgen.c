@@ -72,7 +72,10 @@ static int tg_init(struct emu_node *n, void *arg)
 		return -EINVAL;
 	if (s->cfg->dst_host == emu_node_desc(n)->index)
 		return 0;	/* the incast target only receives */
-	emu_timer_at(n, s->cfg->start, 0);
+	/* hosts are not phase-locked: each starts at a random point of its first gap */
+	emu_time_t gap = (emu_time_t)((double)emu_tx_time(s->cfg->frame_bytes, n->ports[0].rate_bps) / s->cfg->load);
+
+	emu_timer_at(n, s->cfg->start + (s->cfg->jitter ? emu_rng_below(emu_node_rng(n), gap) : 0), 0);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #ifndef EMU_TRAFGEN_H
 #define EMU_TRAFGEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "engine.h"
@@ -24,6 +25,7 @@ struct emu_trafgen_cfg {
 	emu_time_t until;	/* no new frames from this time on; 0: no limit */
 	uint32_t dst_host;	/* EMU_NONE32: uniform random; else everyone sends there */
 	emu_time_t start;	/* first frame */
+	bool jitter;		/* start each host at a random phase of its first gap */
 };
 
 struct emu_trafgen_state {
