@@ -57,7 +57,9 @@ enum emu_canary_op {
 	EMU_CANARY_OP_FAILURE = 6,	/* leader -> hosts: block failed, re-issue */
 	EMU_CANARY_OP_FALLBACK = 7,	/* host -> leader: block data for host-based reduction */
 	EMU_CANARY_OP_DONE = 8,		/* completion barrier */
-	EMU_CANARY_OP_MAX = 8,
+	EMU_CANARY_OP_TREE_REDUCE = 9,	/* static tree: child -> parent, tree in switch field */
+	EMU_CANARY_OP_TREE_BCAST = 10,	/* static tree: root -> leaves */
+	EMU_CANARY_OP_MAX = 10,
 };
 
 struct emu_canary_hdr {

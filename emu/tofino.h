@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: tofino.h - the Tofino resource model.
+ *
+ * A profile says what one switch pipeline offers; tofino_need() computes
+ * what the Canary switch program needs for a run's configuration, and
+ * tofino_report() prints it in the spirit of bf-p4c's resource summary
+ * (used / available / %), marking every line over budget. A run whose
+ * program does not fit refuses to start.
+ *
+ * What the program needs (paper sec. 4, 5.1):
+ *   stateful ALUs  one per element of a pass (the same ALUs serve every
+ *                  pass) + one per other descriptor register: id, counter,
+ *                  hosts, timestamp, leader address, state, and the
+ *                  children bitmap (one 32-bit register per 32 ports).
+ *                  32 elements on a 32-port switch: 32 + 7 = 39 of 48.
+ *   passes         ceil(elements / elements_per_pass); each extra pass is a
+ *                  recirculation through the pipeline (the emulated switch
+ *                  charges it against the pipeline's packet rate).
+ *   SRAM           every register array holds one 32-bit word per
+ *                  descriptor; 4 words per 128-bit SRAM row, 1024 rows per
+ *                  block; plus the port one-hot table and the multicast
+ *                  shard table of sec. 4.2.
+ *   multicast      2^(p/s) * s group entries for p ports in s shards.
+ */
+#ifndef EMU_TOFINO_H
+#define EMU_TOFINO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct tofino_profile {
+	const char *name;
+	unsigned stages;
+	unsigned salu_per_stage;
+	unsigned elements_per_pass;
+	uint32_t max_descriptors;
+	unsigned tables_per_stage;
+	unsigned sram_blocks_per_stage;	/* 1024 x 128 b each */
+	unsigned max_ports;
+	uint64_t mcast_entries;		/* multicast group entries */
+	double pipe_gpps;		/* packets per ns per pipeline (recirculation budget) */
+	unsigned ports_per_pipe;
+	bool unbounded;
+};
+
+struct tofino_need {
+	unsigned elements;
+	unsigned passes;
+	unsigned ports;
+	unsigned shards;
+	uint32_t descriptors;
+	unsigned salu;
+	unsigned salu_regs;		/* descriptor registers other than elements */
+	unsigned stages;
+	unsigned tables;
+	uint64_t sram_blocks;
+	uint64_t mcast_entries;
+	bool fits;
+	char why[160];			/* first resource over budget */
+};
+
+/* tofino_profile_get - profile by name (tofino1, tofino2, unbounded), or NULL. */
+const struct tofino_profile *tofino_profile_get(const char *name);
+
+/*
+ * tofino_need - what the program needs for @elements per packet, a table of
+ * @descriptors, @ports switch ports and @shards multicast shards (0: the
+ * smallest count that fits). Sets ->fits and ->why.
+ */
+void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
+		 unsigned shards, struct tofino_need *out);
+
+/* tofino_report - the bf-p4c-style table, over-budget lines marked "<-- over". */
+void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_need *n);
+
+#endif /* EMU_TOFINO_H */
