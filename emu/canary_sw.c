@@ -175,7 +175,7 @@ static void flush(struct emu_node *n, struct sw_state *s, struct desc *d, uint32
 	static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	emu_time_t now = emu_node_now(n);
 
-	emu_wire_canary_build(f, bcast_mac, me->mac, &h, d->acc, d->nelem);
+	f->len = emu_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
 	d->state = D_FLUSHED;
 	set_open(s, slot, false);
 	acc_put(s, d->acc);
@@ -284,7 +284,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		d->state = D_OPEN;
 		d->acc = acc_get(s);
 		for (unsigned i = 0; i < nelem; i++)
-			d->acc[i] = emu_wire_elem(f, i);
+			d->acc[i] = emu_wire_elem(f->data, i);
 		set_open(s, slot, true);
 		s->st.allocated++;
 		s->st.aggregated++;
@@ -300,7 +300,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		d->children |= 1ULL << port;
 		if (d->state == D_OPEN && nelem == d->nelem && d->counter + h->counter <= d->hosts) {
 			for (unsigned i = 0; i < nelem; i++)
-				d->acc[i] = (int32_t)((uint32_t)d->acc[i] + (uint32_t)emu_wire_elem(f, i));
+				d->acc[i] = (int32_t)((uint32_t)d->acc[i] + (uint32_t)emu_wire_elem(f->data, i));
 			d->counter = (uint16_t)(d->counter + h->counter);
 			s->st.aggregated++;
 			emu_frame_free(n, f);
@@ -324,7 +324,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	h->swaddr = emu_node_desc(n)->swaddr;
 	h->children = port;
 	h->flags |= EMU_CANARY_F_BYPASS;
-	emu_wire_canary_write_hdr(f, h);
+	emu_wire_canary_write_hdr(f->data, h);
 	route_out(n, s, f);
 }
 
@@ -372,7 +372,7 @@ static void canary_restore(struct emu_node *n, struct sw_state *s, struct emu_fr
 	h->flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST;
 	h->children = 0;
 	h->swaddr = 0;
-	emu_wire_canary_write_hdr(f, h);
+	emu_wire_canary_write_hdr(f->data, h);
 	multicast(n, f, ports, &s->st.restore_copies);
 }
 
@@ -414,7 +414,7 @@ static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d
 		.flags = root ? (EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_TREE_BCAST) : EMU_CANARY_OP_TREE_REDUCE,
 	};
 
-	emu_wire_canary_build(f, bcast_mac, me->mac, &h, d->acc, d->nelem);
+	f->len = emu_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
 	struct emu_frame *held = d->held;
 
 	d->held = NULL;
@@ -433,7 +433,7 @@ static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d
 		unsigned ne;
 
 		held->next = NULL;
-		if (emu_wire_canary_parse(held, &hh, &ne) == EMU_WIRE_OK)
+		if (emu_wire_canary_parse(held->data, held->len, &hh, &ne) == EMU_WIRE_OK)
 			tree_reduce(n, s, held, &hh, ne);
 		else
 			emu_frame_free(n, held);
@@ -488,7 +488,7 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 		return;
 	}
 	for (unsigned i = 0; i < nelem; i++)
-		d->acc[i] = (int32_t)((uint32_t)d->acc[i] + (uint32_t)emu_wire_elem(f, i));
+		d->acc[i] = (int32_t)((uint32_t)d->acc[i] + (uint32_t)emu_wire_elem(f->data, i));
 	d->counter = (uint16_t)(d->counter + h->counter);
 	d->arrived++;
 	s->st.aggregated++;
@@ -517,7 +517,7 @@ static void sw_handle(struct emu_node *n, struct emu_frame *f, unsigned port)
 	struct sw_state *s = emu_node_state(n);
 	struct emu_canary_hdr h;
 	unsigned nelem;
-	enum emu_wire_err e = emu_wire_canary_parse(f, &h, &nelem);
+	enum emu_wire_err e = emu_wire_canary_parse(f->data, f->len, &h, &nelem);
 
 	if (e != EMU_WIRE_OK) {
 		s->st.malformed++;
@@ -556,7 +556,7 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
 	struct sw_state *s = emu_node_state(n);
 
-	if (emu_wire_ethertype(f) != EMU_ETHERTYPE_CANARY) {
+	if (emu_wire_ethertype(f->data, f->len) != EMU_ETHERTYPE_CANARY) {
 		route_out(n, s, f);
 		return;
 	}

@@ -250,6 +250,11 @@ void emu_engine_set_model(struct emu_engine *eng, uint32_t node, const struct em
 	eng->nodes[node].arg = arg;
 }
 
+void emu_engine_expect_done(struct emu_engine *eng, uint64_t count)
+{
+	eng->expect_done = count;
+}
+
 static int add_action(struct emu_engine *eng, bool is_node, uint32_t id, emu_time_t t, bool up)
 {
 	if (eng->ran)
@@ -426,6 +431,12 @@ static void plan_window(void *arg)
 		}
 		if (w->next_local < next)
 			next = w->next_local;
+		if (w->done) {
+			eng->ndone += w->done;
+			w->done = 0;
+			if (w->done_max > eng->st.last_done)
+				eng->st.last_done = w->done_max;
+		}
 		if (w->stop_req != EMU_TIME_INF) {
 			emu_time_t s = w->stop_req + eng->lookahead;
 
@@ -434,6 +445,11 @@ static void plan_window(void *arg)
 			w->stop_req = EMU_TIME_INF;
 			eng->st.stopped = true;
 		}
+	}
+	/* every expected completion happened: stop one lookahead after the last */
+	if (eng->expect_done && eng->ndone >= eng->expect_done && eng->st.last_done + eng->lookahead < eng->stop_at) {
+		eng->stop_at = eng->st.last_done + eng->lookahead;
+		eng->st.stopped = true;
 	}
 	if (next == EMU_TIME_INF || next >= eng->stop_at) {
 		eng->done = true;
@@ -708,6 +724,7 @@ int emu_engine_run(struct emu_engine *eng)
 			eng->st.spilled += w->out[k]->spilled;
 		}
 	}
+	eng->st.done = eng->ndone;
 	if (!eng->st.stopped || eng->st.emulated == 0)
 		eng->st.emulated = last;
 	eng->st.frame_hops_per_s = eng->st.wall_ns ? (double)eng->st.frame_hops * 1e9 / (double)eng->st.wall_ns : 0;
@@ -720,12 +737,6 @@ int emu_engine_run(struct emu_engine *eng)
 	 * wake-ups on a busy machine overshoot by milliseconds now and then) */
 	eng->st.kept_up = eng->cfg.clock == EMU_CLOCK_WALL && eng->st.final_lag_ns <= eng->cfg.lag_ok_ns &&
 			  eng->st.mean_lag_ns <= eng->cfg.lag_ok_ns / 4;
-	for (uint32_t i = 0; i < eng->fab->nnodes; i++) {
-		struct emu_node *n = &eng->nodes[i];
-
-		if (n->ops->fini)
-			n->ops->fini(n);
-	}
 	eng->finished = true;
 	return rc;
 }
@@ -766,8 +777,13 @@ void emu_engine_destroy(struct emu_engine *eng)
 		free(w->nodes);
 		emu_evq_fini(&w->q);
 	}
-	for (uint32_t i = 0; i < eng->fab->nnodes; i++)
-		free(eng->nodes[i].state);
+	for (uint32_t i = 0; i < eng->fab->nnodes; i++) {
+		struct emu_node *n = &eng->nodes[i];
+
+		if (n->state && n->ops && n->ops->fini)
+			n->ops->fini(n);
+		free(n->state);
+	}
 	/* frames still queued or in flight belong to some chunk: free chunks last */
 	for (unsigned i = 0; i < eng->nworkers; i++)
 		emu_pool_fini(&eng->workers[i].pool);

@@ -60,7 +60,7 @@ struct emu_node;
  * @txdone:  optional; @port's serializer went idle with an empty queue.
  * @link:    optional; the link on @port went down or up.
  * @state:   optional; the node itself failed or recovered.
- * @fini:    optional; after the run, on the main thread, before stats are read.
+ * @fini:    optional; when the engine is destroyed (after stats were read).
  */
 struct emu_model_ops {
 	const char *name;
@@ -164,6 +164,8 @@ struct emu_run_stats {
 	uint64_t mean_lag_ns;
 	bool kept_up;
 	bool stopped;			/* ended by emu_stop()/cfg.end rather than running dry */
+	uint64_t done;			/* emu_node_done() calls */
+	emu_time_t last_done;		/* time of the latest */
 	uint64_t pool_frames;		/* frames carved from chunks (memory use) */
 };
 
@@ -173,7 +175,7 @@ struct emu_run_stats {
  */
 struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct emu_engine_cfg *cfg,
 				     char *err, size_t errlen);
-/* emu_engine_destroy - run models' fini if not yet, free everything. Accepts NULL. */
+/* emu_engine_destroy - run the models' fini, free everything. Accepts NULL. */
 void emu_engine_destroy(struct emu_engine *eng);
 
 /* emu_engine_set_model - plug @ops into @node with @arg for init. Before run. */
@@ -187,6 +189,9 @@ void emu_engine_set_model(struct emu_engine *eng, uint32_t node, const struct em
  */
 int emu_engine_schedule_link(struct emu_engine *eng, uint32_t link, emu_time_t t, bool up);
 int emu_engine_schedule_node(struct emu_engine *eng, uint32_t node, emu_time_t t, bool up);
+
+/* emu_engine_expect_done - stop once @count emu_node_done() calls happened. Before run. */
+void emu_engine_expect_done(struct emu_engine *eng, uint64_t count);
 
 /* emu_engine_run - run to completion. Return 0 or the first init error. */
 int emu_engine_run(struct emu_engine *eng);
@@ -229,6 +234,17 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie);
  */
 void emu_stop(struct emu_node *n);
 
+/*
+ * emu_node_done - count one completion (e.g. a host finished its
+ * allreduce). When emu_engine_expect_done()'s count is reached, the run
+ * stops one lookahead after the latest completion (a point independent of
+ * the partitioning).
+ */
+void emu_node_done(struct emu_node *n);
+
+/* emu_port_busy - is @port's serializer busy or its queue non-empty? */
+static inline bool emu_port_busy(const struct emu_node *n, unsigned port);
+
 /* emu_port_queued - bytes waiting in @port's egress queue. */
 static inline uint64_t emu_port_queued(const struct emu_node *n, unsigned port)
 {
@@ -249,5 +265,12 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
  * queue is above half the buffer), ecmp (hash), leastloaded.
  */
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
+
+static inline bool emu_port_busy(const struct emu_node *n, unsigned port)
+{
+	const struct emu_port *p = &n->ports[port];
+
+	return p->qhead || p->busy_until > emu_node_now(n);
+}
 
 #endif /* EMU_ENGINE_H */

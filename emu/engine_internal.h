@@ -35,6 +35,8 @@ struct emu_worker {
 	alignas(EMU_CACHELINE) emu_time_t next_local;
 	emu_time_t stop_req;
 	emu_time_t last_event;
+	uint64_t done;
+	emu_time_t done_max;
 };
 
 struct emu_ctl_action {
@@ -63,6 +65,8 @@ struct emu_engine {
 	emu_time_t win_end;
 	emu_time_t stop_at;
 	bool done;
+	uint64_t expect_done;
+	uint64_t ndone;
 
 	/* routing, RCU-published */
 	struct emu_routes *routes;

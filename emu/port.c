@@ -101,6 +101,15 @@ void emu_stop(struct emu_node *n)
 		n->w->stop_req = n->w->now;
 }
 
+void emu_node_done(struct emu_node *n)
+{
+	struct emu_worker *w = n->w;
+
+	w->done++;
+	if (w->now > w->done_max)
+		w->done_max = w->now;
+}
+
 static void arm_txdone(struct emu_node *n, unsigned pi, struct emu_port *p)
 {
 	if (p->txdone_pending)

@@ -23,11 +23,11 @@ const char *emu_wire_strerror(enum emu_wire_err e)
 	return (unsigned)e < EMU_WIRE_NERR ? wire_err_str[e] : "?";
 }
 
-void emu_wire_eth(struct emu_frame *f, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
+void emu_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
 {
-	memcpy(f->data, dst, 6);
-	memcpy(f->data + 6, src, 6);
-	emu_put16(f->data + 12, type);
+	memcpy(p, dst, 6);
+	memcpy(p + 6, src, 6);
+	emu_put16(p + 12, type);
 }
 
 static uint16_t ip_checksum(const uint8_t *h, size_t len)
@@ -41,13 +41,13 @@ static uint16_t ip_checksum(const uint8_t *h, size_t len)
 	return (uint16_t)~sum;
 }
 
-void emu_wire_udp(struct emu_frame *f, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
-		  uint16_t sport, uint16_t dport, uint32_t payload_len)
+uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+		      uint16_t sport, uint16_t dport, uint32_t payload_len)
 {
-	uint8_t *ip = f->data + EMU_ETH_HLEN, *udp = f->data + EMU_UDP_OFF;
+	uint8_t *ip = p + EMU_ETH_HLEN, *udp = p + EMU_UDP_OFF;
 	uint32_t iplen = EMU_IPV4_HLEN + EMU_UDP_HLEN + payload_len;
 
-	emu_wire_eth(f, dmac, smac, EMU_ETHERTYPE_IPV4);
+	emu_wire_eth(p, dmac, smac, EMU_ETHERTYPE_IPV4);
 	ip[0] = 0x45;
 	ip[1] = 0;
 	emu_put16(ip + 2, (uint16_t)iplen);
@@ -63,31 +63,41 @@ void emu_wire_udp(struct emu_frame *f, const uint8_t dmac[6], const uint8_t smac
 	emu_put16(udp + 2, dport);
 	emu_put16(udp + 4, (uint16_t)(EMU_UDP_HLEN + payload_len));
 	emu_put16(udp + 6, 0);
-	f->len = EMU_ETH_HLEN + iplen;
+	return EMU_ETH_HLEN + iplen;
 }
 
-enum emu_wire_err emu_wire_ipv4(const struct emu_frame *f, uint32_t *sip, uint32_t *dip)
+enum emu_wire_err emu_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
 {
-	const uint8_t *ip = f->data + EMU_ETH_HLEN;
+	const uint8_t *ip = p + EMU_ETH_HLEN;
 
-	if (f->len < EMU_ETH_HLEN + EMU_IPV4_HLEN)
+	if (len < EMU_ETH_HLEN + EMU_IPV4_HLEN)
 		return EMU_WIRE_TRUNCATED;
-	if (emu_wire_ethertype(f) != EMU_ETHERTYPE_IPV4)
+	if (emu_wire_ethertype(p, len) != EMU_ETHERTYPE_IPV4)
 		return EMU_WIRE_BAD_TYPE;
 	if (ip[0] != 0x45)
 		return EMU_WIRE_BAD_IPV4;
 	uint32_t iplen = emu_get16(ip + 2);
 
-	if (iplen < EMU_IPV4_HLEN || EMU_ETH_HLEN + iplen > f->len)
+	if (iplen < EMU_IPV4_HLEN || EMU_ETH_HLEN + iplen > len)
 		return EMU_WIRE_TRUNCATED;
 	*sip = emu_get32(ip + 12);
 	*dip = emu_get32(ip + 16);
 	return EMU_WIRE_OK;
 }
 
-void emu_wire_canary_write_hdr(struct emu_frame *f, const struct emu_canary_hdr *h)
+int emu_wire_udp_dport(const uint8_t *p, uint32_t len)
 {
-	uint8_t *c = f->data + EMU_CANARY_OFF;
+	uint32_t sip, dip;
+
+	if (emu_wire_ipv4(p, len, &sip, &dip) != EMU_WIRE_OK || len < EMU_UDP_PAYLOAD_OFF ||
+	    p[EMU_ETH_HLEN + 9] != EMU_IPPROTO_UDP)
+		return -1;
+	return emu_get16(p + EMU_UDP_OFF + 2);
+}
+
+void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
+{
+	uint8_t *c = p + EMU_CANARY_OFF;
 
 	emu_put32(c, h->dst);
 	emu_put32(c + 4, h->id);
@@ -98,28 +108,28 @@ void emu_wire_canary_write_hdr(struct emu_frame *f, const struct emu_canary_hdr 
 	c[18] = h->flags;
 }
 
-void emu_wire_canary_build(struct emu_frame *f, const uint8_t dmac[6], const uint8_t smac[6],
-			   const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem)
+uint32_t emu_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
+			       const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem)
 {
-	emu_wire_eth(f, dmac, smac, EMU_ETHERTYPE_CANARY);
-	emu_wire_canary_write_hdr(f, h);
-	uint8_t *d = f->data + EMU_CANARY_DATA_OFF;
+	emu_wire_eth(p, dmac, smac, EMU_ETHERTYPE_CANARY);
+	emu_wire_canary_write_hdr(p, h);
+	uint8_t *d = p + EMU_CANARY_DATA_OFF;
 
 	if (data)
 		for (unsigned i = 0; i < nelem; i++)
 			emu_put32(d + 4 * i, (uint32_t)data[i]);
 	else
 		memset(d, 0, 4 * (size_t)nelem);
-	f->len = EMU_CANARY_DATA_OFF + 4 * nelem;
+	return EMU_CANARY_DATA_OFF + 4 * nelem;
 }
 
-enum emu_wire_err emu_wire_canary_parse(const struct emu_frame *f, struct emu_canary_hdr *h, unsigned *nelem)
+enum emu_wire_err emu_wire_canary_parse(const uint8_t *p, uint32_t len, struct emu_canary_hdr *h, unsigned *nelem)
 {
-	const uint8_t *c = f->data + EMU_CANARY_OFF;
+	const uint8_t *c = p + EMU_CANARY_OFF;
 
-	if (f->len < EMU_CANARY_DATA_OFF)
+	if (len < EMU_CANARY_DATA_OFF)
 		return EMU_WIRE_TRUNCATED;
-	if (emu_wire_ethertype(f) != EMU_ETHERTYPE_CANARY)
+	if (emu_wire_ethertype(p, len) != EMU_ETHERTYPE_CANARY)
 		return EMU_WIRE_BAD_TYPE;
 	h->dst = emu_get32(c);
 	h->id = emu_get32(c + 4);
@@ -132,7 +142,7 @@ enum emu_wire_err emu_wire_canary_parse(const struct emu_frame *f, struct emu_ca
 
 	if (op == 0 || op > EMU_CANARY_OP_MAX)
 		return EMU_WIRE_BAD_OPCODE;
-	uint32_t dlen = f->len - EMU_CANARY_DATA_OFF;
+	uint32_t dlen = len - EMU_CANARY_DATA_OFF;
 
 	if (dlen % 4 || dlen / 4 > EMU_CANARY_MAX_ELEMENTS)
 		return EMU_WIRE_BAD_LENGTH;
@@ -142,29 +152,29 @@ enum emu_wire_err emu_wire_canary_parse(const struct emu_frame *f, struct emu_ca
 	return EMU_WIRE_OK;
 }
 
-enum emu_wire_err emu_wire_dst(const struct emu_frame *f, uint32_t *dip, uint64_t *hash)
+enum emu_wire_err emu_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint64_t *hash)
 {
-	uint16_t type = emu_wire_ethertype(f);
+	uint16_t type = emu_wire_ethertype(p, len);
 
-	if (f->len < EMU_ETH_HLEN)
+	if (len < EMU_ETH_HLEN)
 		return EMU_WIRE_TRUNCATED;
 	if (type == EMU_ETHERTYPE_CANARY) {
-		if (f->len < EMU_CANARY_DATA_OFF)
+		if (len < EMU_CANARY_DATA_OFF)
 			return EMU_WIRE_TRUNCATED;
-		*dip = emu_get32(f->data + EMU_CANARY_OFF);
+		*dip = emu_get32(p + EMU_CANARY_OFF);
 		*hash = *dip;	/* the paper: default up port by hash of the destination */
 		return EMU_WIRE_OK;
 	}
 	if (type == EMU_ETHERTYPE_IPV4) {
 		uint32_t sip;
-		enum emu_wire_err e = emu_wire_ipv4(f, &sip, dip);
+		enum emu_wire_err e = emu_wire_ipv4(p, len, &sip, dip);
 
 		if (e)
 			return e;
 		uint64_t ports = 0;
 
-		if (f->len >= EMU_UDP_PAYLOAD_OFF)
-			ports = emu_get32(f->data + EMU_UDP_OFF);
+		if (len >= EMU_UDP_PAYLOAD_OFF)
+			ports = emu_get32(p + EMU_UDP_OFF);
 		*hash = (uint64_t)*dip << 32 ^ sip ^ ports << 7;
 		return EMU_WIRE_OK;
 	}

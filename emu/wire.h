@@ -19,6 +19,10 @@
  *
  * Parsing is bounds-checked: a truncated or inconsistent frame is rejected
  * with a reason code, never read past its end.
+ *
+ * Everything works on plain byte buffers (no emulator type), so libhost,
+ * a real-NIC transport and the pcap tools share it. Builders need a buffer
+ * of at least EMU_WIRE_MAX bytes and return the frame length.
  */
 #ifndef EMU_WIRE_H
 #define EMU_WIRE_H
@@ -27,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frame.h"
 
+#define EMU_WIRE_MAX 2048
 #define EMU_ETH_HLEN 14
 #define EMU_ETHERTYPE_IPV4 0x0800
 #define EMU_ETHERTYPE_CANARY 0x88B5
@@ -96,49 +100,52 @@ static inline uint32_t emu_get32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static inline uint16_t emu_wire_ethertype(const struct emu_frame *f)
+static inline uint16_t emu_wire_ethertype(const uint8_t *p, uint32_t len)
 {
-	return f->len >= EMU_ETH_HLEN ? emu_get16(f->data + 12) : 0;
+	return len >= EMU_ETH_HLEN ? emu_get16(p + 12) : 0;
 }
 
 /* emu_wire_eth - write the Ethernet header. */
-void emu_wire_eth(struct emu_frame *f, const uint8_t dst[6], const uint8_t src[6], uint16_t type);
+void emu_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type);
 
 /*
  * emu_wire_udp - build Ethernet/IPv4/UDP with @payload_len bytes of payload
  * (left for the caller to fill at data + EMU_UDP_PAYLOAD_OFF). The IPv4
  * header checksum is computed; the UDP checksum is 0 (allowed over IPv4).
  */
-void emu_wire_udp(struct emu_frame *f, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
-		  uint16_t sport, uint16_t dport, uint32_t payload_len);
+uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+		      uint16_t sport, uint16_t dport, uint32_t payload_len);
 
-/* emu_wire_ipv4 - parse IPv4/UDP; fill source/destination. */
-enum emu_wire_err emu_wire_ipv4(const struct emu_frame *f, uint32_t *sip, uint32_t *dip);
+/* emu_wire_ipv4 - parse IPv4; fill source/destination. */
+enum emu_wire_err emu_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip);
+
+/* emu_wire_udp_port - UDP destination port of an IPv4/UDP frame, or -1. */
+int emu_wire_udp_dport(const uint8_t *p, uint32_t len);
 
 /*
  * emu_wire_canary_build - Ethernet + Canary header + @nelem elements from
  * @data (host order; NULL: zeros).
  */
-void emu_wire_canary_build(struct emu_frame *f, const uint8_t dmac[6], const uint8_t smac[6],
-			   const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem);
+uint32_t emu_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
+			       const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem);
 
 /*
  * emu_wire_canary_parse - validate and decode the Canary header; @nelem gets
  * the element count. Checks length, opcode, counter <= hosts.
  */
-enum emu_wire_err emu_wire_canary_parse(const struct emu_frame *f, struct emu_canary_hdr *h, unsigned *nelem);
+enum emu_wire_err emu_wire_canary_parse(const uint8_t *p, uint32_t len, struct emu_canary_hdr *h, unsigned *nelem);
 
 /* emu_wire_canary_write_hdr - rewrite the header of a Canary frame in place. */
-void emu_wire_canary_write_hdr(struct emu_frame *f, const struct emu_canary_hdr *h);
+void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h);
 
-static inline int32_t emu_wire_elem(const struct emu_frame *f, unsigned i)
+static inline int32_t emu_wire_elem(const uint8_t *p, unsigned i)
 {
-	return (int32_t)emu_get32(f->data + EMU_CANARY_DATA_OFF + 4 * i);
+	return (int32_t)emu_get32(p + EMU_CANARY_DATA_OFF + 4 * i);
 }
 
-static inline void emu_wire_set_elem(struct emu_frame *f, unsigned i, int32_t v)
+static inline void emu_wire_set_elem(uint8_t *p, unsigned i, int32_t v)
 {
-	emu_put32(f->data + EMU_CANARY_DATA_OFF + 4 * i, (uint32_t)v);
+	emu_put32(p + EMU_CANARY_DATA_OFF + 4 * i, (uint32_t)v);
 }
 
 /*
@@ -146,6 +153,6 @@ static inline void emu_wire_set_elem(struct emu_frame *f, unsigned i, int32_t v)
  * Canary destination) and a flow hash for multipath. Return EMU_WIRE_OK or
  * why the frame cannot be routed.
  */
-enum emu_wire_err emu_wire_dst(const struct emu_frame *f, uint32_t *dip, uint64_t *hash);
+enum emu_wire_err emu_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint64_t *hash);
 
 #endif /* EMU_WIRE_H */

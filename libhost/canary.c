@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: canary.c - the Canary host and leader (paper sec. 3.2-3.5).
+ *
+ * Blocks: block b holds elements [b*E, min(count, (b+1)*E)); its leader is
+ * rank b mod P. Attempt a of block b has id tenant | (b + a * nblocks), so
+ * every attempt of every block of every tenant has its own id and the
+ * block is recovered from any id as seq mod nblocks.
+ *
+ * A host (not the leader of b) sends b once as REDUCE toward the leader,
+ * with counter 1 and hosts P, at most `window` blocks in flight, and arms a
+ * retransmission timer. On expiry it sends RETX_REQ (its rank in the
+ * children field) to the leader and re-arms. A BCAST or RETX_DATA carrying
+ * any attempt of b completes b.
+ *
+ * The leader of b starts from its own data with counter 1 and adds every
+ * REDUCE of the current attempt (from the root switch, stragglers, and
+ * bypassed collision frames, whose (switch, port) it records). At counter
+ * P it has the result: it sends BCAST to its switch (the root, which
+ * multicasts along the descriptors' children) and one RESTORE per switch
+ * that saw a collision, carrying the bitmap of those ports (0..31; ports
+ * above are reached by retransmission). On RETX_REQ: complete -> resend the
+ * result to that host (RETX_DATA); incomplete and the request is for the
+ * current attempt -> the block failed: a new attempt, FAILURE (new id,
+ * attempt in children) to every host; a request for an older attempt gets
+ * the FAILURE again. After max_failures attempts the block falls back to
+ * reduction at the leader: FALLBACK asks every host for its data, which it
+ * sends unicast (bypass); the leader sums what it has not yet counted (one
+ * contribution per rank) and sends the result to each host.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/util.h"
+#include "lh_internal.h"
+
+enum { B_IDLE = 0, B_SENT, B_DONE };
+
+struct cblock {
+	uint8_t state;
+	uint8_t fallback;	/* host side: send FALLBACK data, not REDUCE */
+	uint8_t queued;		/* in the resend queue */
+	uint16_t attempt;
+	uint16_t tgen;		/* timer generation */
+};
+
+struct coll {
+	uint16_t sw;
+	uint16_t port;
+};
+
+struct clead {
+	int32_t *acc;
+	uint16_t counter;
+	uint16_t attempt;
+	bool complete;
+	bool fallback;
+	uint8_t *seen;		/* fallback: ranks already counted */
+	struct coll *coll;
+	uint32_t ncoll, capcoll;
+};
+
+struct canary {
+	size_t nblocks;
+	unsigned E;
+	struct cblock *b;
+	struct clead *lead;	/* indexed b / P for blocks this rank leads */
+	size_t next;		/* next block to send for the first time */
+	uint32_t *resend;	/* blocks to send again (re-issue / fallback) */
+	size_t nresend, capresend;
+	unsigned inflight;
+	size_t remaining;	/* blocks not yet complete here */
+	int32_t buf[EMU_CANARY_MAX_ELEMENTS];
+};
+
+static inline unsigned leader_of(const struct lh_req *r, size_t b)
+{
+	return (unsigned)(b % r->P);
+}
+
+static inline size_t block_len(const struct lh_req *r, const struct canary *c, size_t b)
+{
+	size_t lo = b * c->E, hi = lo + c->E;
+
+	return (hi > r->count ? r->count : hi) - lo;
+}
+
+static inline uint32_t attempt_id(const struct lh_req *r, const struct canary *c, size_t b, unsigned a)
+{
+	return lh_block_id(r, (uint32_t)(b + (size_t)a * c->nblocks));
+}
+
+static inline struct clead *lead_of(const struct lh_req *r, struct canary *c, size_t b)
+{
+	return &c->lead[b / r->P];
+}
+
+static void block_complete(struct lh_req *r, struct canary *c, size_t b, const int32_t *data)
+{
+	struct cblock *cb = &c->b[b];
+
+	if (cb->state == B_DONE) {
+		r->st.duplicates++;
+		return;
+	}
+	if (cb->state == B_SENT && c->inflight)
+		c->inflight--;
+	cb->state = B_DONE;
+	lh_output(r, b * c->E, data, block_len(r, c, b));
+	if (--c->remaining == 0)
+		lh_req_data_complete(r);
+}
+
+static void arm(struct lh_req *r, struct canary *c, size_t b)
+{
+	struct cblock *cb = &c->b[b];
+
+	cb->tgen++;
+	lh_req_timer(r, lh_now(r) + r->st.retx_timeout, (uint64_t)b | (uint64_t)cb->tgen << 32);
+}
+
+static void queue_resend(struct canary *c, size_t b)
+{
+	if (c->b[b].queued)
+		return;
+	if (c->nresend == c->capresend) {
+		c->capresend = c->capresend ? 2 * c->capresend : 64;
+		c->resend = emu_xrealloc(c->resend, c->capresend * sizeof(*c->resend));
+	}
+	c->resend[c->nresend++] = (uint32_t)b;
+	c->b[b].queued = 1;
+}
+
+/* ---------- host side ---------- */
+
+static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
+{
+	struct cblock *cb = &c->b[b];
+	unsigned ldr = leader_of(r, b);
+	size_t n = block_len(r, c, b);
+	void *hd;
+	uint8_t *buf = lh_frame(r, &hd);
+	struct emu_canary_hdr h = {
+		.dst = r->comm->peers[ldr].ipv4, .id = attempt_id(r, c, b, cb->attempt), .counter = 1,
+		.hosts = (uint16_t)r->P,
+		.flags = cb->fallback ? (EMU_CANARY_OP_FALLBACK | EMU_CANARY_F_BYPASS) : EMU_CANARY_OP_REDUCE,
+	};
+
+	if (cb->fallback)
+		h.children = r->rank;
+	for (size_t i = 0; i < n; i++)
+		c->buf[i] = lh_input(r, b * c->E + i);
+	uint32_t len = lh_canary_frame(r, buf, &r->comm->peers[ldr], &h, c->buf, (unsigned)n);
+
+	if (ctl)
+		lh_send_ctl(r, hd, len);
+	else
+		lh_send_now(r, hd, len);
+	arm(r, c, b);
+}
+
+static bool canary_pull(struct lh_req *r)
+{
+	struct canary *c = r->algo;
+
+	while (c->nresend) {
+		size_t b = c->resend[--c->nresend];
+
+		c->b[b].queued = 0;
+		if (c->b[b].state == B_DONE)
+			continue;
+		send_block(r, c, b, false);
+		return true;
+	}
+	while (c->next < c->nblocks && c->inflight < r->st.window) {
+		size_t b = c->next++;
+
+		if (leader_of(r, b) == r->rank)
+			continue;
+		c->b[b].state = B_SENT;
+		c->inflight++;
+		send_block(r, c, b, false);
+		return true;
+	}
+	return false;
+}
+
+static void send_small(struct lh_req *r, unsigned to, uint32_t id, uint8_t op, uint32_t children, uint16_t counter,
+		       const int32_t *data, unsigned n)
+{
+	void *hd;
+	uint8_t *buf = lh_frame(r, &hd);
+	struct emu_canary_hdr h = {
+		.dst = r->comm->peers[to].ipv4, .id = id, .counter = counter, .hosts = (uint16_t)r->P,
+		.children = children, .flags = (uint8_t)(op | EMU_CANARY_F_BYPASS),
+	};
+
+	lh_send_ctl(r, hd, lh_canary_frame(r, buf, &r->comm->peers[to], &h, data, n));
+}
+
+static void canary_timer(struct lh_req *r, uint64_t arg)
+{
+	struct canary *c = r->algo;
+	size_t b = (size_t)(arg & 0xffffffffu);
+	uint16_t gen = (uint16_t)(arg >> 32);
+
+	if (b >= c->nblocks || c->b[b].state == B_DONE || c->b[b].tgen != gen)
+		return;
+	/* no result in time: ask the leader */
+	r->st.retx_requests++;
+	send_small(r, leader_of(r, b), attempt_id(r, c, b, c->b[b].attempt), EMU_CANARY_OP_RETX_REQ, r->rank, 0,
+		   NULL, 0);
+	arm(r, c, b);
+}
+
+/* ---------- leader side ---------- */
+
+static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
+{
+	size_t n = block_len(r, c, b);
+
+	for (size_t i = 0; i < n; i++)
+		l->acc[i] = lh_input(r, b * c->E + i);
+	l->counter = 1;
+	l->ncoll = 0;
+	if (l->seen) {
+		memset(l->seen, 0, r->P);
+		l->seen[r->rank] = 1;
+	}
+}
+
+static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
+{
+	size_t n = block_len(r, c, b);
+	uint32_t id = attempt_id(r, c, b, l->attempt);
+
+	l->complete = true;
+	if (l->fallback) {
+		/* host-based: the result to every host, unicast */
+		for (unsigned k = 0; k < r->P; k++)
+			if (k != r->rank)
+				send_small(r, k, id, EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc, (unsigned)n);
+	} else {
+		void *hd;
+		uint8_t *buf = lh_frame(r, &hd);
+		struct emu_canary_hdr h = {
+			.dst = r->comm->host->self.ipv4, .id = id, .counter = (uint16_t)r->P, .hosts = (uint16_t)r->P,
+			.flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
+		};
+
+		lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
+		/* tree restoration: one frame per switch that saw collisions */
+		for (uint32_t i = 0; i < l->ncoll; i++) {
+			uint16_t sw = l->coll[i].sw;
+			uint32_t bitmap = 0;
+			bool first = true;
+
+			for (uint32_t j = 0; j < l->ncoll; j++) {
+				if (l->coll[j].sw != sw)
+					continue;
+				if (j < i) {
+					first = false;
+					break;
+				}
+				if (l->coll[j].port < 32)
+					bitmap |= 1u << l->coll[j].port;
+			}
+			if (!first || !bitmap)
+				continue;
+			h.flags = EMU_CANARY_OP_RESTORE;
+			h.swaddr = sw;
+			h.children = bitmap;
+			buf = lh_frame(r, &hd);
+			lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
+			r->st.restorations_sent++;
+		}
+	}
+	block_complete(r, c, b, l->acc);
+}
+
+static void lead_add(struct lh_req *r, struct canary *c, size_t b, struct clead *l, const uint8_t *p,
+		     unsigned nelem, uint16_t counter)
+{
+	if (nelem != block_len(r, c, b) || l->counter + counter > r->P) {
+		r->st.errors++;
+		return;
+	}
+	for (unsigned i = 0; i < nelem; i++)
+		l->acc[i] = (int32_t)((uint32_t)l->acc[i] + (uint32_t)emu_wire_elem(p, i));
+	l->counter = (uint16_t)(l->counter + counter);
+	if (l->counter == r->P)
+		lead_complete(r, c, b, l);
+}
+
+static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
+{
+	l->attempt++;
+	r->st.failures++;
+	if (l->attempt > r->cfg.max_failures && !l->fallback) {
+		l->fallback = true;
+		l->seen = emu_xcalloc(r->P, 1);
+		r->st.fallbacks++;
+	}
+	lead_reset(r, c, b, l);
+	uint32_t id = attempt_id(r, c, b, l->attempt);
+
+	for (unsigned k = 0; k < r->P; k++)
+		if (k != r->rank)
+			send_small(r, k, id, l->fallback ? EMU_CANARY_OP_FALLBACK : EMU_CANARY_OP_FAILURE, l->attempt, 0,
+				   NULL, 0);
+}
+
+static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, const struct emu_canary_hdr *h,
+		      const uint8_t *p, unsigned nelem)
+{
+	struct clead *l = lead_of(r, c, b);
+	unsigned op = h->flags & EMU_CANARY_OP_MASK;
+
+	switch (op) {
+	case EMU_CANARY_OP_REDUCE:
+		r->st.leader_frames_recv++;
+		if (l->complete || l->fallback || a != l->attempt)
+			return;	/* an older attempt, or a late copy */
+		if (h->flags & EMU_CANARY_F_BYPASS) {
+			r->st.collisions_seen++;
+			if (l->ncoll == l->capcoll) {
+				l->capcoll = l->capcoll ? 2 * l->capcoll : 8;
+				l->coll = emu_xrealloc(l->coll, l->capcoll * sizeof(*l->coll));
+			}
+			l->coll[l->ncoll++] = (struct coll){ h->swaddr, (uint16_t)h->children };
+		}
+		lead_add(r, c, b, l, p, nelem, h->counter);
+		return;
+	case EMU_CANARY_OP_FALLBACK:
+		if (l->complete || !l->fallback || a != l->attempt || h->children >= r->P || l->seen[h->children])
+			return;
+		l->seen[h->children] = 1;
+		lead_add(r, c, b, l, p, nelem, 1);
+		return;
+	case EMU_CANARY_OP_RETX_REQ: {
+		unsigned from = h->children;
+
+		if (from >= r->P || from == r->rank)
+			return;
+		if (l->complete) {
+			r->st.retx_served++;
+			send_small(r, from, attempt_id(r, c, b, l->attempt), EMU_CANARY_OP_RETX_DATA, 0,
+				   (uint16_t)r->P, l->acc, (unsigned)block_len(r, c, b));
+		} else if (a == l->attempt && !l->fallback) {
+			lead_fail(r, c, b, l);
+		} else {
+			/* it missed the FAILURE/FALLBACK of the current attempt */
+			send_small(r, from, attempt_id(r, c, b, l->attempt),
+				   l->fallback ? EMU_CANARY_OP_FALLBACK : EMU_CANARY_OP_FAILURE, l->attempt, 0, NULL, 0);
+		}
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+/* ---------- dispatch ---------- */
+
+static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
+{
+	struct canary *c = r->algo;
+	struct emu_canary_hdr h;
+	unsigned nelem;
+
+	if (emu_wire_canary_parse(p, len, &h, &nelem) != EMU_WIRE_OK)
+		return;
+	uint32_t seq = h.id & LH_SEQ_MASK;
+	size_t b = seq % c->nblocks;
+	unsigned a = (unsigned)(seq / c->nblocks);
+	unsigned op = h.flags & EMU_CANARY_OP_MASK;
+
+	if (leader_of(r, b) == r->rank && (op == EMU_CANARY_OP_REDUCE || op == EMU_CANARY_OP_RETX_REQ ||
+					   op == EMU_CANARY_OP_FALLBACK)) {
+		leader_rx(r, c, b, a, &h, p, nelem);
+		return;
+	}
+	struct cblock *cb = &c->b[b];
+
+	switch (op) {
+	case EMU_CANARY_OP_BCAST:
+	case EMU_CANARY_OP_RETX_DATA:
+		if (h.counter != h.hosts || h.hosts != r->P || nelem != block_len(r, c, b)) {
+			r->st.errors++;
+			return;
+		}
+		if (cb->state == B_DONE) {
+			r->st.duplicates++;
+			return;
+		}
+		for (unsigned i = 0; i < nelem; i++)
+			c->buf[i] = emu_wire_elem(p, i);
+		block_complete(r, c, b, c->buf);
+		return;
+	case EMU_CANARY_OP_FAILURE:
+	case EMU_CANARY_OP_FALLBACK:
+		if (cb->state == B_DONE || leader_of(r, b) == r->rank)
+			return;
+		/* an older attempt's news, or the same FAILURE again: nothing to do;
+		 * FALLBACK again means the leader still misses our data */
+		if (h.children < cb->attempt || (op == EMU_CANARY_OP_FAILURE && h.children == cb->attempt))
+			return;
+		if (h.children > cb->attempt) {
+			cb->attempt = (uint16_t)h.children;
+			r->st.reissues++;
+		}
+		if (op == EMU_CANARY_OP_FALLBACK && !cb->fallback) {
+			cb->fallback = 1;
+			r->st.fallbacks++;
+		}
+		queue_resend(c, b);
+		return;
+	default:
+		r->st.errors++;
+		return;
+	}
+}
+
+static int canary_start(struct lh_req *r)
+{
+	struct canary *c = emu_xcalloc(1, sizeof(*c));
+	lh_time_t ft = (lh_time_t)((EMU_CANARY_DATA_OFF + 4 * r->cfg.elements + 24) * 8 * 1000000000000ULL /
+				   r->comm->host->t.rate_bps);
+
+	c->E = r->cfg.elements;
+	c->nblocks = (r->count + c->E - 1) / c->E;
+	if (c->nblocks * (r->cfg.max_failures + 2ULL) > LH_SEQ_MASK) {
+		free(c);
+		return -EINVAL;
+	}
+	c->b = emu_xcalloc(c->nblocks, sizeof(*c->b));
+	c->remaining = c->nblocks;
+	size_t nlead = (c->nblocks + r->P - 1) / r->P;
+
+	c->lead = emu_xcalloc(nlead + 1, sizeof(*c->lead));
+	r->algo = c;
+	/* window: bandwidth x (base RTT + a timeout per aggregation level) */
+	lh_time_t rtt = r->cfg.rtt + 3 * r->cfg.switch_timeout;
+	unsigned w = r->cfg.window;
+
+	if (!w) {
+		w = (unsigned)(2 * rtt / ft) + 1;
+		if (w < 4)
+			w = 4;
+	}
+	r->st.window = w;
+	r->st.retx_timeout = r->cfg.retx_timeout ? r->cfg.retx_timeout : 2 * (rtt + (lh_time_t)w * ft);
+	for (size_t b = r->rank; b < c->nblocks; b += r->P) {
+		struct clead *l = lead_of(r, c, b);
+
+		l->acc = emu_xmalloc(c->E * sizeof(int32_t));
+		lead_reset(r, c, b, l);
+		r->st.blocks_led++;
+		if (r->P == 1)
+			lead_complete(r, c, b, l);
+	}
+	return 0;
+}
+
+static void canary_fini(struct lh_req *r)
+{
+	struct canary *c = r->algo;
+
+	if (!c)
+		return;
+	size_t nlead = (c->nblocks + r->P - 1) / r->P;
+
+	for (size_t i = 0; i < nlead; i++) {
+		free(c->lead[i].acc);
+		free(c->lead[i].seen);
+		free(c->lead[i].coll);
+	}
+	free(c->lead);
+	free(c->b);
+	free(c->resend);
+	free(c);
+	r->algo = NULL;
+}
+
+const struct lh_algo_ops lh_canary_ops = {
+	.name = "canary",
+	.start = canary_start,
+	.pull = canary_pull,
+	.rx = canary_rx,
+	.timer = canary_timer,
+	.fini = canary_fini,
+};

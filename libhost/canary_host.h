@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: canary_host.h - libhost, the host side of in-network allreduce.
+ *
+ * A struct lh_host is one host's protocol engine: it owns no thread and
+ * no socket. It talks to the network through a small transport (struct
+ * lh_transport): get a frame buffer, send it, read the clock, arm a timer,
+ * ask whether the NIC is still busy, draw a random number. The transport
+ * calls back lh_host_rx() for every frame, lh_host_timer() when a timer
+ * fires and lh_host_tx_ready() when the NIC can take the next frame. The
+ * emulator's NIC (emu/host_model.c) is the first transport; a real NIC
+ * (DPDK, AF_XDP) would be another. The protocol code knows nothing else.
+ *
+ * On a host, communicators (struct lh_comm: a set of hosts, this host's
+ * rank, a tenant id that makes block ids unique across concurrent
+ * allreduces) start non-blocking allreduces (struct lh_req) of int32 with
+ * sum. Three algorithms:
+ *
+ *  LH_ALGO_CANARY  the paper (sec. 3): blocks of `elements`, ids = tenant |
+ *                  sequence, a leader per block (round-robin over ranks)
+ *                  that aggregates what the root switch delivers with its
+ *                  own data, broadcasts, restores subtrees cut by
+ *                  collisions, answers retransmission requests (resend if
+ *                  complete, else fail the block: hosts re-issue it under a
+ *                  new id; after max_failures a block falls back to
+ *                  reduction at the leader); an explicit completion barrier
+ *                  lets leaders drop their blocks.
+ *  LH_ALGO_STATIC  N static reduction trees configured in the switches;
+ *                  blocks round-robin over the trees.
+ *  LH_ALGO_RING    bandwidth-optimal ring: reduce-scatter then allgather,
+ *                  pipelined per packet, over ordinary UDP frames, with
+ *                  NACK-based retransmission when `reliable` is set.
+ *
+ * Hosts inject at line rate (one frame whenever the NIC is idle) with a
+ * bounded number of blocks in flight; optional host noise delays a send by
+ * noise_delay with probability noise.
+ *
+ * The result is exact: every host's output is the element-wise int32 sum
+ * (modulo 2^32) of every input.
+ */
+#ifndef CANARY_HOST_H
+#define CANARY_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t lh_time_t;	/* picoseconds */
+
+#define LH_PS 1ULL
+#define LH_NS 1000ULL
+#define LH_US 1000000ULL
+
+struct lh_host;
+struct lh_comm;
+struct lh_req;
+
+struct lh_transport_ops {
+	/* a buffer of at least LH_FRAME_MAX bytes; *handle goes back to send */
+	uint8_t *(*frame_get)(void *ctx, void **handle);
+	void (*frame_send)(void *ctx, void *handle, uint32_t len);
+	lh_time_t (*now)(void *ctx);
+	/* call lh_host_timer(cookie) at @at (>= now) */
+	void (*timer)(void *ctx, lh_time_t at, uint64_t cookie);
+	/* is a frame still waiting in the NIC? (then wait for tx_ready) */
+	bool (*tx_busy)(void *ctx);
+	uint64_t (*random)(void *ctx);
+	/* optional: the allreduce @req finished on this host */
+	void (*done)(void *ctx, struct lh_req *req);
+};
+
+#define LH_FRAME_MAX 2048
+
+struct lh_transport {
+	const struct lh_transport_ops *ops;
+	void *ctx;
+	uint64_t rate_bps;	/* NIC line rate */
+	uint32_t mtu;		/* IP MTU of the NIC's link */
+};
+
+/* A host as seen on the wire. */
+struct lh_peer {
+	uint32_t ipv4;
+	uint8_t mac[6];
+};
+
+enum lh_algo {
+	LH_ALGO_CANARY = 0,
+	LH_ALGO_STATIC,
+	LH_ALGO_RING,
+};
+
+enum lh_dtype {
+	LH_INT32 = 0,
+};
+
+enum lh_redop {
+	LH_SUM = 0,
+};
+
+/* input element @i of this host (when no input array is given) */
+typedef int32_t (*lh_input_fn)(void *arg, size_t i);
+/* a block of the result is final on this host (when no output array is given) */
+typedef void (*lh_block_fn)(void *arg, size_t offset, const int32_t *data, size_t count);
+
+struct lh_ar_cfg {
+	enum lh_algo algo;
+	enum lh_dtype dtype;		/* LH_INT32 only, for now */
+	enum lh_redop op;		/* LH_SUM only, for now */
+	unsigned elements;		/* per packet, 1..256 */
+	unsigned ntrees;		/* LH_ALGO_STATIC: trees; tree ids tree_base.. */
+	unsigned tree_base;
+	unsigned window;		/* blocks in flight per host; 0: from bandwidth x delay */
+	lh_time_t rtt;			/* base round-trip estimate (fabric diameter) */
+	lh_time_t switch_timeout;	/* Canary switch timeout, for the RTT estimate */
+	lh_time_t retx_timeout;		/* 0: 2 x RTT estimate */
+	unsigned max_failures;		/* Canary: re-issues before host-based fallback */
+	double noise;			/* probability of delaying a send */
+	lh_time_t noise_delay;		/* default 1 us */
+	bool reliable;			/* ring: keep sent data for NACK retransmission */
+	lh_input_fn input;		/* used when in == NULL */
+	void *input_arg;
+	lh_block_fn on_block;		/* used when out == NULL */
+	void *block_arg;
+};
+
+struct lh_ar_stats {
+	lh_time_t start;
+	lh_time_t data_done;		/* every element of the result is here */
+	lh_time_t done;			/* completion barrier passed */
+	uint64_t frames_sent;
+	uint64_t frames_recv;
+	uint64_t leader_frames_recv;	/* Canary reduce frames that reached this leader */
+	uint64_t blocks_led;
+	uint64_t collisions_seen;	/* bypassed frames at this leader */
+	uint64_t restorations_sent;
+	uint64_t retx_requests;		/* sent by this host */
+	uint64_t retx_served;		/* resends by this leader */
+	uint64_t failures;		/* blocks this leader failed */
+	uint64_t reissues;		/* blocks this host re-issued */
+	uint64_t fallbacks;		/* blocks reduced at the leader instead */
+	uint64_t duplicates;		/* result frames for blocks already complete */
+	uint64_t noise_delays;
+	uint64_t nacks;			/* ring: retransmission requests sent */
+	uint64_t errors;		/* protocol violations seen (should stay 0) */
+	unsigned window;		/* what was used */
+	lh_time_t retx_timeout;
+};
+
+/* ---- host ---- */
+
+struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_peer *self);
+/* lh_host_destroy - free the host and its communicators. Accepts NULL. */
+void lh_host_destroy(struct lh_host *h);
+
+/* events from the transport */
+void lh_host_rx(struct lh_host *h, const uint8_t *frame, uint32_t len);
+void lh_host_timer(struct lh_host *h, uint64_t cookie);
+void lh_host_tx_ready(struct lh_host *h);
+
+/*
+ * lh_host_background - send uniform random traffic: a message of @msg_bytes
+ * (as UDP frames at line rate) to a host of @peers chosen at random, then
+ * another, until @until. Return 0 or -EINVAL.
+ */
+int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned n, uint64_t msg_bytes,
+		       lh_time_t until);
+
+struct lh_bg_stats {
+	uint64_t messages;
+	uint64_t frames_sent;
+	uint64_t bytes_sent;
+	uint64_t frames_recv;
+	uint64_t bytes_recv;
+};
+const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h);
+
+/* ---- communicators and allreduce ---- */
+
+/*
+ * lh_comm_create - communicator of @n hosts (@peers, in rank order; this
+ * host is @rank) for @tenant (0..255, unique among concurrent
+ * communicators). NULL on bad arguments.
+ */
+struct lh_comm *lh_comm_create(struct lh_host *h, const struct lh_peer *peers, unsigned n, unsigned rank,
+			       unsigned tenant);
+
+/*
+ * lh_allreduce - start a non-blocking allreduce of @count elements from @in
+ * (or cfg->input) into @out (or cfg->on_block). One at a time per
+ * communicator. Return the request, or NULL (-EINVAL cases: bad config,
+ * one already running).
+ */
+struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, const int32_t *in, int32_t *out,
+			    size_t count);
+
+bool lh_req_data_done(const struct lh_req *r);
+bool lh_req_done(const struct lh_req *r);
+const struct lh_ar_stats *lh_req_stats(const struct lh_req *r);
+
+/* lh_algo_name - "canary", "static", "ring". */
+const char *lh_algo_name(enum lh_algo a);
+
+#endif /* CANARY_HOST_H */

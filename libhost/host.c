@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: host.c - the host: communicators and requests, the send scheduler
+ * (control frames first, then data from the requests round-robin, then
+ * background traffic; one frame whenever the NIC is idle, so a host injects
+ * at exactly line rate and its NIC queue never grows), host noise, timer
+ * and frame dispatch, the completion barrier, background traffic.
+ *
+ * Completion barrier: a host whose result is complete sends DONE (counter
+ * 0, its rank in the children field) to rank 0 and repeats it every
+ * retransmission timeout; rank 0, once it has every rank's DONE and its own
+ * result, sends DONE with counter = hosts to everyone, and resends it to
+ * any host that asks again. A leader keeps the blocks it reduced until the
+ * barrier passes (it may still get retransmission requests before).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/util.h"
+#include "lh_internal.h"
+
+#define LH_DONE_SEQ LH_SEQ_MASK
+#define LH_ARG_BARRIER 0xffffffffffffULL
+
+static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+const char *lh_algo_name(enum lh_algo a)
+{
+	switch (a) {
+	case LH_ALGO_CANARY: return "canary";
+	case LH_ALGO_STATIC: return "static";
+	case LH_ALGO_RING: return "ring";
+	}
+	return "?";
+}
+
+/* ---------- tx queue ---------- */
+
+static void txq_push(struct lh_txq *q, void *handle, uint32_t len)
+{
+	if (q->n == q->cap) {
+		uint32_t ncap = q->cap ? 2 * q->cap : 16;
+		struct lh_txent *e = emu_xmalloc(ncap * sizeof(*e));
+
+		for (uint32_t i = 0; i < q->n; i++)
+			e[i] = q->e[(q->head + i) % q->cap];
+		free(q->e);
+		q->e = e;
+		q->head = 0;
+		q->cap = ncap;
+	}
+	q->e[(q->head + q->n) % q->cap] = (struct lh_txent){ handle, len };
+	q->n++;
+}
+
+static struct lh_txent txq_pop(struct lh_txq *q)
+{
+	struct lh_txent e = q->e[q->head];
+
+	q->head = (q->head + 1) % q->cap;
+	q->n--;
+	return e;
+}
+
+/* ---------- host ---------- */
+
+struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_peer *self)
+{
+	if (!t || !t->ops || !t->ops->frame_get || !t->ops->frame_send || !t->ops->now || !t->ops->timer ||
+	    !t->ops->tx_busy || !t->ops->random || !t->rate_bps)
+		return NULL;
+	struct lh_host *h = emu_xcalloc(1, sizeof(*h));
+
+	h->t = *t;
+	h->self = *self;
+	return h;
+}
+
+static void req_free(struct lh_req *r)
+{
+	if (!r)
+		return;
+	if (r->ops && r->ops->fini)
+		r->ops->fini(r);
+	free(r->done_seen);
+	free(r->ctl.e);
+	free(r);
+}
+
+void lh_host_destroy(struct lh_host *h)
+{
+	if (!h)
+		return;
+	for (unsigned i = 0; i < h->ncomms; i++) {
+		req_free(h->comms[i]->req);
+		free(h->comms[i]->peers);
+		free(h->comms[i]);
+	}
+	free(h->bg.peers);
+	free(h);
+}
+
+lh_time_t lh_now(struct lh_req *r)
+{
+	struct lh_host *h = r->comm->host;
+
+	return h->t.ops->now(h->t.ctx);
+}
+
+uint64_t lh_random(struct lh_req *r)
+{
+	struct lh_host *h = r->comm->host;
+
+	return h->t.ops->random(h->t.ctx);
+}
+
+uint8_t *lh_frame(struct lh_req *r, void **handle)
+{
+	struct lh_host *h = r->comm->host;
+
+	return h->t.ops->frame_get(h->t.ctx, handle);
+}
+
+static void host_send(struct lh_host *h, void *handle, uint32_t len)
+{
+	h->noise_drawn = false;
+	h->t.ops->frame_send(h->t.ctx, handle, len);
+}
+
+void lh_send_now(struct lh_req *r, void *handle, uint32_t len)
+{
+	r->st.frames_sent++;
+	host_send(r->comm->host, handle, len);
+}
+
+void lh_send_ctl(struct lh_req *r, void *handle, uint32_t len)
+{
+	r->st.frames_sent++;
+	txq_push(&r->ctl, handle, len);
+	lh_kick(r->comm->host);
+}
+
+void lh_req_timer(struct lh_req *r, lh_time_t at, uint64_t arg)
+{
+	struct lh_host *h = r->comm->host;
+
+	h->t.ops->timer(h->t.ctx, at, LH_COOKIE(LH_T_REQ, r->slot, arg));
+}
+
+int32_t lh_input(const struct lh_req *r, size_t i)
+{
+	return r->in ? r->in[i] : r->cfg.input(r->cfg.input_arg, i);
+}
+
+void lh_output(struct lh_req *r, size_t off, const int32_t *data, size_t n)
+{
+	if (r->out)
+		memcpy(r->out + off, data, n * sizeof(int32_t));
+	else if (r->cfg.on_block)
+		r->cfg.on_block(r->cfg.block_arg, off, data, n);
+}
+
+uint32_t lh_canary_frame(struct lh_req *r, uint8_t *buf, const struct lh_peer *to, const struct emu_canary_hdr *h,
+			 const int32_t *data, unsigned nelem)
+{
+	return emu_wire_canary_build(buf, to ? to->mac : bcast_mac, r->comm->host->self.mac, h, data, nelem);
+}
+
+/* noise: does the next frame have to wait? */
+static bool noise_hold(struct lh_host *h)
+{
+	lh_time_t now = h->t.ops->now(h->t.ctx);
+	double p = 0;
+	lh_time_t delay = LH_US;
+
+	if (h->noise_until > now)
+		return true;
+	for (unsigned i = 0; i < h->ncomms; i++) {
+		struct lh_req *r = h->comms[i]->req;
+
+		if (r && !r->done && r->cfg.noise > p) {
+			p = r->cfg.noise;
+			delay = r->cfg.noise_delay ? r->cfg.noise_delay : LH_US;
+		}
+	}
+	if (p <= 0 || h->noise_drawn)
+		return false;
+	h->noise_drawn = true;
+	if ((double)(h->t.ops->random(h->t.ctx) >> 11) * (1.0 / 9007199254740992.0) >= p)
+		return false;
+	h->noise_until = now + delay;
+	for (unsigned i = 0; i < h->ncomms; i++)
+		if (h->comms[i]->req && !h->comms[i]->req->done) {
+			h->comms[i]->req->st.noise_delays++;
+			break;
+		}
+	h->t.ops->timer(h->t.ctx, h->noise_until, LH_COOKIE(LH_T_NOISE, 0, 0));
+	return true;
+}
+
+static bool bg_pull(struct lh_host *h);
+
+void lh_kick(struct lh_host *h)
+{
+	while (!h->t.ops->tx_busy(h->t.ctx)) {
+		bool sent = false;
+
+		/* control frames first, request by request */
+		for (unsigned i = 0; i < h->ncomms && !sent; i++) {
+			struct lh_req *r = h->comms[i]->req;
+
+			if (r && r->ctl.n) {
+				if (noise_hold(h))
+					return;
+				struct lh_txent e = txq_pop(&r->ctl);
+
+				host_send(h, e.handle, e.len);
+				sent = true;
+			}
+		}
+		if (sent)
+			continue;
+		/* data, round robin over the requests */
+		for (unsigned k = 0; k < h->ncomms && !sent; k++) {
+			unsigned i = (h->rr + k) % h->ncomms;
+			struct lh_req *r = h->comms[i]->req;
+
+			if (!r || !r->ops->pull || r->done)
+				continue;
+			if (r->cfg.noise > 0 && noise_hold(h))
+				return;
+			if (r->ops->pull(r)) {
+				h->rr = i + 1;
+				sent = true;
+			}
+		}
+		if (!sent && h->bg.on)
+			sent = bg_pull(h);
+		if (!sent)
+			return;
+	}
+}
+
+void lh_host_tx_ready(struct lh_host *h)
+{
+	lh_kick(h);
+}
+
+/* ---------- communicators, requests, barrier ---------- */
+
+struct lh_comm *lh_comm_create(struct lh_host *h, const struct lh_peer *peers, unsigned n, unsigned rank,
+			       unsigned tenant)
+{
+	if (!h || !peers || n == 0 || n > 0xffff || rank >= n || tenant > 255 || h->ncomms == LH_MAX_REQS)
+		return NULL;
+	for (unsigned i = 0; i < h->ncomms; i++)
+		if (h->comms[i]->tenant == tenant)
+			return NULL;
+	struct lh_comm *c = emu_xcalloc(1, sizeof(*c));
+
+	c->host = h;
+	c->peers = emu_xmalloc(n * sizeof(*peers));
+	memcpy(c->peers, peers, n * sizeof(*peers));
+	c->n = n;
+	c->rank = rank;
+	c->tenant = tenant;
+	h->comms[h->ncomms++] = c;
+	return c;
+}
+
+static void send_done(struct lh_req *r, unsigned to, bool final)
+{
+	void *hd;
+	uint8_t *buf = lh_frame(r, &hd);
+	struct emu_canary_hdr ch = {
+		.dst = r->comm->peers[to].ipv4, .id = lh_block_id(r, LH_DONE_SEQ),
+		.counter = (uint16_t)(final ? r->P : 0), .hosts = (uint16_t)r->P, .children = r->rank,
+		.flags = EMU_CANARY_OP_DONE | EMU_CANARY_F_BYPASS,
+	};
+
+	lh_send_ctl(r, hd, lh_canary_frame(r, buf, &r->comm->peers[to], &ch, NULL, 0));
+}
+
+static void req_finish(struct lh_req *r)
+{
+	struct lh_host *h = r->comm->host;
+
+	if (r->done)
+		return;
+	r->done = true;
+	r->st.done = lh_now(r);
+	if (h->t.ops->done)
+		h->t.ops->done(h->t.ctx, r);
+}
+
+static void barrier_check(struct lh_req *r)
+{
+	if (r->rank != 0 || r->done || !r->data_done || r->ndone_seen < r->P - 1)
+		return;
+	for (unsigned k = 1; k < r->P; k++)
+		send_done(r, k, true);
+	req_finish(r);
+}
+
+void lh_req_data_complete(struct lh_req *r)
+{
+	if (r->data_done)
+		return;
+	r->data_done = true;
+	r->st.data_done = lh_now(r);
+	if (r->P == 1) {
+		req_finish(r);
+		return;
+	}
+	if (r->rank == 0) {
+		barrier_check(r);
+		return;
+	}
+	send_done(r, 0, false);
+	lh_req_timer(r, lh_now(r) + r->st.retx_timeout, LH_ARG_BARRIER);
+}
+
+static void barrier_rx(struct lh_req *r, const struct emu_canary_hdr *ch)
+{
+	if (ch->counter == ch->hosts) {
+		/* everyone has the result */
+		if (r->rank != 0 && r->data_done)
+			req_finish(r);
+		return;
+	}
+	if (r->rank != 0 || ch->children >= r->P)
+		return;
+	if (r->done) {
+		send_done(r, ch->children, true);	/* it missed the final DONE */
+		return;
+	}
+	if (!r->done_seen[ch->children]) {
+		r->done_seen[ch->children] = 1;
+		r->ndone_seen++;
+	}
+	barrier_check(r);
+}
+
+struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, const int32_t *in, int32_t *out,
+			    size_t count)
+{
+	const struct lh_algo_ops *ops;
+
+	if (!c || !cfg || (c->req && !c->req->done) || cfg->dtype != LH_INT32 || cfg->op != LH_SUM ||
+	    cfg->elements == 0 || cfg->elements > EMU_CANARY_MAX_ELEMENTS || (!in && !cfg->input) ||
+	    (!out && !cfg->on_block) || count == 0 || !(cfg->noise >= 0 && cfg->noise <= 1))
+		return NULL;
+	switch (cfg->algo) {
+	case LH_ALGO_CANARY: ops = &lh_canary_ops; break;
+	case LH_ALGO_STATIC: ops = &lh_static_ops; break;
+	case LH_ALGO_RING: ops = &lh_ring_ops; break;
+	default: return NULL;
+	}
+	struct lh_host *h = c->host;
+	struct lh_req *r = emu_xcalloc(1, sizeof(*r));
+
+	r->comm = c;
+	r->ops = ops;
+	r->cfg = *cfg;
+	r->in = in;
+	r->out = out;
+	r->count = count;
+	r->P = c->n;
+	r->rank = c->rank;
+	for (unsigned i = 0; i < h->ncomms; i++)
+		if (h->comms[i] == c)
+			r->slot = i;
+	r->done_seen = emu_xcalloc(r->P, 1);
+	r->st.start = lh_now(r);
+	req_free(c->req);
+	c->req = r;
+	if (ops->start(r)) {
+		c->req = NULL;
+		req_free(r);
+		return NULL;
+	}
+	lh_kick(h);
+	return r;
+}
+
+bool lh_req_data_done(const struct lh_req *r)
+{
+	return r->data_done;
+}
+
+bool lh_req_done(const struct lh_req *r)
+{
+	return r->done;
+}
+
+const struct lh_ar_stats *lh_req_stats(const struct lh_req *r)
+{
+	return &r->st;
+}
+
+/* ---------- dispatch ---------- */
+
+static struct lh_req *req_of_tenant(struct lh_host *h, unsigned tenant)
+{
+	for (unsigned i = 0; i < h->ncomms; i++)
+		if (h->comms[i]->tenant == tenant)
+			return h->comms[i]->req;
+	return NULL;
+}
+
+void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
+{
+	uint16_t type = emu_wire_ethertype(p, len);
+
+	if (type == EMU_ETHERTYPE_CANARY) {
+		struct emu_canary_hdr ch;
+		unsigned nelem;
+
+		if (emu_wire_canary_parse(p, len, &ch, &nelem) != EMU_WIRE_OK)
+			return;
+		struct lh_req *r = req_of_tenant(h, ch.id >> LH_TENANT_SHIFT);
+
+		if (!r)
+			return;
+		r->st.frames_recv++;
+		if ((ch.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_DONE) {
+			barrier_rx(r, &ch);
+			return;
+		}
+		r->ops->rx(r, p, len);
+		lh_kick(h);
+		return;
+	}
+	int port = emu_wire_udp_dport(p, len);
+
+	if (port == LH_RING_PORT && len > EMU_UDP_PAYLOAD_OFF) {
+		struct lh_req *r = req_of_tenant(h, p[EMU_UDP_PAYLOAD_OFF]);
+
+		if (r && r->ops == &lh_ring_ops) {
+			r->st.frames_recv++;
+			r->ops->rx(r, p, len);
+			lh_kick(h);
+		}
+		return;
+	}
+	if (port == LH_BG_PORT) {
+		h->bg.st.frames_recv++;
+		h->bg.st.bytes_recv += len;
+	}
+}
+
+void lh_host_timer(struct lh_host *h, uint64_t cookie)
+{
+	switch (LH_COOKIE_KIND(cookie)) {
+	case LH_T_NOISE:
+		lh_kick(h);
+		break;
+	case LH_T_REQ: {
+		unsigned slot = LH_COOKIE_SLOT(cookie);
+		struct lh_req *r = slot < h->ncomms ? h->comms[slot]->req : NULL;
+
+		if (!r)
+			break;
+		if (LH_COOKIE_ARG(cookie) == LH_ARG_BARRIER) {
+			if (!r->done && r->rank != 0) {
+				send_done(r, 0, false);
+				lh_req_timer(r, lh_now(r) + r->st.retx_timeout, LH_ARG_BARRIER);
+			}
+		} else if (r->ops->timer) {
+			r->ops->timer(r, LH_COOKIE_ARG(cookie));
+		}
+		lh_kick(h);
+		break;
+	}
+	case LH_T_BG:
+		lh_kick(h);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---------- background traffic ---------- */
+
+int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned n, uint64_t msg_bytes,
+		       lh_time_t until)
+{
+	if (!h || !peers || n < 2 || msg_bytes == 0)
+		return -EINVAL;
+	h->bg.peers = emu_xmalloc(n * sizeof(*peers));
+	memcpy(h->bg.peers, peers, n * sizeof(*peers));
+	h->bg.n = n;
+	h->bg.msg_bytes = msg_bytes;
+	h->bg.until = until;
+	h->bg.left = 0;
+	h->bg.on = true;
+	lh_kick(h);
+	return 0;
+}
+
+const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h)
+{
+	return &h->bg.st;
+}
+
+static bool bg_pull(struct lh_host *h)
+{
+	struct lh_bg *b = &h->bg;
+	lh_time_t now = h->t.ops->now(h->t.ctx);
+
+	if (b->until && now >= b->until)
+		return false;
+	if (b->left == 0) {
+		/* a new message to a random peer other than ourselves */
+		do
+			b->peer = (unsigned)(((__uint128_t)h->t.ops->random(h->t.ctx) * b->n) >> 64);
+		while (b->peers[b->peer].ipv4 == h->self.ipv4);
+		b->left = b->msg_bytes;
+		b->st.messages++;
+	}
+	uint32_t mtu = h->t.mtu ? h->t.mtu : 1500;
+	uint64_t payload_max = mtu - EMU_IPV4_HLEN - EMU_UDP_HLEN;
+	uint32_t payload = (uint32_t)(b->left < payload_max ? b->left : payload_max);
+	void *hd;
+	uint8_t *buf = h->t.ops->frame_get(h->t.ctx, &hd);
+	const struct lh_peer *to = &b->peers[b->peer];
+	uint32_t len = emu_wire_udp(buf, to->mac, h->self.mac, h->self.ipv4, to->ipv4, LH_BG_PORT, LH_BG_PORT, payload);
+
+	memset(buf + EMU_UDP_PAYLOAD_OFF, 0, payload < 16 ? payload : 16);
+	b->left -= payload;
+	b->st.frames_sent++;
+	b->st.bytes_sent += len;
+	host_send(h, hd, len);
+	return true;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: lh_internal.h - libhost's private structures, shared by host.c (the
+ * host: send scheduling, noise, timers, dispatch, barrier, background
+ * traffic) and the algorithms canary.c, static.c and ring.c.
+ */
+#ifndef LH_INTERNAL_H
+#define LH_INTERNAL_H
+
+#include "canary_host.h"
+#include "emu/wire.h"
+
+#define LH_MAX_REQS 16
+#define LH_TENANT_SHIFT 24
+#define LH_SEQ_MASK 0xffffffu
+#define LH_RING_PORT 7400
+#define LH_BG_PORT 9000
+
+/* timer cookies: kind (8) | request slot (8) | argument (48) */
+#define LH_T_NOISE 1
+#define LH_T_REQ 2
+#define LH_T_BG 3
+#define LH_COOKIE(kind, slot, arg) ((uint64_t)(kind) << 56 | (uint64_t)(slot) << 48 | ((arg) & 0xffffffffffffULL))
+#define LH_COOKIE_KIND(c) ((unsigned)((c) >> 56))
+#define LH_COOKIE_SLOT(c) ((unsigned)((c) >> 48) & 0xff)
+#define LH_COOKIE_ARG(c) ((c) & 0xffffffffffffULL)
+
+struct lh_txent {
+	void *handle;
+	uint32_t len;
+};
+
+struct lh_txq {
+	struct lh_txent *e;
+	uint32_t head, n, cap;
+};
+
+struct lh_algo_ops;
+
+struct lh_req {
+	struct lh_comm *comm;
+	const struct lh_algo_ops *ops;
+	struct lh_ar_cfg cfg;
+	struct lh_ar_stats st;
+	unsigned slot;
+	const int32_t *in;
+	int32_t *out;
+	size_t count;
+	unsigned P;
+	unsigned rank;
+	bool data_done;
+	bool done;
+	/* completion barrier (rank 0 collects) */
+	uint8_t *done_seen;
+	unsigned ndone_seen;
+	lh_time_t done_deadline;
+	void *algo;		/* the algorithm's state */
+	/* pending control frames of this request */
+	struct lh_txq ctl;
+};
+
+struct lh_comm {
+	struct lh_host *host;
+	struct lh_peer *peers;
+	unsigned n;
+	unsigned rank;
+	unsigned tenant;
+	struct lh_req *req;
+};
+
+struct lh_bg {
+	bool on;
+	struct lh_peer *peers;
+	unsigned n;
+	uint64_t msg_bytes;
+	lh_time_t until;
+	unsigned peer;
+	uint64_t left;		/* bytes left in the current message */
+	struct lh_bg_stats st;
+};
+
+struct lh_host {
+	struct lh_transport t;
+	struct lh_peer self;
+	struct lh_comm *comms[LH_MAX_REQS];
+	unsigned ncomms;
+	struct lh_req *reqs[LH_MAX_REQS];
+	unsigned rr;		/* round robin over data sources */
+	lh_time_t noise_until;	/* a noise delay holds the NIC until then */
+	bool noise_armed;
+	bool noise_drawn;	/* the next frame already drew its noise */
+	struct lh_bg bg;
+};
+
+/*
+ * An algorithm: start() sets up (and may send nothing: sending happens in
+ * pull()), pull() puts at most one data frame on the wire and returns true
+ * if it did, rx() takes a frame addressed to this request, timer() gets
+ * LH_T_REQ cookies' arguments, fini() frees.
+ */
+struct lh_algo_ops {
+	const char *name;
+	int (*start)(struct lh_req *r);
+	bool (*pull)(struct lh_req *r);
+	void (*rx)(struct lh_req *r, const uint8_t *p, uint32_t len);
+	void (*timer)(struct lh_req *r, uint64_t arg);
+	void (*fini)(struct lh_req *r);
+};
+
+extern const struct lh_algo_ops lh_canary_ops;
+extern const struct lh_algo_ops lh_static_ops;
+extern const struct lh_algo_ops lh_ring_ops;
+
+/* host.c services for the algorithms */
+lh_time_t lh_now(struct lh_req *r);
+uint8_t *lh_frame(struct lh_req *r, void **handle);
+/* send now (data path: the NIC is known idle) */
+void lh_send_now(struct lh_req *r, void *handle, uint32_t len);
+/* queue a control frame; it goes before data */
+void lh_send_ctl(struct lh_req *r, void *handle, uint32_t len);
+void lh_req_timer(struct lh_req *r, lh_time_t at, uint64_t arg);
+void lh_kick(struct lh_host *h);
+/* the algorithm finished the data: starts the completion barrier */
+void lh_req_data_complete(struct lh_req *r);
+int32_t lh_input(const struct lh_req *r, size_t i);
+void lh_output(struct lh_req *r, size_t off, const int32_t *data, size_t n);
+uint64_t lh_random(struct lh_req *r);
+
+/* build a Canary frame toward @to; returns its length */
+uint32_t lh_canary_frame(struct lh_req *r, uint8_t *buf, const struct lh_peer *to, const struct emu_canary_hdr *h,
+			 const int32_t *data, unsigned nelem);
+
+static inline uint32_t lh_block_id(const struct lh_req *r, uint32_t seq)
+{
+	return (uint32_t)r->comm->tenant << LH_TENANT_SHIFT | (seq & LH_SEQ_MASK);
+}
+
+#endif /* LH_INTERNAL_H */
