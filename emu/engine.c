@@ -250,6 +250,25 @@ void emu_engine_set_model(struct emu_engine *eng, uint32_t node, const struct em
 	eng->nodes[node].arg = arg;
 }
 
+void emu_engine_set_tap(struct emu_engine *eng, emu_tap_fn fn, void *ctx)
+{
+	eng->tap = fn;
+	eng->tap_ctx = ctx;
+}
+
+int emu_engine_tap_port(struct emu_engine *eng, uint32_t node, unsigned port)
+{
+	if (node >= eng->fab->nnodes || port >= eng->nodes[node].nports || !eng->nodes[node].ports[port].connected)
+		return -EINVAL;
+	eng->nodes[node].ports[port].tap = true;
+	return 0;
+}
+
+unsigned emu_engine_workers(const struct emu_engine *eng)
+{
+	return eng->nworkers;
+}
+
 void emu_engine_expect_done(struct emu_engine *eng, uint64_t count)
 {
 	eng->expect_done = count;
@@ -477,6 +496,14 @@ static void plan_window(void *arg)
 	eng->win_start = next;
 	eng->win_end = end;
 	eng->st.windows++;
+	if (eng->cfg.progress && (eng->st.windows & 255) == 0) {
+		uint64_t now = emu_wall_ns();
+
+		if (now - eng->last_progress > 100000000) {
+			eng->last_progress = now;
+			eng->cfg.progress(eng->cfg.progress_ctx, next, eng->ndone, eng->expect_done);
+		}
+	}
 
 	/* wall clock: calibrate (auto) then pace */
 	if (eng->cfg.clock == EMU_CLOCK_WALL) {

@@ -100,6 +100,7 @@ struct emu_port {
 	/* run-time state, owned by the node's worker */
 	bool up;
 	bool txdone_pending;
+	bool tap;
 	uint32_t gen;			/* link generation: bumps on every state change */
 	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
 	struct emu_frame *qhead, *qtail;
@@ -143,6 +144,10 @@ struct emu_engine_cfg {
 	emu_time_t end;			/* stop at this emulated time; 0: no limit */
 	enum emu_routing routing;	/* the policy models read with emu_node_routing() */
 	uint64_t lag_ok_ns;		/* wall: lag up to this counts as keeping up (0: 2 ms) */
+	/* called between windows (main-thread-safe: all workers wait) about
+	 * every 100 ms of wall time, with the emulated time and completions */
+	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
+	void *progress_ctx;
 };
 
 #define EMU_DEFAULT_BUFFER (128 * 1024)
@@ -192,6 +197,17 @@ int emu_engine_schedule_node(struct emu_engine *eng, uint32_t node, emu_time_t t
 
 /* emu_engine_expect_done - stop once @count emu_node_done() calls happened. Before run. */
 void emu_engine_expect_done(struct emu_engine *eng, uint64_t count);
+
+/*
+ * A tap sees every frame put on a tapped port: on the sending node's
+ * worker (@worker), at the time its first bit leaves. Before run.
+ */
+typedef void (*emu_tap_fn)(void *ctx, unsigned worker, uint32_t node, unsigned port, const struct emu_frame *f,
+			   emu_time_t t);
+void emu_engine_set_tap(struct emu_engine *eng, emu_tap_fn fn, void *ctx);
+/* emu_engine_tap_port - tap (node, port); return -EINVAL if there is no such linked port. */
+int emu_engine_tap_port(struct emu_engine *eng, uint32_t node, unsigned port);
+unsigned emu_engine_workers(const struct emu_engine *eng);
 
 /* emu_engine_run - run to completion. Return 0 or the first init error. */
 int emu_engine_run(struct emu_engine *eng);

@@ -91,12 +91,15 @@ struct emu_engine {
 	emu_time_t emu0;
 	double dilation;
 	bool pacing;
+	uint64_t last_progress;
 	uint64_t lag_sum;
 	uint64_t lag_windows;
 	uint64_t calib_windows;
 
 	struct emu_run_stats st;
 	void *hwtopo;
+	emu_tap_fn tap;
+	void *tap_ctx;
 };
 
 /* port.c */

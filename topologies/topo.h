@@ -32,4 +32,18 @@ struct emu_fabric *topo_from_spec(const char *spec, char *err, size_t errlen);
 /* topo_is_spec - does @s look like a generator spec (rather than a file)? */
 int topo_is_spec(const char *s);
 
+/*
+ * topo_from_file - read a topology file (format in topologies/README.md):
+ *   # comment
+ *   defaults rate=100G latency=300ns mtu=1500
+ *   switch NAME [level=N]
+ *   host NAME
+ *   link A[:PORT] B[:PORT] [rate=R] [latency=T] [mtu=N] [loss=P]
+ * Errors come back as "FILE:LINE: what is wrong".
+ */
+struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen);
+
+/* topo_load - a generator spec or a file, whichever @s is. */
+struct emu_fabric *topo_load(const char *s, char *err, size_t errlen);
+
 #endif /* TOPO_H */

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: report.c - text, JSON and CSV reports. See report.h.
+ */
+#include "report.h"
+
+#include <string.h>
+
+#include "units.h"
+#include "util.h"
+
+static const char *routing_name(enum emu_routing r)
+{
+	return emu_routing_name(r);
+}
+
+void report_header(struct report *r)
+{
+	const struct emu_scn_cfg *c = r->cfg;
+	char sz[32], to[32];
+
+	fprintf(r->out, "# canary-emu: %s, %s, %u element%s/packet, %s routing, %s%s, timeout %s (%s), profile %s, seed %llu\n",
+		c->topology, emu_fmt_size(c->size_bytes, sz, sizeof(sz)), c->elements, c->elements == 1 ? "" : "s",
+		routing_name(c->routing), c->lossy || c->loss > 0 ? "lossy" : "lossless",
+		c->loss > 0 ? " + injected loss" : "", emu_fmt_time(c->timeout, to, sizeof(to)),
+		c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile, (unsigned long long)c->seed);
+	fprintf(r->out, "#\n# %-9s %9s %6s %3s %11s %11s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "algo", "size",
+		"hosts", "ar", "time(us)", "barrier(us)", "goodput", "exact", "frm/host", "ldr-rx", "stragglers",
+		"collisions", "restores", "retx", "fails", "fallbk");
+	fprintf(r->out, "# %-9s %9s %6s %3s %11s %11s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "", "(B/host)", "",
+		"", "", "", "(Gb/s)", "", "", "", "", "", "", "", "", "");
+	fflush(r->out);
+}
+
+void report_text_run(struct report *r, const struct emu_scn_result *res)
+{
+	for (unsigned i = 0; i < res->nar; i++) {
+		const struct emu_scn_ar *a = &res->ar[i];
+
+		fprintf(r->out, "  %-9s %9llu %6u %3u %11.2f %11.2f %11.2f %6s %8llu %8llu %10llu %10llu %8llu %6llu %6llu %6llu\n",
+			res->algo, (unsigned long long)a->size_bytes, a->hosts, a->tenant, (double)a->runtime / 1e6,
+			(double)a->barrier / 1e6, a->goodput_gbps, a->exact ? "yes" : (a->finished ? "WRONG" : "STUCK"),
+			(unsigned long long)a->frames_per_host, (unsigned long long)a->leader_frames,
+			(unsigned long long)res->sw.stragglers, (unsigned long long)res->sw.collisions,
+			(unsigned long long)a->restorations, (unsigned long long)a->retransmissions,
+			(unsigned long long)a->failures, (unsigned long long)a->fallbacks);
+	}
+	fflush(r->out);
+}
+
+static void histogram(const struct emu_scn_result *res, unsigned h[11])
+{
+	memset(h, 0, 11 * sizeof(*h));
+	for (uint32_t i = 0; i < res->nlinks; i++) {
+		double u = res->link_util[i];
+		unsigned b = u <= 0 ? 0 : (unsigned)(u * 10) + 1;
+
+		h[b > 10 ? 10 : b]++;
+	}
+}
+
+void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n)
+{
+	fprintf(r->out, "#\n# fabric: utilization of the %u directed links (busy time / emulated time)\n",
+		n ? res[0].nlinks : 0);
+	fprintf(r->out, "# %-9s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s  %s\n", "algo", "mean", "busy",
+		"idle", "0-10", "10-20", "20-30", "30-40", "40-50", "50-60", "60-70", "70-80", "80-90", "90+",
+		"drops q/loss/down, bg GB");
+	for (unsigned k = 0; k < n; k++) {
+		unsigned h[11];
+
+		histogram(&res[k], h);
+		fprintf(r->out, "  %-9s %7.1f%% %7.1f%%", res[k].algo, 100 * res[k].util_mean, 100 * res[k].util_mean_busy);
+		for (int i = 0; i < 11; i++)
+			fprintf(r->out, " %6u", h[i]);
+		fprintf(r->out, "  %llu/%llu/%llu, %.3f\n", (unsigned long long)res[k].drops_queue,
+			(unsigned long long)res[k].drops_loss, (unsigned long long)res[k].drops_down,
+			(double)res[k].bg_bytes / 1e9);
+	}
+	fprintf(r->out, "#\n# switches: descriptors (peak / mean per switch), reduce frames in, aggregated, "
+			"timeouts, broadcasts dropped, recirculation waits\n");
+	for (unsigned k = 0; k < n; k++)
+		fprintf(r->out, "  %-9s peak %llu mean %.2f, reduce-in %llu, aggregated %llu, timeouts %llu (+%llu early), "
+				"bcast-dropped %llu, recirc-delayed %llu\n",
+			res[k].algo, (unsigned long long)res[k].desc_peak, res[k].desc_mean,
+			(unsigned long long)res[k].sw.reduce_rx, (unsigned long long)res[k].sw.aggregated,
+			(unsigned long long)res[k].sw.flushes, (unsigned long long)res[k].sw.early_flushes,
+			(unsigned long long)res[k].sw.bcast_dropped, (unsigned long long)res[k].sw.recirc_delayed);
+	fprintf(r->out, "#\n# emulator\n# %-9s %12s %9s %12s %10s %8s %10s\n", "algo", "emulated", "wall(s)",
+		"frame-hops", "Mhops/s", "workers", "peak RSS");
+	for (unsigned k = 0; k < n; k++) {
+		char t[32];
+
+		fprintf(r->out, "  %-9s %12s %9.3f %12llu %10.2f %8u %7.0f MiB", res[k].algo,
+			emu_fmt_time(res[k].run.emulated, t, sizeof(t)), (double)res[k].run.wall_ns / 1e9,
+			(unsigned long long)res[k].run.frame_hops, res[k].run.frame_hops_per_s / 1e6, res[k].run.workers,
+			(double)res[k].peak_rss / 1048576.0);
+		if (r->cfg->clock == EMU_CLOCK_WALL)
+			fprintf(r->out, "  dilation %g, lag max %.3f ms mean %.3f ms, %s", res[k].run.dilation,
+				(double)res[k].run.max_lag_ns / 1e6, (double)res[k].run.mean_lag_ns / 1e6,
+				res[k].run.kept_up ? "kept up" : "did NOT keep up");
+		fputc('\n', r->out);
+	}
+	bool all = n > 0;
+
+	for (unsigned k = 0; k < n; k++)
+		all = all && res[k].exact;
+	fprintf(r->out, "#\n# result: %s\n", all ? "every allreduce exact on every host" : "NOT all exact (see above)");
+	fflush(r->out);
+}
+
+static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
+	fprintf(f, "%s{\n", ind);
+	fprintf(f, "%s  \"algo\": \"%s\",\n", ind, res->algo);
+	fprintf(f, "%s  \"topology\": \"%s\",\n", ind, res->topology);
+	fprintf(f, "%s  \"hosts\": %u,\n", ind, res->ar_hosts);
+	fprintf(f, "%s  \"hosts_total\": %u,\n", ind, res->hosts_total);
+	fprintf(f, "%s  \"background_hosts\": %u,\n", ind, res->bg_hosts);
+	fprintf(f, "%s  \"size_bytes\": %llu,\n", ind, (unsigned long long)c->size_bytes);
+	fprintf(f, "%s  \"elements\": %u,\n", ind, c->elements);
+	fprintf(f, "%s  \"concurrent\": %u,\n", ind, res->nar);
+	fprintf(f, "%s  \"seed\": %llu,\n", ind, (unsigned long long)c->seed);
+	fprintf(f, "%s  \"runtime_ns\": %.3f,\n", ind, (double)res->runtime / 1e3);
+	fprintf(f, "%s  \"goodput_gbps\": %.6f,\n", ind, res->goodput_gbps);
+	fprintf(f, "%s  \"result_exact\": %s,\n", ind, res->exact ? "true" : "false");
+	uint64_t retx = 0, fb = 0, rs = 0, fails = 0, re = 0;
+
+	for (unsigned i = 0; i < res->nar; i++) {
+		retx += res->ar[i].retransmissions;
+		fb += res->ar[i].fallbacks;
+		rs += res->ar[i].restorations;
+		fails += res->ar[i].failures;
+		re += res->ar[i].reissues;
+	}
+	fprintf(f, "%s  \"stragglers\": %llu,\n", ind, (unsigned long long)res->sw.stragglers);
+	fprintf(f, "%s  \"collisions\": %llu,\n", ind, (unsigned long long)res->sw.collisions);
+	fprintf(f, "%s  \"restorations\": %llu,\n", ind, (unsigned long long)rs);
+	fprintf(f, "%s  \"retransmissions\": %llu,\n", ind, (unsigned long long)retx);
+	fprintf(f, "%s  \"failures\": %llu,\n", ind, (unsigned long long)fails);
+	fprintf(f, "%s  \"reissues\": %llu,\n", ind, (unsigned long long)re);
+	fprintf(f, "%s  \"fallbacks\": %llu,\n", ind, (unsigned long long)fb);
+	fprintf(f, "%s  \"descriptors_peak\": %llu,\n", ind, (unsigned long long)res->desc_peak);
+	fprintf(f, "%s  \"descriptors_mean\": %.4f,\n", ind, res->desc_mean);
+	fprintf(f, "%s  \"switch_reduce_in\": %llu,\n", ind, (unsigned long long)res->sw.reduce_rx);
+	fprintf(f, "%s  \"switch_aggregated\": %llu,\n", ind, (unsigned long long)res->sw.aggregated);
+	fprintf(f, "%s  \"switch_timeouts\": %llu,\n", ind, (unsigned long long)res->sw.flushes);
+	fprintf(f, "%s  \"bcast_dropped\": %llu,\n", ind, (unsigned long long)res->sw.bcast_dropped);
+	fprintf(f, "%s  \"malformed\": %llu,\n", ind, (unsigned long long)res->sw.malformed);
+	fprintf(f, "%s  \"link_util_mean\": %.6f,\n", ind, res->util_mean);
+	fprintf(f, "%s  \"link_util\": [", ind);
+	for (uint32_t i = 0; i < res->nlinks; i++)
+		fprintf(f, "%s%.4f", i ? "," : "", res->link_util[i]);
+	fprintf(f, "],\n");
+	fprintf(f, "%s  \"drops_queue\": %llu,\n", ind, (unsigned long long)res->drops_queue);
+	fprintf(f, "%s  \"drops_loss\": %llu,\n", ind, (unsigned long long)res->drops_loss);
+	fprintf(f, "%s  \"drops_down\": %llu,\n", ind, (unsigned long long)res->drops_down);
+	fprintf(f, "%s  \"background_bytes\": %llu,\n", ind, (unsigned long long)res->bg_bytes);
+	fprintf(f, "%s  \"emulated_ns\": %.3f,\n", ind, (double)res->run.emulated / 1e3);
+	fprintf(f, "%s  \"wall_s\": %.6f,\n", ind, (double)res->run.wall_ns / 1e9);
+	fprintf(f, "%s  \"frame_hops\": %llu,\n", ind, (unsigned long long)res->run.frame_hops);
+	fprintf(f, "%s  \"frame_hops_per_s\": %.1f,\n", ind, res->run.frame_hops_per_s);
+	fprintf(f, "%s  \"events\": %llu,\n", ind, (unsigned long long)res->run.events);
+	fprintf(f, "%s  \"workers\": %u,\n", ind, res->run.workers);
+	fprintf(f, "%s  \"peak_rss_bytes\": %llu,\n", ind, (unsigned long long)res->peak_rss);
+	if (c->clock == EMU_CLOCK_WALL)
+		fprintf(f, "%s  \"dilation\": %g,\n%s  \"max_lag_ns\": %llu,\n%s  \"mean_lag_ns\": %llu,\n%s  \"kept_up\": %s,\n",
+			ind, res->run.dilation, ind, (unsigned long long)res->run.max_lag_ns, ind,
+			(unsigned long long)res->run.mean_lag_ns, ind, res->run.kept_up ? "true" : "false");
+	fprintf(f, "%s  \"allreduces\": [\n", ind);
+	for (unsigned i = 0; i < res->nar; i++) {
+		const struct emu_scn_ar *a = &res->ar[i];
+
+		fprintf(f, "%s    {\"tenant\": %u, \"hosts\": %u, \"size_bytes\": %llu, \"runtime_ns\": %.3f, "
+			   "\"barrier_ns\": %.3f, \"goodput_gbps\": %.6f, \"result_exact\": %s, \"finished\": %s, "
+			   "\"mismatches\": %llu, \"frames_per_host\": %llu, \"leader_frames\": %llu, "
+			   "\"retransmissions\": %llu, \"failures\": %llu, \"reissues\": %llu, \"fallbacks\": %llu, "
+			   "\"restorations\": %llu, \"collisions_seen\": %llu, \"noise_delays\": %llu, \"window\": %u, "
+			   "\"retx_timeout_ns\": %.3f}%s\n",
+			ind, a->tenant, a->hosts, (unsigned long long)a->size_bytes, (double)a->runtime / 1e3,
+			(double)a->barrier / 1e3, a->goodput_gbps, a->exact ? "true" : "false",
+			a->finished ? "true" : "false", (unsigned long long)a->mismatches,
+			(unsigned long long)a->frames_per_host, (unsigned long long)a->leader_frames,
+			(unsigned long long)a->retransmissions, (unsigned long long)a->failures,
+			(unsigned long long)a->reissues, (unsigned long long)a->fallbacks,
+			(unsigned long long)a->restorations, (unsigned long long)a->collisions_seen,
+			(unsigned long long)a->noise_delays, a->window, (double)a->retx_timeout / 1e3,
+			i + 1 < res->nar ? "," : "");
+	}
+	fprintf(f, "%s  ]\n%s}", ind, ind);
+}
+
+void report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
+{
+	if (n == 1) {
+		json_run(r->out, &res[0], r->cfg, "");
+		fputc('\n', r->out);
+		return;
+	}
+	fprintf(r->out, "{\n  \"runs\": [\n");
+	for (unsigned i = 0; i < n; i++) {
+		json_run(r->out, &res[i], r->cfg, "    ");
+		fprintf(r->out, "%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(r->out, "  ]\n}\n");
+}
+
+void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n)
+{
+	fprintf(r->out, "algo,topology,tenant,hosts,size_bytes,elements,seed,runtime_ns,barrier_ns,goodput_gbps,"
+			"result_exact,stragglers,collisions,restorations,retransmissions,failures,fallbacks,"
+			"descriptors_peak,link_util_mean,drops_queue,drops_loss,drops_down,emulated_ns,wall_s,"
+			"frame_hops,frame_hops_per_s,workers,peak_rss_bytes\n");
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned i = 0; i < res[k].nar; i++) {
+			const struct emu_scn_ar *a = &res[k].ar[i];
+
+			fprintf(r->out, "%s,%s,%u,%u,%llu,%u,%llu,%.3f,%.3f,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
+					"%llu,%llu,%llu,%.3f,%.6f,%llu,%.1f,%u,%llu\n",
+				res[k].algo, res[k].topology, a->tenant, a->hosts, (unsigned long long)a->size_bytes,
+				r->cfg->elements, (unsigned long long)r->cfg->seed, (double)a->runtime / 1e3,
+				(double)a->barrier / 1e3, a->goodput_gbps, a->exact ? "true" : "false",
+				(unsigned long long)res[k].sw.stragglers, (unsigned long long)res[k].sw.collisions,
+				(unsigned long long)a->restorations, (unsigned long long)a->retransmissions,
+				(unsigned long long)a->failures, (unsigned long long)a->fallbacks,
+				(unsigned long long)res[k].desc_peak, res[k].util_mean,
+				(unsigned long long)res[k].drops_queue, (unsigned long long)res[k].drops_loss,
+				(unsigned long long)res[k].drops_down, (double)res[k].run.emulated / 1e3,
+				(double)res[k].run.wall_ns / 1e9, (unsigned long long)res[k].run.frame_hops,
+				res[k].run.frame_hops_per_s, res[k].run.workers, (unsigned long long)res[k].peak_rss);
+		}
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: report.h - what canary-emu prints: a readable comparison (one row
+ * per allreduce, nccl-tests style, then the fabric and the emulator), the
+ * JSON report (DESIGN §9 keys) and the CSV report.
+ */
+#ifndef EMU_REPORT_H
+#define EMU_REPORT_H
+
+#include <stdio.h>
+
+#include "scenario.h"
+
+struct report {
+	FILE *out;
+	const struct emu_scn_cfg *cfg;
+};
+
+void report_header(struct report *r);
+void report_text_run(struct report *r, const struct emu_scn_result *res);
+void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n);
+void report_json(struct report *r, const struct emu_scn_result *res, unsigned n);
+void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n);
+
+#endif /* EMU_REPORT_H */

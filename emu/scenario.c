@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: scenario.c - build, run and measure one scenario. See scenario.h.
+ */
+#include "scenario.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fwd.h"
+#include "host_model.h"
+#include "pcap.h"
+#include "rng.h"
+#include "topologies/topo.h"
+#include "units.h"
+#include "util.h"
+#include "wire.h"
+
+#define CWIN 65536
+
+struct tenant {
+	unsigned id;
+	unsigned P;
+	struct lh_peer *peers;
+	uint32_t *hosts;	/* host index per rank */
+	uint64_t seed;
+	int32_t *a;		/* per rank */
+	int32_t *c;		/* CWIN */
+	int64_t *cpre;		/* prefix sums of c over two periods */
+	uint32_t asum;
+};
+
+struct hctx {
+	struct emu_host_cfg cfg;
+	struct tenant *t;
+};
+
+void emu_scenario_defaults(struct emu_scn_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->topology = "fattree2:leaves=32,spines=32,hosts=32";
+	c->algo = LH_ALGO_CANARY;
+	c->ntrees = 1;
+	c->hosts_pct = 50;
+	c->size_bytes = 4u << 20;
+	c->elements = 256;
+	c->concurrent = 1;
+	c->background = true;
+	c->bg_msg = 64 * 1024;
+	c->timeout = 1 * EMU_US;
+	c->timer = EMU_SW_TIMER_EXACT;
+	c->pktgen_tick = 1 * EMU_NS;
+	c->routing = EMU_ROUTE_ADAPTIVE;
+	c->profile = "tofino1";
+	c->seed = 1;
+	c->max_failures = 3;
+	c->limit = 100 * EMU_MS;
+}
+
+int emu_fail_parse(const char *s, struct emu_fail *f)
+{
+	char buf[128], *at, *dash, *slash;
+
+	memset(f, 0, sizeof(*f));
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	if (!strncmp(buf, "switch:", 7) || !strncmp(buf, "node:", 5))
+		f->is_node = true;
+	else if (strncmp(buf, "link:", 5))
+		return -EINVAL;
+	char *what = strchr(buf, ':') + 1;
+
+	at = strchr(what, '@');
+	if (!at)
+		return -EINVAL;
+	*at++ = '\0';
+	dash = strchr(at, '-');
+	if (dash)
+		*dash++ = '\0';
+	if (emu_parse_time(at, &f->down))
+		return -EINVAL;
+	f->up = EMU_TIME_INF;
+	if (dash && (emu_parse_time(dash, &f->up) || f->up <= f->down))
+		return -EINVAL;
+	f->port = -1;
+	if (!f->is_node) {
+		slash = strchr(what, '/');
+		if (!slash)
+			return -EINVAL;
+		*slash++ = '\0';
+		uint64_t p;
+
+		if (emu_parse_u64(slash, &p) || p > 0xfffe)
+			return -EINVAL;
+		f->port = (int)p;
+	}
+	if (!*what || strlen(what) >= EMU_NAME_MAX)
+		return -EINVAL;
+	strcpy(f->node, what);
+	return 0;
+}
+
+/* ---------- inputs and expected sums ---------- */
+
+static int32_t small(uint64_t h)
+{
+	return (int32_t)(h >> 43) - (1 << 20);
+}
+
+static int32_t tb(const struct tenant *t, size_t i)
+{
+	return small(emu_hash64(t->seed ^ (0xb5ULL << 56) ^ i));
+}
+
+static int32_t input_of(const struct tenant *t, unsigned rank, size_t i)
+{
+	return (int32_t)((uint32_t)t->a[rank] + (uint32_t)tb(t, i) + (uint32_t)t->c[(rank + i) & (CWIN - 1)]);
+}
+
+static int32_t expected(const struct tenant *t, size_t i)
+{
+	size_t lo = i & (CWIN - 1);
+	int64_t w;
+
+	/* sum of c[(lo + r) mod CWIN] for r < P, over a doubled prefix table */
+	if (t->P <= CWIN)
+		w = t->cpre[lo + t->P] - t->cpre[lo];
+	else
+		w = 0;
+	return (int32_t)(t->asum + (uint32_t)t->P * (uint32_t)tb(t, i) + (uint32_t)w);
+}
+
+static int32_t host_input(const struct emu_host_cfg *c, size_t i)
+{
+	const struct hctx *h = (const struct hctx *)c;
+
+	return input_of(h->t, c->rank, i);
+}
+
+static void host_check(const struct emu_host_cfg *c, void *state, size_t off, const int32_t *d, size_t n)
+{
+	const struct hctx *h = (const struct hctx *)c;
+	struct emu_host_state *s = state;
+
+	for (size_t k = 0; k < n; k++)
+		if (d[k] != expected(h->t, off + k))
+			s->mismatches++;
+}
+
+static void tenant_init(struct tenant *t, uint64_t seed)
+{
+	struct emu_rng rng;
+
+	t->seed = emu_hash64(seed * 0x9e3779b97f4a7c15ULL + t->id + 1);
+	emu_rng_init(&rng, t->seed, 7);
+	t->a = emu_xmalloc(t->P * sizeof(int32_t));
+	t->c = emu_xmalloc(CWIN * sizeof(int32_t));
+	t->cpre = emu_xmalloc((2 * CWIN + 1) * sizeof(int64_t));
+	t->asum = 0;
+	for (unsigned r = 0; r < t->P; r++) {
+		t->a[r] = small(emu_rng_next(&rng));
+		t->asum += (uint32_t)t->a[r];
+	}
+	for (unsigned k = 0; k < CWIN; k++)
+		t->c[k] = small(emu_rng_next(&rng));
+	t->cpre[0] = 0;
+	for (unsigned k = 0; k < 2 * CWIN; k++)
+		t->cpre[k + 1] = t->cpre[k] + t->c[k & (CWIN - 1)];
+}
+
+/* ---------- static trees ---------- */
+
+/*
+ * Tree k of tenant t: root = a top-level switch drawn by the seed; every
+ * participant's switch climbs to the root along the lowest-numbered
+ * shortest-path port, and the union of those paths is the tree.
+ */
+static int build_trees(const struct emu_fabric *fab, struct tenant *ten, unsigned ntenants, unsigned ntrees,
+		       uint64_t seed, struct emu_sw_trees *tr, char *err, size_t errlen)
+{
+	struct emu_routes *rt = emu_routes_compute(fab, NULL, NULL, 0);
+	uint16_t top = 0;
+	uint32_t ntop = 0, *tops;
+	struct emu_rng rng;
+
+	for (uint32_t s = 0; s < fab->nswitches; s++)
+		if (fab->nodes[fab->switches[s]].level > top)
+			top = fab->nodes[fab->switches[s]].level;
+	tops = emu_xmalloc(fab->nswitches * sizeof(*tops));
+	for (uint32_t s = 0; s < fab->nswitches; s++)
+		if (fab->nodes[fab->switches[s]].level == top)
+			tops[ntop++] = fab->switches[s];
+	tr->ntrees = ntenants * ntrees;
+	tr->nswitches = fab->nswitches;
+	tr->node = emu_xcalloc((size_t)tr->ntrees * fab->nswitches, sizeof(*tr->node));
+	tr->root = emu_xcalloc(tr->ntrees, sizeof(*tr->root));
+	emu_rng_init(&rng, seed, 0x7eee);
+	for (unsigned t = 0; t < ntenants; t++) {
+		for (unsigned k = 0; k < ntrees; k++) {
+			unsigned id = t * ntrees + k;
+			/* distinct roots while there are enough top switches */
+			uint32_t pick = (uint32_t)emu_rng_below(&rng, ntop);
+
+			if (ntrees <= ntop)
+				for (unsigned j = 0; j < k; j++)
+					if (tr->root[t * ntrees + j] == tops[pick]) {
+						pick = (pick + 1) % ntop;
+						j = (unsigned)-1;
+					}
+			uint32_t root = tops[pick];
+			struct emu_sw_tree_node *base = &tr->node[(size_t)id * fab->nswitches];
+
+			tr->root[id] = root;
+			base[fab->nodes[root].index].parent = EMU_PORT_NONE;
+			for (unsigned r = 0; r < ten[t].P; r++) {
+				uint32_t h = ten[t].hosts[r];
+				uint32_t sw = fab->attach_node[h];
+				struct emu_sw_tree_node *tn = &base[fab->nodes[sw].index];
+
+				tn->children |= 1ULL << fab->attach_port[h];
+				while (sw != root) {
+					uint64_t mask = emu_routes_mask_sw(rt, fab, sw, root);
+
+					if (!mask) {
+						snprintf(err, errlen, "static trees: %s cannot reach root %s",
+							 fab->nodes[sw].name, fab->nodes[root].name);
+						free(tops);
+						emu_routes_destroy(rt);
+						return -EINVAL;
+					}
+					unsigned p = (unsigned)__builtin_ctzll(mask);
+					const struct emu_fab_port *fp = emu_fabric_port(fab, sw, p);
+					struct emu_sw_tree_node *cur = &base[fab->nodes[sw].index];
+					struct emu_sw_tree_node *up = &base[fab->nodes[fp->peer_node].index];
+
+					cur->parent = (uint16_t)p;
+					up->children |= 1ULL << fp->peer_port;
+					sw = fp->peer_node;
+				}
+			}
+			for (uint32_t s = 0; s < fab->nswitches; s++)
+				base[s].nchildren = (uint16_t)__builtin_popcountll(base[s].children);
+		}
+	}
+	free(tops);
+	emu_routes_destroy(rt);
+	return 0;
+}
+
+/* ---------- the run ---------- */
+
+static emu_time_t base_rtt(const struct emu_fabric *fab, unsigned elements)
+{
+	/* host - leaf - (spine | agg - core - agg) - leaf - host, there and back */
+	unsigned maxlevel = 1;
+
+	for (uint32_t s = 0; s < fab->nswitches; s++)
+		if (fab->nodes[fab->switches[s]].level > maxlevel)
+			maxlevel = fab->nodes[fab->switches[s]].level;
+	unsigned hops = 2 * maxlevel;
+	const struct emu_fab_link *l = &fab->links[0];
+	emu_time_t ft = emu_tx_time(EMU_CANARY_DATA_OFF + 4 * elements, l->rate_bps[0]);
+
+	return 2 * hops * (l->latency[0] + ft);
+}
+
+static uint32_t find_port_link(const struct emu_fabric *fab, uint32_t node, int port)
+{
+	if (port < 0 || (unsigned)port >= fab->nodes[node].nports)
+		return EMU_NONE32;
+	return emu_fabric_port(fab, node, (unsigned)port)->link;
+}
+
+int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen)
+{
+	struct emu_fabric *fab = NULL;
+	struct emu_engine *eng = NULL;
+	struct tenant *ten = NULL;
+	struct hctx *hc = NULL;
+	struct lh_peer *allpeers = NULL, *bgpeers = NULL;
+	uint32_t *order = NULL;
+	struct emu_sw_trees trees = { 0 };
+	struct emu_pcap *pcap = NULL;
+	int rc = -EINVAL;
+
+	memset(res, 0, sizeof(*res));
+	res->prof = tofino_profile_get(cfg->profile ? cfg->profile : "tofino1");
+	if (!res->prof) {
+		snprintf(err, errlen, "--profile: unknown profile '%s' (tofino1, tofino2, unbounded)", cfg->profile);
+		return -EINVAL;
+	}
+	if (cfg->elements < 1 || cfg->elements > EMU_CANARY_MAX_ELEMENTS) {
+		snprintf(err, errlen, "--elements: %u is not in [1, %d]", cfg->elements, EMU_CANARY_MAX_ELEMENTS);
+		return -EINVAL;
+	}
+	if (cfg->size_bytes < 4 || cfg->size_bytes % 4) {
+		snprintf(err, errlen, "--size: %llu bytes is not a positive multiple of 4 (int32 elements)",
+			 (unsigned long long)cfg->size_bytes);
+		return -EINVAL;
+	}
+	if (cfg->concurrent < 1 || cfg->concurrent > 255) {
+		snprintf(err, errlen, "--concurrent: %u is not in [1, 255]", cfg->concurrent);
+		return -EINVAL;
+	}
+	if (cfg->algo == LH_ALGO_STATIC && (cfg->ntrees < 1 || cfg->ntrees > 64)) {
+		snprintf(err, errlen, "--algo static:N: N = %u is not in [1, 64]", cfg->ntrees);
+		return -EINVAL;
+	}
+	if (cfg->algo == LH_ALGO_STATIC && (cfg->loss > 0 || cfg->nfail)) {
+		snprintf(err, errlen, "--algo static: static trees have no loss recovery; use --loss/--fail with canary or ring");
+		return -EINVAL;
+	}
+	fab = topo_load(cfg->topology, err, errlen);
+	if (!fab)
+		return -EINVAL;
+	snprintf(res->topology, sizeof(res->topology), "%s", fab->spec[0] ? fab->spec : cfg->topology);
+	if (cfg->algo == LH_ALGO_STATIC)
+		snprintf(res->algo, sizeof(res->algo), "static:%u", cfg->ntrees);
+	else
+		snprintf(res->algo, sizeof(res->algo), "%s", lh_algo_name(cfg->algo));
+
+	/* the switch program against the profile */
+	unsigned maxports = 0;
+
+	for (uint32_t s = 0; s < fab->nswitches; s++)
+		if (fab->nodes[fab->switches[s]].nports > maxports)
+			maxports = fab->nodes[fab->switches[s]].nports;
+	uint32_t descriptors = cfg->descriptors ? cfg->descriptors : res->prof->max_descriptors;
+
+	if (res->prof->unbounded && !cfg->descriptors)
+		descriptors = 32768;
+	tofino_need(res->prof, cfg->elements, descriptors, maxports, cfg->shards, &res->need);
+	if (cfg->resources_only) {
+		emu_fabric_destroy(fab);
+		return res->need.fits ? 0 : -ENOSPC;
+	}
+	if (!res->need.fits && cfg->algo != LH_ALGO_RING) {
+		snprintf(err, errlen, "the switch program does not fit %s: %s", res->prof->name, res->need.why);
+		emu_fabric_destroy(fab);
+		return -ENOSPC;
+	}
+
+	/* placement */
+	uint32_t nh = fab->nhosts;
+	uint32_t nar = cfg->hosts ? cfg->hosts : (uint32_t)llround(cfg->hosts_pct / 100.0 * nh);
+
+	if (nar < 1 || nar > nh) {
+		snprintf(err, errlen, "--hosts: %u allreduce hosts but the fabric has %u", nar, nh);
+		goto out;
+	}
+	if (nar < cfg->concurrent) {
+		snprintf(err, errlen, "--concurrent: %u tenants need at least as many hosts (have %u)", cfg->concurrent, nar);
+		goto out;
+	}
+	if (nar / cfg->concurrent > 0xffff) {
+		snprintf(err, errlen, "--hosts: at most 65535 hosts per allreduce");
+		goto out;
+	}
+	order = emu_xmalloc(nh * sizeof(*order));
+	for (uint32_t i = 0; i < nh; i++)
+		order[i] = i;
+	{
+		struct emu_rng rng;
+
+		emu_rng_init(&rng, cfg->seed, 0x9ace);
+		for (uint32_t i = nh - 1; i > 0; i--) {
+			uint32_t j = (uint32_t)emu_rng_below(&rng, i + 1), tmp = order[i];
+
+			order[i] = order[j];
+			order[j] = tmp;
+		}
+	}
+	allpeers = emu_xmalloc(nh * sizeof(*allpeers));
+	for (uint32_t i = 0; i < nh; i++) {
+		const struct emu_fab_node *n = &fab->nodes[fab->hosts[i]];
+
+		allpeers[i].ipv4 = n->ipv4;
+		memcpy(allpeers[i].mac, n->mac, 6);
+	}
+	unsigned K = cfg->concurrent;
+
+	ten = emu_xcalloc(K, sizeof(*ten));
+	for (unsigned t = 0; t < K; t++) {
+		uint32_t lo = (uint32_t)((uint64_t)nar * t / K), hi = (uint32_t)((uint64_t)nar * (t + 1) / K);
+		struct tenant *T = &ten[t];
+
+		T->id = t;
+		T->P = hi - lo;
+		T->hosts = emu_xmalloc(T->P * sizeof(uint32_t));
+		memcpy(T->hosts, order + lo, T->P * sizeof(uint32_t));
+		/* ranks in host order, as a scheduler hands them out */
+		for (unsigned i = 1; i < T->P; i++)
+			for (unsigned j = i; j > 0 && T->hosts[j - 1] > T->hosts[j]; j--) {
+				uint32_t tmp = T->hosts[j];
+
+				T->hosts[j] = T->hosts[j - 1];
+				T->hosts[j - 1] = tmp;
+			}
+		T->peers = emu_xmalloc(T->P * sizeof(*T->peers));
+		for (unsigned r = 0; r < T->P; r++)
+			T->peers[r] = allpeers[T->hosts[r]];
+		tenant_init(T, cfg->seed);
+	}
+	uint32_t nbg = cfg->background ? nh - nar : 0;
+
+	if (nbg == 1)
+		nbg = 0;	/* one host cannot send to another background host */
+	bgpeers = emu_xmalloc((nbg + 1) * sizeof(*bgpeers));
+	for (uint32_t i = 0; i < nbg; i++)
+		bgpeers[i] = allpeers[order[nar + i]];
+	res->hosts_total = nh;
+	res->ar_hosts = nar;
+	res->bg_hosts = nbg;
+
+	/* engine */
+	struct emu_engine_cfg ecfg = {
+		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || cfg->loss > 0,
+		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
+		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
+		.progress = cfg->progress, .progress_ctx = cfg->progress_ctx,
+	};
+
+	if (cfg->loss > 0)
+		for (uint32_t i = 0; i < fab->nlinks; i++)
+			fab->links[i].loss[0] = fab->links[i].loss[1] = cfg->loss;
+	eng = emu_engine_create(fab, &ecfg, err, errlen);
+	if (!eng)
+		goto out;
+	for (unsigned i = 0; i < cfg->nfail; i++) {
+		const struct emu_fail *f = &cfg->fail[i];
+		uint32_t node = emu_fabric_find(fab, f->node);
+
+		if (node == EMU_NONE32) {
+			snprintf(err, errlen, "--fail: no node named '%s'", f->node);
+			goto out;
+		}
+		if (f->is_node) {
+			emu_engine_schedule_node(eng, node, f->down, false);
+			if (f->up != EMU_TIME_INF)
+				emu_engine_schedule_node(eng, node, f->up, true);
+		} else {
+			uint32_t link = find_port_link(fab, node, f->port);
+
+			if (link == EMU_NONE32) {
+				snprintf(err, errlen, "--fail: %s has no link on port %d", f->node, f->port);
+				goto out;
+			}
+			emu_engine_schedule_link(eng, link, f->down, false);
+			if (f->up != EMU_TIME_INF)
+				emu_engine_schedule_link(eng, link, f->up, true);
+		}
+	}
+	if (cfg->algo == LH_ALGO_STATIC && build_trees(fab, ten, K, cfg->ntrees, cfg->seed, &trees, err, errlen))
+		goto out;
+	struct emu_sw_cfg swcfg = {
+		.descriptors = descriptors, .timeout = cfg->timeout, .timer = cfg->timer,
+		.pktgen_tick = cfg->pktgen_tick, .passes = res->need.passes, .pipe_gpps = res->prof->pipe_gpps,
+		.ports_per_pipe = res->prof->ports_per_pipe, .trees = cfg->algo == LH_ALGO_STATIC ? &trees : NULL,
+	};
+	struct lh_ar_cfg ar = {
+		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees, .window = cfg->window,
+		.rtt = base_rtt(fab, cfg->elements), .switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout : 0,
+		.retx_timeout = cfg->retx_timeout, .max_failures = cfg->max_failures, .noise = cfg->noise,
+		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->nfail > 0,
+	};
+
+	hc = emu_xcalloc(nh, sizeof(*hc));
+	for (unsigned t = 0; t < K; t++)
+		for (unsigned r = 0; r < ten[t].P; r++) {
+			struct hctx *h = &hc[ten[t].hosts[r]];
+
+			h->t = &ten[t];
+			h->cfg.role = EMU_HOST_ALLREDUCE;
+			h->cfg.peers = ten[t].peers;
+			h->cfg.npeers = ten[t].P;
+			h->cfg.rank = r;
+			h->cfg.tenant = t;
+			h->cfg.ar = &ar;
+			h->cfg.count = cfg->size_bytes / 4;
+			h->cfg.input = host_input;
+			h->cfg.check = host_check;
+		}
+	for (uint32_t i = 0; i < nbg; i++) {
+		struct hctx *h = &hc[order[nar + i]];
+
+		h->cfg.role = EMU_HOST_BACKGROUND;
+		h->cfg.bg_peers = bgpeers;
+		h->cfg.nbg = nbg;
+		h->cfg.bg_msg = cfg->bg_msg;
+	}
+	/* tree ids of tenant t start at t * ntrees */
+	struct lh_ar_cfg *arv = emu_xcalloc(K, sizeof(*arv));
+
+	for (unsigned t = 0; t < K; t++) {
+		arv[t] = ar;
+		arv[t].tree_base = t * cfg->ntrees;
+		for (unsigned r = 0; r < ten[t].P; r++)
+			hc[ten[t].hosts[r]].cfg.ar = &arv[t];
+	}
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		const struct emu_fab_node *n = &fab->nodes[i];
+
+		if (n->kind == EMU_NODE_SWITCH)
+			emu_engine_set_model(eng, i, &emu_sw_ops, &swcfg);
+		else
+			emu_engine_set_model(eng, i, &emu_host_ops, &hc[n->index].cfg);
+	}
+	emu_engine_expect_done(eng, nar);
+	if (cfg->pcap) {
+		pcap = emu_pcap_open(eng, cfg->pcap, cfg->pcap_links, err, errlen);
+		if (!pcap) {
+			free(arv);
+			goto out;
+		}
+	}
+	int erc = emu_engine_run(eng);
+
+	emu_pcap_close(pcap);
+	pcap = NULL;
+	free(arv);
+	if (erc) {
+		snprintf(err, errlen, "a node failed to start (%s)", strerror(erc < 0 ? -erc : erc));
+		goto out;
+	}
+
+	/* ---------- results ---------- */
+	res->run = *emu_engine_stats(eng);
+	res->peak_rss = emu_peak_rss();
+	emu_time_t T = res->run.emulated ? res->run.emulated : 1;
+
+	res->nar = K;
+	res->ar = emu_xcalloc(K, sizeof(*res->ar));
+	res->exact = true;
+	for (unsigned t = 0; t < K; t++) {
+		struct emu_scn_ar *a = &res->ar[t];
+		uint64_t nonleader_frames = 0, nonleader = 0;
+
+		a->tenant = t;
+		a->hosts = ten[t].P;
+		a->size_bytes = cfg->size_bytes;
+		a->finished = true;
+		a->exact = true;
+		for (unsigned r = 0; r < ten[t].P; r++) {
+			struct emu_host_state *s = emu_node_state(emu_engine_node(eng, fab->hosts[ten[t].hosts[r]]));
+			const struct lh_ar_stats *st = s->req ? lh_req_stats(s->req) : NULL;
+
+			if (!st || !lh_req_data_done(s->req) || s->delivered != cfg->size_bytes / 4) {
+				a->finished = false;
+				a->unfinished_hosts++;
+			}
+			a->mismatches += s->mismatches;
+			if (!st)
+				continue;
+			if (lh_req_data_done(s->req) && st->data_done - st->start > a->runtime)
+				a->runtime = st->data_done - st->start;
+			if (lh_req_done(s->req) && st->done - st->start > a->barrier)
+				a->barrier = st->done - st->start;
+			a->leader_frames += st->leader_frames_recv;
+			a->retransmissions += st->retx_requests + st->nacks;
+			a->failures += st->failures;
+			a->reissues += st->reissues;
+			a->fallbacks += st->fallbacks;
+			a->restorations += st->restorations_sent;
+			a->collisions_seen += st->collisions_seen;
+			a->duplicates += st->duplicates;
+			a->noise_delays += st->noise_delays;
+			a->nacks += st->nacks;
+			a->errors += st->errors;
+			a->window = st->window;
+			a->retx_timeout = st->retx_timeout;
+			if (st->blocks_led < (cfg->size_bytes / 4 + cfg->elements - 1) / cfg->elements) {
+				nonleader_frames += st->frames_sent;
+				nonleader++;
+			}
+		}
+		a->frames_per_host = nonleader ? nonleader_frames / nonleader : 0;
+		a->exact = a->finished && a->mismatches == 0;
+		if (!a->exact)
+			res->exact = false;
+		a->goodput_gbps = a->runtime ? (double)cfg->size_bytes * 8 / ((double)a->runtime / 1000.0) : 0;
+		if (a->runtime > res->runtime)
+			res->runtime = a->runtime;
+		res->goodput_gbps += a->goodput_gbps / K;
+		if (!a->finished && !res->stuck[0])
+			snprintf(res->stuck, sizeof(res->stuck),
+				 "allreduce %u: %llu of %u hosts without their whole result at %.3f us (limit %.3f us)", t,
+				 (unsigned long long)a->unfinished_hosts, a->hosts, (double)T / 1e6,
+				 (double)cfg->limit / 1e6);
+	}
+	/* switches */
+	double occ = 0;
+
+	for (uint32_t s = 0; s < fab->nswitches; s++) {
+		const struct emu_sw_stats *st = emu_sw_stats_of(emu_engine_node(eng, fab->switches[s]));
+		res->sw.fwd.forwarded += st->fwd.forwarded;
+		res->sw.fwd.no_route += st->fwd.no_route;
+		res->sw.fwd.malformed += st->fwd.malformed;
+		res->sw.reduce_rx += st->reduce_rx;
+		res->sw.aggregated += st->aggregated;
+		res->sw.allocated += st->allocated;
+		res->sw.freed += st->freed;
+		res->sw.collisions += st->collisions;
+		res->sw.stragglers += st->stragglers;
+		res->sw.flushes += st->flushes;
+		res->sw.early_flushes += st->early_flushes;
+		res->sw.bypassed += st->bypassed;
+		res->sw.bcast_rx += st->bcast_rx;
+		res->sw.bcast_copies += st->bcast_copies;
+		res->sw.bcast_dropped += st->bcast_dropped;
+		res->sw.restores += st->restores;
+		res->sw.restore_copies += st->restore_copies;
+		res->sw.malformed += st->malformed;
+		res->sw.tree_collisions += st->tree_collisions;
+		res->sw.recirc_delayed += st->recirc_delayed;
+		res->sw.recirc_wait += st->recirc_wait;
+		res->sw.pktgen_ticks += st->pktgen_ticks;
+		res->sw.live += st->live;
+		if (st->max_hold > res->sw.max_hold)
+			res->sw.max_hold = st->max_hold;
+		if (st->peak > res->desc_peak)
+			res->desc_peak = st->peak;
+		occ += (st->occ_integral + (double)st->live * (double)(T - st->occ_since)) / (double)T;
+	}
+	res->sw.peak = res->desc_peak;
+	res->desc_mean = fab->nswitches ? occ / fab->nswitches : 0;
+	/* links */
+	res->nlinks = 2 * fab->nlinks;
+	res->link_util = emu_xcalloc(res->nlinks + 1, sizeof(double));
+	uint32_t busy = 0;
+	double sum = 0, sumbusy = 0;
+
+	for (uint32_t i = 0; i < fab->nlinks; i++)
+		for (int d = 0; d < 2; d++) {
+			const struct emu_fab_link *l = &fab->links[i];
+			struct emu_node *n = emu_engine_node(eng, l->node[d]);
+			const struct emu_port_stats *ps = &n->ports[l->port[d]].st;
+			double u = (double)ps->busy_ps / (double)T;
+
+			res->link_util[2 * i + d] = u;
+			sum += u;
+			if (ps->tx_frames) {
+				busy++;
+				sumbusy += u;
+			}
+			res->drops_queue += ps->drops_queue;
+			res->drops_loss += ps->drops_loss;
+			res->drops_down += ps->drops_down;
+		}
+	res->util_mean = sum / res->nlinks;
+	res->util_mean_busy = busy ? sumbusy / busy : 0;
+	for (uint32_t i = 0; i < nbg; i++) {
+		struct emu_host_state *s = emu_node_state(emu_engine_node(eng, fab->hosts[order[nar + i]]));
+
+		if (s->lh)
+			res->bg_bytes += lh_host_bg_stats(s->lh)->bytes_sent;
+	}
+	rc = 0;
+out:
+	emu_pcap_close(pcap);
+	emu_engine_destroy(eng);
+	if (ten)
+		for (unsigned t = 0; t < cfg->concurrent; t++) {
+			free(ten[t].peers);
+			free(ten[t].hosts);
+			free(ten[t].a);
+			free(ten[t].c);
+			free(ten[t].cpre);
+		}
+	free(ten);
+	free(hc);
+	free(allpeers);
+	free(bgpeers);
+	free(order);
+	free(trees.node);
+	free(trees.root);
+	emu_fabric_destroy(fab);
+	return rc;
+}
+
+void emu_scenario_result_fini(struct emu_scn_result *res)
+{
+	free(res->ar);
+	free(res->link_util);
+	res->ar = NULL;
+	res->link_util = NULL;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: scenario.h - one emulation run from a description: fabric,
+ * placement of the allreduce hosts (random by seed), tenants, the switch
+ * program (Canary or static trees, checked against the Tofino profile),
+ * libhost on every host, background traffic, failures; then the results:
+ * per allreduce (runtime, goodput, exactness, protocol counters), per link
+ * (utilization, drops), per run (engine figures).
+ *
+ * Inputs are pseudo-random by seed yet their sums are known exactly
+ * without storing them: host r of tenant t holds
+ *   in(r, i) = a_t[r] + b_t(i) + c_t[(r + i) mod 65536]
+ * (a, c random tables, b a hash), so the expected sum of element i is
+ *   sum(a_t) + P * b_t(i) + (a window sum of c_t, from prefix sums).
+ * Every delivered block is checked against it, element by element.
+ */
+#ifndef EMU_SCENARIO_H
+#define EMU_SCENARIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "canary_sw.h"
+#include "engine.h"
+#include "libhost/canary_host.h"
+#include "tofino.h"
+
+#define EMU_SCN_MAX_FAIL 32
+
+struct emu_fail {
+	bool is_node;
+	char node[EMU_NAME_MAX];	/* node name */
+	int port;			/* link: port of node; -1 for a node failure */
+	emu_time_t down;
+	emu_time_t up;			/* EMU_TIME_INF: stays down */
+};
+
+struct emu_scn_cfg {
+	const char *topology;		/* generator spec or topology file */
+	enum lh_algo algo;
+	unsigned ntrees;		/* static:N */
+	uint32_t hosts;			/* allreduce hosts (0: use hosts_pct) */
+	double hosts_pct;
+	uint64_t size_bytes;		/* per host */
+	unsigned elements;
+	unsigned concurrent;		/* tenants */
+	bool background;
+	uint64_t bg_msg;
+	emu_time_t timeout;		/* Canary switch timeout */
+	enum emu_sw_timer timer;
+	emu_time_t pktgen_tick;
+	enum emu_routing routing;
+	double noise;
+	double loss;			/* every link, both directions */
+	bool lossy;
+	struct emu_fail fail[EMU_SCN_MAX_FAIL];
+	unsigned nfail;
+	const char *profile;
+	uint32_t descriptors;		/* 0: the profile's */
+	unsigned shards;		/* 0: smallest that fits */
+	uint64_t seed;
+	unsigned workers;
+	bool per_node;
+	enum emu_clock clock;
+	double dilation;
+	unsigned window;
+	emu_time_t retx_timeout;
+	unsigned max_failures;
+	emu_time_t limit;		/* give up at this emulated time */
+	uint64_t buffer_bytes;
+	bool resources_only;		/* compute the switch program, do not run */
+	/* a pcap of chosen links, or NULL */
+	const char *pcap;
+	const char *pcap_links;		/* "S0/3,L1/0" or NULL: every link */
+	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
+	void *progress_ctx;
+};
+
+struct emu_scn_ar {
+	unsigned tenant;
+	unsigned hosts;
+	uint64_t size_bytes;
+	emu_time_t runtime;		/* start to the last host's complete result */
+	emu_time_t barrier;		/* start to the completion barrier */
+	double goodput_gbps;
+	bool exact;
+	bool finished;
+	uint64_t mismatches;
+	uint64_t unfinished_hosts;
+	uint64_t frames_per_host;	/* mean frames sent by a non-leader host */
+	uint64_t leader_frames;		/* reduce frames that reached leaders (all) */
+	uint64_t retransmissions;
+	uint64_t failures;
+	uint64_t reissues;
+	uint64_t fallbacks;
+	uint64_t restorations;
+	uint64_t collisions_seen;
+	uint64_t duplicates;
+	uint64_t noise_delays;
+	uint64_t nacks;
+	uint64_t errors;
+	unsigned window;
+	emu_time_t retx_timeout;
+};
+
+struct emu_scn_result {
+	char algo[24];
+	char topology[128];
+	unsigned nar;
+	struct emu_scn_ar *ar;
+	uint32_t hosts_total;
+	uint32_t ar_hosts;
+	uint32_t bg_hosts;
+	bool exact;			/* every allreduce finished exactly */
+	emu_time_t runtime;		/* max over allreduces */
+	double goodput_gbps;		/* mean over allreduces */
+	/* switches, all of them */
+	struct emu_sw_stats sw;
+	double desc_mean;		/* mean descriptor occupancy per switch */
+	uint64_t desc_peak;		/* max over switches */
+	/* links (directed) */
+	uint32_t nlinks;
+	double *link_util;		/* busy / emulated, per directed link */
+	double util_mean;
+	double util_mean_busy;		/* over links that carried anything */
+	uint64_t drops_queue, drops_loss, drops_down;
+	uint64_t bg_bytes;
+	struct emu_run_stats run;
+	uint64_t peak_rss;
+	struct tofino_need need;
+	const struct tofino_profile *prof;
+	char stuck[256];		/* why the run did not finish */
+};
+
+/*
+ * emu_scenario_run - build and run @cfg. Return 0 when the run happened
+ * (check res->exact), -EINVAL for a bad scenario (reason in @err, the
+ * caller exits 2), -ENOSPC when the switch program does not fit the
+ * profile (res->need has the report).
+ */
+int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen);
+void emu_scenario_result_fini(struct emu_scn_result *res);
+
+/* emu_scenario_defaults - the paper's headline scenario. */
+void emu_scenario_defaults(struct emu_scn_cfg *cfg);
+
+/* emu_fail_parse - "switch:S3@20us", "link:L0/33@5us-30us", "node:H5@1us-2us". */
+int emu_fail_parse(const char *s, struct emu_fail *f);
+
+#endif /* EMU_SCENARIO_H */

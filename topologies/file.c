@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: file.c - the topology file format. One declaration per line:
+ *
+ *   # a comment (also after a declaration)
+ *   defaults rate=100G latency=300ns mtu=1500   (for the links below it)
+ *   switch S0 level=2                           (level: 1 leaf ... for reports/trees)
+ *   host H0
+ *   link H0 L0:3 rate=25G latency=1us loss=0.001
+ *
+ * A port given as NAME:PORT is that port; without it the next free one.
+ * Every error is reported as "FILE:LINE: what", and the finished fabric is
+ * validated (ports used twice, hosts without a link, zero rates, an
+ * unconnected fabric) before anything runs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../emu/fabric.h"
+#include "../emu/units.h"
+#include "topo.h"
+
+struct linkopts {
+	uint64_t rate;
+	emu_time_t latency;
+	uint64_t mtu;
+	double loss;
+};
+
+static int parse_opts(char **tok, int ntok, struct linkopts *o, char *why, size_t whylen)
+{
+	for (int i = 0; i < ntok; i++) {
+		char *eq = strchr(tok[i], '=');
+		int rc;
+
+		if (!eq) {
+			snprintf(why, whylen, "'%s' is not key=value", tok[i]);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		const char *k = tok[i], *v = eq + 1;
+
+		if (!strcmp(k, "rate"))
+			rc = emu_parse_rate(v, &o->rate);
+		else if (!strcmp(k, "latency"))
+			rc = emu_parse_time(v, &o->latency);
+		else if (!strcmp(k, "mtu"))
+			rc = emu_parse_u64(v, &o->mtu);
+		else if (!strcmp(k, "loss"))
+			rc = emu_parse_prob(v, &o->loss);
+		else {
+			snprintf(why, whylen, "unknown link option '%s' (rate, latency, mtu, loss)", k);
+			return -EINVAL;
+		}
+		if (rc) {
+			snprintf(why, whylen, "bad %s '%s'", k, v);
+			return -EINVAL;
+		}
+		if (!strcmp(k, "rate") && o->rate == 0) {
+			snprintf(why, whylen, "a rate of zero");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int endpoint(struct emu_fabric *fab, char *s, uint32_t *node, int *port, char *why, size_t whylen)
+{
+	char *colon = strchr(s, ':');
+
+	*port = -1;
+	if (colon) {
+		uint64_t p;
+
+		*colon = '\0';
+		if (emu_parse_u64(colon + 1, &p) || p > 0xfffe) {
+			snprintf(why, whylen, "bad port '%s' of %s", colon + 1, s);
+			return -EINVAL;
+		}
+		*port = (int)p;
+	}
+	*node = emu_fabric_find(fab, s);
+	if (*node == EMU_NONE32) {
+		snprintf(why, whylen, "no switch or host named '%s' (declare it before the link)", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], why[256], ferr[256];
+	unsigned lineno = 0;
+	struct linkopts def = { .rate = EMU_DEFAULT_RATE_BPS, .latency = EMU_DEFAULT_LATENCY, .mtu = EMU_DEFAULT_MTU };
+
+	if (!f) {
+		snprintf(err, errlen, "--topology: cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	struct emu_fabric *fab = emu_fabric_create();
+
+	while (fgets(line, sizeof(line), f)) {
+		char *tok[32];
+		int ntok = 0;
+		char *save = NULL, *hash = strchr(line, '#');
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+			goto fail;
+		}
+		if (hash)
+			*hash = '\0';
+		for (char *t = strtok_r(line, " \t\r\n", &save); t && ntok < 32; t = strtok_r(NULL, " \t\r\n", &save))
+			tok[ntok++] = t;
+		if (ntok == 0)
+			continue;
+		why[0] = '\0';
+		if (!strcmp(tok[0], "defaults")) {
+			if (parse_opts(tok + 1, ntok - 1, &def, why, sizeof(why)))
+				goto bad;
+		} else if (!strcmp(tok[0], "switch") || !strcmp(tok[0], "host")) {
+			bool sw = tok[0][0] == 's';
+
+			if (ntok < 2) {
+				snprintf(why, sizeof(why), "%s needs a name", tok[0]);
+				goto bad;
+			}
+			if (strlen(tok[1]) >= EMU_NAME_MAX || strchr(tok[1], ':') || strchr(tok[1], '/')) {
+				snprintf(why, sizeof(why), "bad name '%s' (at most %d characters, no ':' or '/')", tok[1],
+					 EMU_NAME_MAX - 1);
+				goto bad;
+			}
+			if (emu_fabric_find(fab, tok[1]) != EMU_NONE32) {
+				snprintf(why, sizeof(why), "'%s' is declared twice", tok[1]);
+				goto bad;
+			}
+			uint32_t id = emu_fabric_add_node(fab, sw ? EMU_NODE_SWITCH : EMU_NODE_HOST, tok[1]);
+
+			fab->nodes[id].line = lineno;
+			for (int i = 2; i < ntok; i++) {
+				uint64_t lv;
+
+				if (sw && !strncmp(tok[i], "level=", 6) && !emu_parse_u64(tok[i] + 6, &lv) && lv >= 1 && lv < 16) {
+					fab->nodes[id].level = (uint16_t)lv;
+					continue;
+				}
+				snprintf(why, sizeof(why), "unknown %s option '%s'", tok[0], tok[i]);
+				goto bad;
+			}
+		} else if (!strcmp(tok[0], "link")) {
+			uint32_t a, b;
+			int pa, pb;
+			struct linkopts o = def;
+
+			if (ntok < 3) {
+				snprintf(why, sizeof(why), "link needs two ends: link A[:PORT] B[:PORT] [options]");
+				goto bad;
+			}
+			if (endpoint(fab, tok[1], &a, &pa, why, sizeof(why)) || endpoint(fab, tok[2], &b, &pb, why, sizeof(why)) ||
+			    parse_opts(tok + 3, ntok - 3, &o, why, sizeof(why)))
+				goto bad;
+			uint32_t l = emu_fabric_add_link(fab, a, pa, b, pb, o.rate, o.latency);
+
+			fab->links[l].mtu = (uint32_t)(o.mtu > UINT32_MAX ? UINT32_MAX : o.mtu);
+			fab->links[l].loss[0] = fab->links[l].loss[1] = o.loss;
+			fab->links[l].line = lineno;
+		} else {
+			snprintf(why, sizeof(why), "unknown declaration '%s' (switch, host, link, defaults)", tok[0]);
+			goto bad;
+		}
+		continue;
+bad:
+		snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
+		goto fail;
+	}
+	fclose(f);
+	f = NULL;
+	if (emu_fabric_finalize(fab, ferr, sizeof(ferr))) {
+		/* finalize says "line N: ..." when it knows the line */
+		unsigned ln;
+
+		if (sscanf(ferr, "line %u:", &ln) == 1)
+			snprintf(err, errlen, "%s:%u:%s", path, ln, strchr(ferr, ':') + 1);
+		else
+			snprintf(err, errlen, "%s: %s", path, ferr);
+		goto fail;
+	}
+	snprintf(fab->spec, sizeof(fab->spec), "%s", path);
+	return fab;
+fail:
+	if (f)
+		fclose(f);
+	emu_fabric_destroy(fab);
+	return NULL;
+}
+
+struct emu_fabric *topo_load(const char *s, char *err, size_t errlen)
+{
+	/* "name:params" that is not a file is meant as a generator */
+	if (topo_is_spec(s) || (strchr(s, ':') && access(s, F_OK) != 0))
+		return topo_from_spec(s, err, errlen);
+	return topo_from_file(s, err, errlen);
+}
