@@ -36,6 +36,9 @@ struct emu_host_cfg {
 	/* background */
 	const struct lh_peer *bg_peers;
 	unsigned nbg;
+	unsigned bg_me;
+	enum lh_bg_pattern bg_pattern;
+	uint64_t bg_seed;
 	uint64_t bg_msg;
 	lh_time_t bg_until;
 };

@@ -32,7 +32,9 @@ static void usage(FILE *f)
 	      "  --size BYTES         data per host, suffixes KiB MiB GiB (default 4MiB)\n"
 	      "  --elements N         int32 elements per packet, 1..256 (default 256)\n"
 	      "  --concurrent K       K concurrent allreduces (tenants), hosts split evenly (default 1)\n"
-	      "  --background NAME    none | uniform: the other hosts send random uniform traffic (default uniform)\n"
+	      "  --background NAME    none | uniform | random: the other hosts send traffic (default uniform:\n"
+	      "                       each sends to a random host and receives from another, new peers per message;\n"
+	      "                       random: destinations drawn independently, so receivers see incast)\n"
 	      "  --bg-msg BYTES       background message size (default 64KiB)\n"
 	      "  --timeout T          Canary switch timeout (default 1us)\n"
 	      "  --timer NAME         exact | pktgen (default exact)\n"
@@ -186,12 +188,17 @@ int main(int argc, char **argv)
 			cfg.concurrent = (unsigned)v;
 			break;
 		case O_BG:
-			if (!strcmp(a, "none"))
+			if (!strcmp(a, "none")) {
 				cfg.background = false;
-			else if (!strcmp(a, "uniform"))
+			} else if (!strcmp(a, "uniform")) {
 				cfg.background = true;
-			else
-				return bad("--background", a, "is not none or uniform");
+				cfg.bg_pattern = LH_BG_UNIFORM;
+			} else if (!strcmp(a, "random")) {
+				cfg.background = true;
+				cfg.bg_pattern = LH_BG_RANDOM;
+			} else {
+				return bad("--background", a, "is not none, uniform or random");
+			}
 			break;
 		case O_BGMSG:
 			if (emu_parse_size(a, &v) || v == 0)

@@ -490,6 +490,9 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		h->cfg.bg_peers = bgpeers;
 		h->cfg.nbg = nbg;
 		h->cfg.bg_msg = cfg->bg_msg;
+		h->cfg.bg_me = i;
+		h->cfg.bg_pattern = cfg->bg_pattern;
+		h->cfg.bg_seed = emu_hash64(cfg->seed ^ 0xbacc);
 	}
 	/* tree ids of tenant t start at t * ntrees */
 	struct lh_ar_cfg *arv = emu_xcalloc(K, sizeof(*arv));

@@ -46,6 +46,7 @@ struct emu_scn_cfg {
 	unsigned elements;
 	unsigned concurrent;		/* tenants */
 	bool background;
+	enum lh_bg_pattern bg_pattern;
 	uint64_t bg_msg;
 	emu_time_t timeout;		/* Canary switch timeout */
 	enum emu_sw_timer timer;

@@ -41,8 +41,10 @@ struct cblock {
 	uint8_t state;
 	uint8_t fallback;	/* host side: send FALLBACK data, not REDUCE */
 	uint8_t queued;		/* in the resend queue */
+	uint8_t tries;		/* retransmission requests so far (backoff) */
 	uint16_t attempt;
 	uint16_t tgen;		/* timer generation */
+	lh_time_t sent;		/* last (re)transmission or request */
 };
 
 struct coll {
@@ -71,8 +73,35 @@ struct canary {
 	size_t nresend, capresend;
 	unsigned inflight;
 	size_t remaining;	/* blocks not yet complete here */
+	/* adaptive retransmission timeout (RFC 6298 estimator) */
+	bool adaptive;
+	lh_time_t rto_min;
+	double srtt, rttvar;
 	int32_t buf[EMU_CANARY_MAX_ELEMENTS];
 };
+
+/* the current timeout: 2 x the smoothed block RTT plus 4 deviations, at least rto_min */
+static lh_time_t rto(const struct canary *c, const struct lh_req *r)
+{
+	if (!c->adaptive || c->srtt == 0)
+		return r->st.retx_timeout;
+	double t = 2 * c->srtt + 4 * c->rttvar;
+
+	return t > (double)c->rto_min ? (lh_time_t)t : c->rto_min;
+}
+
+static void rtt_sample(struct canary *c, lh_time_t sample)
+{
+	double x = (double)sample;
+
+	if (c->srtt == 0) {
+		c->srtt = x;
+		c->rttvar = x / 2;
+	} else {
+		c->rttvar = 0.75 * c->rttvar + 0.25 * (c->srtt > x ? c->srtt - x : x - c->srtt);
+		c->srtt = 0.875 * c->srtt + 0.125 * x;
+	}
+}
 
 static inline unsigned leader_of(const struct lh_req *r, size_t b)
 {
@@ -106,18 +135,38 @@ static void block_complete(struct lh_req *r, struct canary *c, size_t b, const i
 	}
 	if (cb->state == B_SENT && c->inflight)
 		c->inflight--;
+	if (cb->state == B_SENT && cb->tries == 0 && cb->attempt == 0 && c->adaptive) {
+		rtt_sample(c, lh_now(r) - cb->sent);
+		r->st.retx_timeout = rto(c, r);
+	}
 	cb->state = B_DONE;
 	lh_output(r, b * c->E, data, block_len(r, c, b));
 	if (--c->remaining == 0)
 		lh_req_data_complete(r);
 }
 
-static void arm(struct lh_req *r, struct canary *c, size_t b)
+/* arm the block's timer: the timeout, doubled for every request already made */
+static void arm_at(struct lh_req *r, struct canary *c, size_t b, lh_time_t at)
 {
 	struct cblock *cb = &c->b[b];
 
 	cb->tgen++;
-	lh_req_timer(r, lh_now(r) + r->st.retx_timeout, (uint64_t)b | (uint64_t)cb->tgen << 32);
+	lh_req_timer(r, at, (uint64_t)b | (uint64_t)cb->tgen << 32);
+}
+
+static lh_time_t block_timeout(const struct lh_req *r, const struct canary *c, const struct cblock *cb)
+{
+	unsigned shift = cb->tries < 6 ? cb->tries : 6;
+
+	return rto(c, r) << shift;
+}
+
+static void arm(struct lh_req *r, struct canary *c, size_t b)
+{
+	struct cblock *cb = &c->b[b];
+
+	cb->sent = lh_now(r);
+	arm_at(r, c, b, cb->sent + block_timeout(r, c, cb));
 }
 
 static void queue_resend(struct canary *c, size_t b)
@@ -207,8 +256,17 @@ static void canary_timer(struct lh_req *r, uint64_t arg)
 
 	if (b >= c->nblocks || c->b[b].state == B_DONE || c->b[b].tgen != gen)
 		return;
+	/* the estimate may have grown since the timer was armed */
+	lh_time_t due = c->b[b].sent + block_timeout(r, c, &c->b[b]);
+
+	if (due > lh_now(r)) {
+		arm_at(r, c, b, due);
+		return;
+	}
 	/* no result in time: ask the leader */
 	r->st.retx_requests++;
+	if (c->b[b].tries < 255)
+		c->b[b].tries++;
 	send_small(r, leader_of(r, b), attempt_id(r, c, b, c->b[b].attempt), EMU_CANARY_OP_RETX_REQ, r->rank, 0,
 		   NULL, 0);
 	arm(r, c, b);
@@ -450,7 +508,9 @@ static int canary_start(struct lh_req *r)
 			w = 4;
 	}
 	r->st.window = w;
-	r->st.retx_timeout = r->cfg.retx_timeout ? r->cfg.retx_timeout : 2 * (rtt + (lh_time_t)w * ft);
+	c->adaptive = r->cfg.retx_timeout == 0;
+	c->rto_min = 2 * (rtt + (lh_time_t)w * ft);
+	r->st.retx_timeout = r->cfg.retx_timeout ? r->cfg.retx_timeout : c->rto_min;
 	for (size_t b = r->rank; b < c->nblocks; b += r->P) {
 		struct clead *l = lead_of(r, c, b);
 

@@ -113,7 +113,7 @@ struct lh_ar_cfg {
 	unsigned window;		/* blocks in flight per host; 0: from bandwidth x delay */
 	lh_time_t rtt;			/* base round-trip estimate (fabric diameter) */
 	lh_time_t switch_timeout;	/* Canary switch timeout, for the RTT estimate */
-	lh_time_t retx_timeout;		/* 0: 2 x RTT estimate */
+	lh_time_t retx_timeout;		/* 0: adaptive, 2 x the measured block RTT (at least 2 x the base) */
 	unsigned max_failures;		/* Canary: re-issues before host-based fallback */
 	double noise;			/* probability of delaying a send */
 	lh_time_t noise_delay;		/* default 1 us */
@@ -158,13 +158,27 @@ void lh_host_rx(struct lh_host *h, const uint8_t *frame, uint32_t len);
 void lh_host_timer(struct lh_host *h, uint64_t cookie);
 void lh_host_tx_ready(struct lh_host *h);
 
+enum lh_bg_pattern {
+	/*
+	 * The paper's random uniform pattern: message k of every host goes to
+	 * its successor in a random cyclic order of the hosts drawn for round
+	 * k (from @seed), so each host sends to a random host and receives
+	 * from another random host; hosts move to their next round on their
+	 * own.
+	 */
+	LH_BG_UNIFORM = 0,
+	/* every message to an independently drawn random host (incast happens) */
+	LH_BG_RANDOM,
+};
+
 /*
- * lh_host_background - send uniform random traffic: a message of @msg_bytes
- * (as UDP frames at line rate) to a host of @peers chosen at random, then
- * another, until @until. Return 0 or -EINVAL.
+ * lh_host_background - send background traffic: messages of @msg_bytes
+ * (UDP frames at line rate) to a peer of @peers (this host is @me among
+ * them) chosen by @pattern, one after the other, until @until (0: until
+ * the run ends). Return 0 or -EINVAL.
  */
-int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned n, uint64_t msg_bytes,
-		       lh_time_t until);
+int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned n, unsigned me,
+		       enum lh_bg_pattern pattern, uint64_t seed, uint64_t msg_bytes, lh_time_t until);
 
 struct lh_bg_stats {
 	uint64_t messages;

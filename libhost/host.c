@@ -98,6 +98,7 @@ void lh_host_destroy(struct lh_host *h)
 		free(h->comms[i]);
 	}
 	free(h->bg.peers);
+	free(h->bg.perm);
 	free(h);
 }
 
@@ -483,14 +484,19 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie)
 
 /* ---------- background traffic ---------- */
 
-int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned n, uint64_t msg_bytes,
-		       lh_time_t until)
+int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned n, unsigned me,
+		       enum lh_bg_pattern pattern, uint64_t seed, uint64_t msg_bytes, lh_time_t until)
 {
-	if (!h || !peers || n < 2 || msg_bytes == 0)
+	if (!h || !peers || n < 2 || me >= n || msg_bytes == 0 || pattern > LH_BG_RANDOM)
 		return -EINVAL;
 	h->bg.peers = emu_xmalloc(n * sizeof(*peers));
 	memcpy(h->bg.peers, peers, n * sizeof(*peers));
+	h->bg.perm = emu_xmalloc(n * sizeof(uint32_t));
 	h->bg.n = n;
+	h->bg.me = me;
+	h->bg.pattern = pattern;
+	h->bg.seed = seed;
+	h->bg.round = 0;
 	h->bg.msg_bytes = msg_bytes;
 	h->bg.until = until;
 	h->bg.left = 0;
@@ -504,6 +510,36 @@ const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h)
 	return &h->bg.st;
 }
 
+/* the peer of the next message */
+static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
+{
+	if (b->pattern == LH_BG_RANDOM) {
+		unsigned p;
+
+		do
+			p = (unsigned)(((__uint128_t)h->t.ops->random(h->t.ctx) * b->n) >> 64);
+		while (p == b->me);
+		return p;
+	}
+	/* round k: a random cyclic order of all hosts, the same on every host */
+	uint64_t x = emu_hash64(b->seed ^ (b->round++ + 1) * 0x9e3779b97f4a7c15ULL);
+	unsigned pos = 0;
+
+	for (unsigned i = 0; i < b->n; i++)
+		b->perm[i] = i;
+	for (unsigned i = b->n - 1; i > 0; i--) {
+		x = emu_hash64(x + i);
+		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64), t = b->perm[i];
+
+		b->perm[i] = b->perm[j];
+		b->perm[j] = t;
+	}
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->perm[i] == b->me)
+			pos = i;
+	return b->perm[(pos + 1) % b->n];
+}
+
 static bool bg_pull(struct lh_host *h)
 {
 	struct lh_bg *b = &h->bg;
@@ -512,10 +548,7 @@ static bool bg_pull(struct lh_host *h)
 	if (b->until && now >= b->until)
 		return false;
 	if (b->left == 0) {
-		/* a new message to a random peer other than ourselves */
-		do
-			b->peer = (unsigned)(((__uint128_t)h->t.ops->random(h->t.ctx) * b->n) >> 64);
-		while (b->peers[b->peer].ipv4 == h->self.ipv4);
+		b->peer = bg_next_peer(h, b);
 		b->left = b->msg_bytes;
 		b->st.messages++;
 	}

@@ -72,6 +72,11 @@ struct lh_bg {
 	bool on;
 	struct lh_peer *peers;
 	unsigned n;
+	unsigned me;
+	enum lh_bg_pattern pattern;
+	uint64_t seed;
+	uint64_t round;
+	uint32_t *perm;
 	uint64_t msg_bytes;
 	lh_time_t until;
 	unsigned peer;
