@@ -423,7 +423,7 @@ static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d
 		s->st.bcast_rx++;
 		multicast(n, f, tn->children, &s->st.bcast_copies);
 	} else {
-		s->st.flushes++;
+		s->st.tree_up++;
 		emu_send(n, tn->parent, f);
 	}
 	/* frames of a later block that waited for this slot */
@@ -551,6 +551,26 @@ static void sw_handle(struct emu_node *n, struct emu_frame *f, unsigned port)
 	}
 }
 
+/* Frames that touch every element register: these take every pass. */
+static bool needs_passes(const struct emu_frame *f)
+{
+	if (f->len < EMU_CANARY_DATA_OFF)
+		return false;
+	uint8_t flags = f->data[EMU_CANARY_OFF + 18];
+
+	switch (flags & EMU_CANARY_OP_MASK) {
+	case EMU_CANARY_OP_REDUCE:
+		return !(flags & EMU_CANARY_F_BYPASS);
+	case EMU_CANARY_OP_BCAST:
+	case EMU_CANARY_OP_RESTORE:
+	case EMU_CANARY_OP_TREE_REDUCE:
+	case EMU_CANARY_OP_TREE_BCAST:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Recirculation: Canary frames occupy their pipeline for every pass. */
 static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
@@ -560,7 +580,7 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 		route_out(n, s, f);
 		return;
 	}
-	if (s->cfg->passes <= 1 || s->cfg->pipe_gpps <= 0) {
+	if (s->cfg->passes <= 1 || s->cfg->pipe_gpps <= 0 || !needs_passes(f)) {
 		sw_handle(n, f, port);
 		return;
 	}

@@ -92,6 +92,7 @@ struct emu_sw_stats {
 	uint64_t stragglers;
 	uint64_t flushes;		/* accumulator sent on timeout */
 	uint64_t early_flushes;		/* root: counter complete before the timeout */
+	uint64_t tree_up;		/* static: sums sent to the parent */
 	uint64_t bypassed;		/* bypass frames forwarded */
 	uint64_t bcast_rx;
 	uint64_t bcast_copies;

@@ -78,13 +78,13 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			(double)res[k].bg_bytes / 1e9);
 	}
 	fprintf(r->out, "#\n# switches: descriptors (peak / mean per switch), reduce frames in, aggregated, "
-			"timeouts, broadcasts dropped, recirculation waits\n");
+			"timeouts (static: sums sent up), broadcasts dropped, recirculation waits\n");
 	for (unsigned k = 0; k < n; k++)
 		fprintf(r->out, "  %-9s peak %llu mean %.2f, reduce-in %llu, aggregated %llu, timeouts %llu (+%llu early), "
 				"bcast-dropped %llu, recirc-delayed %llu\n",
 			res[k].algo, (unsigned long long)res[k].desc_peak, res[k].desc_mean,
 			(unsigned long long)res[k].sw.reduce_rx, (unsigned long long)res[k].sw.aggregated,
-			(unsigned long long)res[k].sw.flushes, (unsigned long long)res[k].sw.early_flushes,
+			(unsigned long long)(res[k].sw.flushes + res[k].sw.tree_up), (unsigned long long)res[k].sw.early_flushes,
 			(unsigned long long)res[k].sw.bcast_dropped, (unsigned long long)res[k].sw.recirc_delayed);
 	fprintf(r->out, "#\n# emulator\n# %-9s %12s %9s %12s %10s %8s %10s\n", "algo", "emulated", "wall(s)",
 		"frame-hops", "Mhops/s", "workers", "peak RSS");

@@ -609,6 +609,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		res->sw.stragglers += st->stragglers;
 		res->sw.flushes += st->flushes;
 		res->sw.early_flushes += st->early_flushes;
+		res->sw.tree_up += st->tree_up;
 		res->sw.bypassed += st->bypassed;
 		res->sw.bcast_rx += st->bcast_rx;
 		res->sw.bcast_copies += st->bcast_copies;
