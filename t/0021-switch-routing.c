@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: routing and the resource model. Three flows from leaf L0 to three
+ * different hosts under L1 share L0's two up ports: ECMP hashes two of them
+ * onto one port and keeps them there; adaptive routing (the paper's rule)
+ * moves traffic off that port once its queue passes half the buffer, so the
+ * two up ports end up carrying about the same. Then the Tofino profiles:
+ * what fits, what is refused, and the report.
+ */
+#include <math.h>
+
+#include "emu/tofino.h"
+#include <string.h>
+
+#include "helpers.h"
+
+static emu_time_t run(enum emu_routing pol, uint64_t up[2])
+{
+	struct emu_fabric *fab = t_fabric("fattree2:leaves=2,spines=2,hosts=4");
+	struct emu_engine_cfg cfg = { .workers = 1, .seed = 2, .routing = pol, .buffer_bytes = 64 * 1024 };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+	struct emu_trafgen_cfg tg[8];
+
+	for (uint32_t h = 0; h < 8; h++) {
+		/* H0, H1, H2 -> H4, H5, H6 at line rate; the others only receive */
+		tg[h] = (struct emu_trafgen_cfg){ .frame_bytes = 1024, .load = 1, .until = 100 * EMU_US,
+						  .dst_host = h < 3 ? h + 4 : h };
+	}
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		const struct emu_fab_node *n = &fab->nodes[i];
+
+		emu_engine_set_model(eng, i, n->kind == EMU_NODE_SWITCH ? &emu_fwd_ops : &emu_trafgen_ops,
+				     n->kind == EMU_NODE_SWITCH ? NULL : &tg[n->index]);
+	}
+	emu_engine_run(eng);
+	emu_time_t end = emu_engine_stats(eng)->emulated;
+	struct emu_node *l0 = emu_engine_node(eng, emu_fabric_find(fab, "L0"));
+
+	up[0] = l0->ports[4].st.tx_frames;
+	up[1] = l0->ports[5].st.tx_frames;
+	diag("%s: up ports carried %llu and %llu frames", emu_routing_name(pol), (unsigned long long)up[0],
+	     (unsigned long long)up[1]);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+	return end;
+}
+
+int main(void)
+{
+	uint64_t e[2], a[2];
+
+	plan(11);
+	emu_time_t te = run(EMU_ROUTE_ECMP, e);
+	emu_time_t ta = run(EMU_ROUTE_ADAPTIVE, a);
+	double re = (double)(e[0] > e[1] ? e[0] : e[1]) / (double)(e[0] < e[1] ? e[0] : e[1]);
+	double ra = (double)(a[0] > a[1] ? a[0] : a[1]) / (double)(a[0] < a[1] ? a[0] : a[1]);
+
+	ok(re > 1.8, "ecmp: the flows stay where the hash put them (%llu / %llu frames)", (unsigned long long)e[0],
+	   (unsigned long long)e[1]);
+	ok(ra < 1.2, "adaptive: traffic moves off the loaded port (ratio %.2f)", ra);
+	ok(ta * 10 < te * 9, "adaptive delivers everything sooner (%.1f us vs %.1f us)", (double)ta / 1e6,
+	   (double)te / 1e6);
+
+	const struct tofino_profile *t1 = tofino_profile_get("tofino1");
+	struct tofino_need n;
+
+	ok(t1 && tofino_profile_get("tofino2") && tofino_profile_get("unbounded") && !tofino_profile_get("tofino3"),
+	   "profiles: tofino1, tofino2, unbounded");
+	tofino_need(t1, 32, 32768, 64, 0, &n);
+	ok(n.fits && n.salu == 40, "64 ports need a second children register: 40 ALUs (%u)", n.salu);
+	tofino_need(t1, 256, 32768, 64, 0, &n);
+	ok(n.fits && n.passes == 8, "256 elements on tofino1: 8 passes (7 recirculations), still fits");
+	tofino_need(t1, 32, 65536, 32, 0, &n);
+	ok(!n.fits && strstr(n.why, "descriptors"), "65536 descriptors on tofino1: refused (%s)", n.why);
+	tofino_need(t1, 32, 32768, 64, 4, &n);
+	ok(n.mcast_entries == 262144, "64 ports in 4 shards: 2^16 x 4 = 262144 multicast entries");
+	tofino_need(t1, 32, 32768, 64, 2, &n);
+	ok(!n.fits && strstr(n.why, "multicast"), "64 ports in 2 shards: refused (%s)", n.why);
+
+	char buf[4096];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	tofino_need(t1, 32, 32768, 32, 0, &n);
+	tofino_report(f, t1, &n);
+	fclose(f);
+	ok(strstr(buf, "stateful ALUs") && strstr(buf, "81.25%"), "the report shows stateful ALUs at 81.25%%");
+	f = fmemopen(buf, sizeof(buf), "w");
+	tofino_need(t1, 32, 65536, 32, 0, &n);
+	tofino_report(f, t1, &n);
+	fclose(f);
+	ok(strstr(buf, "<-- over") && strstr(buf, "DOES NOT FIT"), "an over-budget report marks the line");
+	return done_testing();
+}
