@@ -264,6 +264,15 @@ int emu_engine_tap_port(struct emu_engine *eng, uint32_t node, unsigned port)
 	return 0;
 }
 
+int emu_engine_drop_nth(struct emu_engine *eng, uint32_t node, unsigned port, uint64_t n)
+{
+	if (node >= eng->fab->nnodes || port >= eng->nodes[node].nports || !eng->nodes[node].ports[port].connected ||
+	    n == 0)
+		return -EINVAL;
+	eng->nodes[node].ports[port].drop_nth = n;
+	return 0;
+}
+
 unsigned emu_engine_workers(const struct emu_engine *eng)
 {
 	return eng->nworkers;

@@ -93,6 +93,7 @@ struct emu_port {
 	uint64_t ps_per_byte;		/* 8e12 / rate when exact, else 0 */
 	emu_time_t latency;
 	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
+	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
 	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
 	uint32_t peer_node;
 	uint16_t peer_port;
@@ -208,6 +209,9 @@ void emu_engine_set_tap(struct emu_engine *eng, emu_tap_fn fn, void *ctx);
 /* emu_engine_tap_port - tap (node, port); return -EINVAL if there is no such linked port. */
 int emu_engine_tap_port(struct emu_engine *eng, uint32_t node, unsigned port);
 unsigned emu_engine_workers(const struct emu_engine *eng);
+
+/* emu_engine_drop_nth - lose the @n-th frame (1-based) sent on (node, port). Before run. */
+int emu_engine_drop_nth(struct emu_engine *eng, uint32_t node, unsigned port, uint64_t n);
 
 /* emu_engine_run - run to completion. Return 0 or the first init error. */
 int emu_engine_run(struct emu_engine *eng);

@@ -45,6 +45,7 @@ static void usage(FILE *f)
 	      "  --lossy              drop-tail Ethernet instead of lossless credit flow control\n"
 	      "  --buffer BYTES       per-port buffer (default 128KiB)\n"
 	      "  --fail SPEC          switch:S3@20us | link:L0/33@5us-30us | node:H5@1us (repeatable)\n"
+	      "  --drop NODE/PORT#N   lose exactly the N-th frame sent on that port (repeatable)\n"
 	      "  --profile NAME       tofino1 | tofino2 | unbounded (default tofino1)\n"
 	      "  --descriptors N      descriptor table entries per switch (default: the profile's)\n"
 	      "  --shards N           multicast shards (default: the fewest that fit)\n"
@@ -119,7 +120,7 @@ int main(int argc, char **argv)
 		O_TOPO = 256, O_ALGO, O_HOSTS, O_SIZE, O_ELEM, O_CONC, O_BG, O_BGMSG, O_TIMEOUT, O_TIMER, O_TICK,
 		O_ROUTING, O_NOISE, O_LOSS, O_LOSSY, O_BUFFER, O_FAIL, O_PROFILE, O_DESC, O_SHARDS, O_RES, O_WINDOW,
 		O_RETX, O_MAXF, O_LIMIT, O_SEED, O_WORKERS, O_CLOCK, O_DIL, O_PCAP, O_PCAPL, O_JSON, O_CSV, O_PROG,
-		O_NOPROG, O_HELP,
+		O_NOPROG, O_HELP, O_DROP,
 	};
 	static const struct option opts[] = {
 		{ "topology", required_argument, NULL, O_TOPO }, { "algo", required_argument, NULL, O_ALGO },
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
 		{ "dilation", required_argument, NULL, O_DIL }, { "pcap", required_argument, NULL, O_PCAP },
 		{ "pcap-link", required_argument, NULL, O_PCAPL }, { "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV }, { "progress", no_argument, NULL, O_PROG },
-		{ "no-progress", no_argument, NULL, O_NOPROG }, { "help", no_argument, NULL, O_HELP }, { 0 },
+		{ "no-progress", no_argument, NULL, O_NOPROG }, { "drop", required_argument, NULL, O_DROP }, { "help", no_argument, NULL, O_HELP }, { 0 },
 	};
 	int o;
 
@@ -245,6 +246,13 @@ int main(int argc, char **argv)
 			if (emu_fail_parse(a, &cfg.fail[cfg.nfail]))
 				return bad("--fail", a, "is not switch:NAME@T[-T], node:NAME@T[-T] or link:NODE/PORT@T[-T]");
 			cfg.nfail++;
+			break;
+		case O_DROP:
+			if (cfg.ndrop == EMU_SCN_MAX_FAIL)
+				return bad("--drop", a, "is one too many (at most 32)");
+			if (emu_drop_parse(a, &cfg.drop[cfg.ndrop]))
+				return bad("--drop", a, "is not NODE/PORT#N (lose the N-th frame sent on that port)");
+			cfg.ndrop++;
 			break;
 		case O_PROFILE:
 			if (!tofino_profile_get(a))

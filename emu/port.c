@@ -138,7 +138,8 @@ static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f
 	w->frame_hops++;
 	if (emu_unlikely(p->tap))
 		n->eng->tap(n->eng->tap_ctx, w->id, n->id, (unsigned)(p - n->ports), f, w->now);
-	if (p->loss_thresh && emu_rng_next(&n->rng) < p->loss_thresh) {
+	if ((p->loss_thresh && emu_rng_next(&n->rng) < p->loss_thresh) ||
+	    emu_unlikely(p->drop_nth && p->st.tx_frames == p->drop_nth)) {
 		p->st.drops_loss++;
 		emu_pool_put(&w->pool, f);
 		return;

@@ -103,6 +103,29 @@ int emu_fail_parse(const char *s, struct emu_fail *f)
 	return 0;
 }
 
+int emu_drop_parse(const char *s, struct emu_drop *d)
+{
+	char buf[128];
+	uint64_t v;
+
+	memset(d, 0, sizeof(*d));
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	char *hash = strchr(buf, '#'), *slash = strchr(buf, '/');
+
+	if (!hash || !slash || slash > hash)
+		return -EINVAL;
+	*hash = '\0';
+	*slash = '\0';
+	if (emu_parse_u64(hash + 1, &d->nth) || d->nth == 0 || emu_parse_u64(slash + 1, &v) || v > 0xfffe ||
+	    !*buf || strlen(buf) >= EMU_NAME_MAX)
+		return -EINVAL;
+	d->port = (unsigned)v;
+	strcpy(d->node, buf);
+	return 0;
+}
+
 /* ---------- inputs and expected sums ---------- */
 
 static int32_t small(uint64_t h)
@@ -309,7 +332,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		snprintf(err, errlen, "--algo static:N: N = %u is not in [1, 64]", cfg->ntrees);
 		return -EINVAL;
 	}
-	if (cfg->algo == LH_ALGO_STATIC && (cfg->loss > 0 || cfg->nfail)) {
+	if (cfg->algo == LH_ALGO_STATIC && (cfg->loss > 0 || cfg->nfail || cfg->ndrop)) {
 		snprintf(err, errlen, "--algo static: static trees have no loss recovery; use --loss/--fail with canary or ring");
 		return -EINVAL;
 	}
@@ -453,6 +476,15 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 				emu_engine_schedule_link(eng, link, f->up, true);
 		}
 	}
+	for (unsigned i = 0; i < cfg->ndrop; i++) {
+		const struct emu_drop *dr = &cfg->drop[i];
+		uint32_t node = emu_fabric_find(fab, dr->node);
+
+		if (node == EMU_NONE32 || emu_engine_drop_nth(eng, node, dr->port, dr->nth)) {
+			snprintf(err, errlen, "--drop: %s has no linked port %u", dr->node, dr->port);
+			goto out;
+		}
+	}
 	if (cfg->algo == LH_ALGO_STATIC && build_trees(fab, ten, K, cfg->ntrees, cfg->seed, &trees, err, errlen))
 		goto out;
 	struct emu_sw_cfg swcfg = {
@@ -464,7 +496,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees, .window = cfg->window,
 		.rtt = base_rtt(fab, cfg->elements), .switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout : 0,
 		.retx_timeout = cfg->retx_timeout, .max_failures = cfg->max_failures, .noise = cfg->noise,
-		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->nfail > 0,
+		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->nfail > 0 || cfg->ndrop > 0,
 	};
 
 	hc = emu_xcalloc(nh, sizeof(*hc));

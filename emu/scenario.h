@@ -36,6 +36,12 @@ struct emu_fail {
 	emu_time_t up;			/* EMU_TIME_INF: stays down */
 };
 
+struct emu_drop {
+	char node[EMU_NAME_MAX];
+	unsigned port;
+	uint64_t nth;
+};
+
 struct emu_scn_cfg {
 	const char *topology;		/* generator spec or topology file */
 	enum lh_algo algo;
@@ -57,6 +63,8 @@ struct emu_scn_cfg {
 	bool lossy;
 	struct emu_fail fail[EMU_SCN_MAX_FAIL];
 	unsigned nfail;
+	struct emu_drop drop[EMU_SCN_MAX_FAIL];	/* lose exactly the n-th frame of a port */
+	unsigned ndrop;
 	const char *profile;
 	uint32_t descriptors;		/* 0: the profile's */
 	unsigned shards;		/* 0: smallest that fits */
@@ -148,5 +156,8 @@ void emu_scenario_defaults(struct emu_scn_cfg *cfg);
 
 /* emu_fail_parse - "switch:S3@20us", "link:L0/33@5us-30us", "node:H5@1us-2us". */
 int emu_fail_parse(const char *s, struct emu_fail *f);
+
+/* emu_drop_parse - "H1/0#3": lose the 3rd frame sent on port 0 of H1. */
+int emu_drop_parse(const char *s, struct emu_drop *d);
 
 #endif /* EMU_SCENARIO_H */

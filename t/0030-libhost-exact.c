@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: libhost end to end: every algorithm gives the exact sum on every
+ * host, alone and as concurrent tenants, under background congestion, and
+ * the same scenario gives the same results for 1, 2 and per-node workers.
+ */
+#include "emu/scenario.h"
+#include "tap.h"
+
+static void base(struct emu_scn_cfg *c)
+{
+	emu_scenario_defaults(c);
+	c->topology = "fattree2:leaves=4,spines=4,hosts=4";
+	c->hosts = 8;
+	c->size_bytes = 96 * 1024 + 12;	/* a short last block */
+	c->elements = 64;
+	c->bg_msg = 16 * 1024;
+	c->workers = 2;
+	c->limit = 20 * EMU_MS;
+}
+
+static int run(const struct emu_scn_cfg *c, struct emu_scn_result *r)
+{
+	char err[256];
+	int rc = emu_scenario_run(c, r, err, sizeof(err));
+
+	if (rc)
+		diag("scenario: %s", err);
+	else
+		diag("%s: %u tenant(s), runtime %.2f us, goodput %.1f Gb/s, exact %d, stragglers %llu, retx %llu",
+		     r->algo, r->nar, (double)r->runtime / 1e6, r->goodput_gbps, r->exact,
+		     (unsigned long long)r->sw.stragglers, (unsigned long long)r->ar[0].retransmissions);
+	return rc;
+}
+
+int main(void)
+{
+	struct emu_scn_cfg c;
+	struct emu_scn_result r;
+	static const struct { enum lh_algo a; unsigned n; } algos[] = {
+		{ LH_ALGO_CANARY, 1 }, { LH_ALGO_RING, 1 }, { LH_ALGO_STATIC, 1 }, { LH_ALGO_STATIC, 3 },
+	};
+
+	plan(14);
+	for (unsigned i = 0; i < 4; i++) {
+		base(&c);
+		c.algo = algos[i].a;
+		c.ntrees = algos[i].n;
+		ok(run(&c, &r) == 0 && r.exact && r.nar == 1 && r.ar[0].hosts == 8,
+		   "%s: exact on all 8 hosts, with background traffic on the other 8", r.algo);
+		emu_scenario_result_fini(&r);
+	}
+
+	/* three tenants of each algorithm at once */
+	for (unsigned i = 0; i < 3; i++) {
+		base(&c);
+		c.hosts = 12;
+		c.concurrent = 3;
+		c.algo = algos[i].a;
+		c.ntrees = 2;
+		bool all = run(&c, &r) == 0 && r.nar == 3;
+
+		for (unsigned t = 0; all && t < 3; t++)
+			all = r.ar[t].exact && r.ar[t].hosts == 4;
+		ok(all, "%s: three concurrent allreduces, each exact", r.algo);
+		emu_scenario_result_fini(&r);
+	}
+
+	/* congestion does not break exactness: random (incast) background */
+	base(&c);
+	c.bg_pattern = LH_BG_RANDOM;
+	ok(run(&c, &r) == 0 && r.exact && r.bg_bytes > 0, "canary under incast background: exact");
+	emu_scenario_result_fini(&r);
+
+	/* determinism of the whole protocol: 1, 2, per-node workers */
+	struct emu_scn_result a, b, d;
+
+	base(&c);
+	c.noise = 0.05;
+	c.workers = 1;
+	run(&c, &a);
+	c.workers = 2;
+	run(&c, &b);
+	c.per_node = true;
+	run(&c, &d);
+	ok(a.exact && b.exact && d.exact, "noisy canary: exact with 1, 2 and per-node workers");
+	is_u64(b.runtime, a.runtime, "2 workers: same runtime to the picosecond");
+	ok(d.runtime == a.runtime && d.run.frame_hops == a.run.frame_hops && d.run.events == a.run.events,
+	   "per-node workers (%u threads): same runtime, frame-hops and events", d.run.workers);
+	ok(b.sw.stragglers == a.sw.stragglers && b.ar[0].noise_delays == a.ar[0].noise_delays &&
+	   b.run.frame_hops == a.run.frame_hops, "2 workers: same stragglers, noise delays, frame-hops");
+	ok(b.link_util[7] == a.link_util[7] && b.drops_queue == a.drops_queue && b.bg_bytes == a.bg_bytes,
+	   "2 workers: same link utilization and background bytes");
+	c.per_node = false;
+	c.workers = 1;
+	c.seed = 99;
+	struct emu_scn_result e;
+
+	run(&c, &e);
+	ok(e.exact && e.runtime != a.runtime, "another seed: another run (still exact)");
+	emu_scenario_result_fini(&a);
+	emu_scenario_result_fini(&b);
+	emu_scenario_result_fini(&d);
+	emu_scenario_result_fini(&e);
+	return done_testing();
+}

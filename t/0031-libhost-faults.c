@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: libhost corner cases, each forced and checked on the counters and
+ * on the result: stragglers (noise + short timeout), collisions and tree
+ * restoration (a one-entry table), loss with retransmission, failure and
+ * re-issue (1 % on every link), fallback to host-based reduction, a link
+ * and a switch failing mid-run, host noise, and a failure in the reduce
+ * phase that re-issues only the block it hit.
+ */
+#include "emu/scenario.h"
+#include "tap.h"
+
+static void base(struct emu_scn_cfg *c)
+{
+	emu_scenario_defaults(c);
+	c->topology = "fattree2:leaves=4,spines=2,hosts=4";
+	c->hosts = 12;
+	c->size_bytes = 64 * 1024;
+	c->elements = 64;
+	c->background = false;
+	c->workers = 2;
+	c->limit = 50 * EMU_MS;
+}
+
+static bool run(const struct emu_scn_cfg *c, struct emu_scn_result *r, const char *what)
+{
+	char err[256];
+	int rc = emu_scenario_run(c, r, err, sizeof(err));
+
+	if (rc) {
+		diag("%s: %s", what, err);
+		return false;
+	}
+	const struct emu_scn_ar *a = &r->ar[0];
+
+	diag("%s (%s): exact %d, runtime %.1f us, stragglers %llu, collisions %llu, restorations %llu, retx %llu, "
+	     "failures %llu, reissues %llu, fallbacks %llu, noise %llu, drops q/loss/down %llu/%llu/%llu",
+	     what, r->algo, r->exact, (double)r->runtime / 1e6, (unsigned long long)r->sw.stragglers,
+	     (unsigned long long)r->sw.collisions, (unsigned long long)a->restorations,
+	     (unsigned long long)a->retransmissions, (unsigned long long)a->failures, (unsigned long long)a->reissues,
+	     (unsigned long long)a->fallbacks, (unsigned long long)a->noise_delays,
+	     (unsigned long long)r->drops_queue, (unsigned long long)r->drops_loss, (unsigned long long)r->drops_down);
+	if (!r->exact)
+		diag("%s: %s", what, r->stuck);
+	return true;
+}
+
+int main(void)
+{
+	struct emu_scn_cfg c;
+	struct emu_scn_result r;
+
+	plan(23);
+
+	/* stragglers: short timeout, noisy hosts */
+	base(&c);
+	c.timeout = 200 * EMU_NS;
+	c.noise = 0.2;
+	ok(run(&c, &r, "stragglers") && r.exact, "stragglers: exact");
+	ok(r.sw.stragglers > 0 && r.ar[0].noise_delays > 0, "stragglers: %llu stragglers, %llu noise delays",
+	   (unsigned long long)r.sw.stragglers, (unsigned long long)r.ar[0].noise_delays);
+	emu_scenario_result_fini(&r);
+
+	/* collisions: one descriptor per switch */
+	base(&c);
+	c.descriptors = 1;
+	ok(run(&c, &r, "collisions") && r.exact, "collisions: exact");
+	ok(r.sw.collisions > 0 && r.ar[0].collisions_seen > 0, "collisions: %llu at switches, %llu seen by leaders",
+	   (unsigned long long)r.sw.collisions, (unsigned long long)r.ar[0].collisions_seen);
+	ok(r.ar[0].restorations > 0 && r.sw.restores > 0 && r.sw.restore_copies > 0,
+	   "collisions: %llu restoration frames, applied %llu times, %llu copies sent down",
+	   (unsigned long long)r.ar[0].restorations, (unsigned long long)r.sw.restores,
+	   (unsigned long long)r.sw.restore_copies);
+	emu_scenario_result_fini(&r);
+
+	/* loss: 1 % on every link */
+	base(&c);
+	c.loss = 0.01;
+	ok(run(&c, &r, "loss 1%") && r.exact, "canary, 1%% loss on every link: exact");
+	ok(r.drops_loss > 0 && r.ar[0].retransmissions > 0, "loss: %llu frames lost, %llu retransmission requests",
+	   (unsigned long long)r.drops_loss, (unsigned long long)r.ar[0].retransmissions);
+	ok(r.ar[0].failures > 0 && r.ar[0].reissues > 0, "loss: %llu blocks failed, %llu re-issues",
+	   (unsigned long long)r.ar[0].failures, (unsigned long long)r.ar[0].reissues);
+	emu_scenario_result_fini(&r);
+	c.algo = LH_ALGO_RING;
+	ok(run(&c, &r, "ring loss 1%") && r.exact, "ring, 1%% loss: exact");
+	ok(r.ar[0].nacks > 0, "ring loss: %llu NACKs", (unsigned long long)r.ar[0].nacks);
+	emu_scenario_result_fini(&r);
+
+	/* fallback: no re-issue allowed, so failed blocks go host-based */
+	base(&c);
+	c.loss = 0.02;
+	c.max_failures = 0;
+	ok(run(&c, &r, "fallback") && r.exact, "fallback: exact");
+	ok(r.ar[0].fallbacks > 0, "fallback: %llu blocks reduced at the leader", (unsigned long long)r.ar[0].fallbacks);
+	emu_scenario_result_fini(&r);
+
+	/* a link failing mid-run (L0's first up link, 5 to 15 us) */
+	base(&c);
+	c.size_bytes = 256 * 1024;
+	emu_fail_parse("link:L0/4@5us-15us", &c.fail[0]);
+	c.nfail = 1;
+	ok(run(&c, &r, "link failure") && r.exact, "canary, link down mid-run: exact");
+	ok(r.drops_down > 0, "link failure: %llu frames lost on it", (unsigned long long)r.drops_down);
+	emu_scenario_result_fini(&r);
+	c.algo = LH_ALGO_RING;
+	ok(run(&c, &r, "ring link failure") && r.exact, "ring, link down mid-run: exact");
+	emu_scenario_result_fini(&r);
+
+	/* a spine failing for good mid-run: its descriptors are gone */
+	base(&c);
+	c.size_bytes = 256 * 1024;
+	emu_fail_parse("switch:S0@8us", &c.fail[0]);
+	c.nfail = 1;
+	ok(run(&c, &r, "switch failure") && r.exact, "canary, spine S0 fails mid-run: exact");
+	ok(r.drops_down > 0 && r.ar[0].retransmissions > 0, "switch failure: %llu frames lost, %llu retransmission requests",
+	   (unsigned long long)r.drops_down, (unsigned long long)r.ar[0].retransmissions);
+	emu_scenario_result_fini(&r);
+
+	/* host noise alone, no loss */
+	base(&c);
+	c.noise = 0.1;
+	bool ran = run(&c, &r, "noise");
+
+	ok(ran && r.exact && r.ar[0].noise_delays > 0, "host noise 10%%: exact, %llu delayed sends",
+	   ran ? (unsigned long long)r.ar[0].noise_delays : 0ULL);
+	emu_scenario_result_fini(&r);
+
+	/*
+	 * one lost frame in the reduce phase: four hosts on one leaf, H1's
+	 * third frame (block 3, led by rank 3) is lost; the leader fails
+	 * that block and only that block is re-issued, once by every other
+	 * host.
+	 */
+	base(&c);
+	c.topology = "fattree2:leaves=1,spines=1,hosts=4";
+	c.hosts = 4;
+	c.size_bytes = 16 * 64 * 4;	/* 16 blocks */
+	emu_drop_parse("H1/0#3", &c.drop[0]);
+	c.ndrop = 1;
+	ok(run(&c, &r, "one lost frame") && r.exact, "one lost reduce frame: exact");
+	is_int(r.drops_loss, 1, "exactly one frame lost");
+	is_int(r.ar[0].failures, 1, "the leader failed exactly one block");
+	is_int(r.ar[0].reissues, 3, "...which the three other hosts re-issued once each, nothing else");
+	ok(r.ar[0].retransmissions >= 1, "...after a retransmission request (%llu)",
+	   (unsigned long long)r.ar[0].retransmissions);
+	emu_scenario_result_fini(&r);
+	return done_testing();
+}
