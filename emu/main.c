@@ -387,8 +387,6 @@ int main(int argc, char **argv)
 	int status = 0;
 	struct report rep = { .out = stdout, .cfg = &cfg };
 
-	if (out == OUT_TEXT)
-		report_header(&rep);
 	for (unsigned i = 0; i < nalgo; i++) {
 		char err[512];
 
@@ -416,12 +414,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "canary-emu: %s: %s\n", res[nres].algo,
 				res[nres].stuck[0] ? res[nres].stuck : "a result differs from the exact sum");
 		}
-		if (out == OUT_TEXT)
+		if (out == OUT_TEXT) {
+			if (nres == 0)
+				report_header(&rep);
 			report_text_run(&rep, &res[nres]);
+		}
 		nres++;
 	}
 	/* what was computed is reported even if a later run failed */
-	if (out == OUT_TEXT)
+	if (out == OUT_TEXT && nres)
 		report_text_end(&rep, res, nres);
 	else if (out == OUT_JSON)
 		report_json(&rep, res, nres);

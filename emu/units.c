@@ -86,9 +86,9 @@ int emu_parse_rate(const char *s, uint64_t *bps)
 		return -EINVAL;
 	double v = num * scale;
 
-	if (v < 1 || v >= 1.8e19)
+	if (v >= 1.8e19)
 		return -EINVAL;
-	*bps = (uint64_t)llround(v);
+	*bps = (uint64_t)llround(v);	/* zero is caught where a link is built */
 	return 0;
 }
 

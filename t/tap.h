@@ -78,6 +78,16 @@ static inline __attribute__((format(printf, 2, 3))) int ok(int cond, const char 
 	return r;
 }
 
+/* skip - record @n tests as skipped, with @why. */
+static inline void skip(int n, const char *why)
+{
+	pthread_mutex_lock(&tap_lock);
+	for (int i = 0; i < n; i++)
+		printf("ok %d # skip %s\n", ++tap_run, why);
+	fflush(stdout);
+	pthread_mutex_unlock(&tap_lock);
+}
+
 #define is_int(got, want, ...) tap_is_i64((int64_t)(got), (int64_t)(want), __VA_ARGS__)
 #define is_u64(got, want, ...) tap_is_u64((uint64_t)(got), (uint64_t)(want), __VA_ARGS__)
 

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: canary-emu as a user meets it: bad options and topology files get a
+ * one-line reason naming the option or FILE:LINE and exit status 2; a
+ * scenario that cannot finish exits 1 and says where it is stuck; the JSON
+ * report has the DESIGN §9 keys and agrees with the text summary; the
+ * default comparison has the four algorithms with exact results;
+ * --resources prints the paper's 81.25 %; a pcap reads back through tshark
+ * and the Lua dissector with the right fields.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+#define EMU "emu/canary-emu"
+#define SMALL " --topology fattree2:leaves=2,spines=2,hosts=2 --hosts 4 --size 8KiB --elements 32 --no-progress"
+
+static char out[1 << 20];
+
+/* run a shell command; capture stdout+stderr into out; return the exit status */
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+
+	if (!p)
+		return -1;
+	while (n < sizeof(out) - 1) {
+		size_t k = fread(out + n, 1, sizeof(out) - 1 - n, p);
+
+		if (!k)
+			break;
+		n += k;
+	}
+	out[n] = '\0';
+	int st = pclose(p);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void bad_opt(const char *args, const char *expect)
+{
+	int rc = sh(EMU " %s", args);
+
+	ok(rc == 2 && strstr(out, expect), "'%s' -> exit 2 and \"%s\"", args, expect);
+	if (rc != 2 || !strstr(out, expect))
+		diag("exit %d, said: %s", rc, out);
+}
+
+static void bad_file(const char *body, const char *expect)
+{
+	char path[] = "/tmp/canary-topo-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0 || write(fd, body, strlen(body)) < 0) {
+		ok(0, "temp file");
+		return;
+	}
+	close(fd);
+	int rc = sh(EMU " --topology %s --algo canary", path);
+	char want[256];
+
+	snprintf(want, sizeof(want), "%s:%s", path, expect);
+	ok(rc == 2 && strstr(out, want), "topology file -> exit 2 and \"FILE:%s\"", expect);
+	if (rc != 2 || !strstr(out, want))
+		diag("exit %d, said: %s", rc, out);
+	unlink(path);
+}
+
+static double json_num(const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	p = strstr(out, k);
+	return p ? atof(p + strlen(k)) : -1;
+}
+
+int main(void)
+{
+	plan(38);
+
+	/* options */
+	bad_opt("--hosts abc", "--hosts");
+	bad_opt("--hosts 0", "--hosts");
+	bad_opt("--size 3", "--size");
+	bad_opt("--elements 0", "--elements");
+	bad_opt("--elements 300", "--elements");
+	bad_opt("--algo foo", "--algo");
+	bad_opt("--algo static:0", "--algo");
+	bad_opt("--routing zigzag", "--routing");
+	bad_opt("--timeout 5", "--timeout");
+	bad_opt("--loss 2", "--loss");
+	bad_opt("--workers 0", "--workers");
+	bad_opt("--fail switch:S0", "--fail");
+	bad_opt("--profile tofino9", "--profile");
+	bad_opt("--frobnicate", "unknown option");
+	bad_opt("--topology fattree9:k=4", "--topology");
+	bad_opt("--topology fattree2:leaves=0", "--topology");
+	bad_opt("--topology fattree3:k=3", "--topology");
+	bad_opt("--topology /nonexistent/file", "cannot open");
+	bad_opt("--hosts 5000 --algo canary", "--hosts");
+	bad_opt(SMALL " --algo canary --fail switch:S9@1us", "--fail");
+
+	/* topology files */
+	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0:0\nlink H1 L0:0\n", "5: port 0 of L0 is used twice");
+	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0\n", "3: host H1 has no link");
+	bad_file("switch L0\nhost H0\nlink H0 L0 rate=0\n", "3: a rate of zero");
+	bad_file("switch L0\nswitch L1\nhost H0\nhost H1\nlink H0 L0\nlink H1 L1\n", "2: the fabric is not connected");
+	bad_file("switch L0\nhost H0\nwire H0 L0\n", "3: unknown declaration 'wire'");
+	bad_file("switch L0\nhost H0\nlink H0 L9\n", "3: no switch or host named 'L9'");
+
+	/* a good file runs */
+	{
+		char path[] = "/tmp/canary-topo-XXXXXX";
+		int fd = mkstemp(path);
+		const char *body = "# two leaves, one spine\ndefaults rate=100G latency=300ns\n"
+				   "switch L0 level=1\nswitch L1 level=1\nswitch S0 level=2\n"
+				   "host H0\nhost H1\nhost H2\nhost H3\n"
+				   "link H0 L0\nlink H1 L0\nlink H2 L1\nlink H3 L1\nlink L0 S0\nlink L1 S0 latency=500ns\n";
+
+		if (fd >= 0 && write(fd, body, strlen(body)) > 0) {
+			close(fd);
+			int rc = sh(EMU " --topology %s --hosts 4 --size 4KiB --elements 16 --algo canary,ring --no-progress", path);
+
+			ok(rc == 0 && strstr(out, "every allreduce exact"), "a topology file runs: exact, exit 0");
+			unlink(path);
+		} else {
+			ok(0, "temp file");
+		}
+	}
+
+	/* exit status 1: cannot finish in time */
+	int rc = sh(EMU SMALL " --algo canary --time-limit 2us");
+
+	ok(rc == 1 && strstr(out, "without their whole result"), "a run that cannot finish: exit 1, says where it is stuck");
+
+	/* JSON */
+	rc = sh(EMU SMALL " --algo canary --json");
+	static const char *const keys[] = {
+		"algo", "hosts", "size_bytes", "runtime_ns", "goodput_gbps", "result_exact", "stragglers", "collisions",
+		"restorations", "retransmissions", "fallbacks", "link_util", "emulated_ns", "wall_s", "frame_hops",
+		"frame_hops_per_s", "workers", "peak_rss_bytes",
+	};
+	bool all = rc == 0;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char k[64];
+
+		snprintf(k, sizeof(k), "\"%s\":", keys[i]);
+		if (!strstr(out, k)) {
+			diag("missing JSON key %s", keys[i]);
+			all = false;
+		}
+	}
+	ok(all, "--json has every DESIGN §9 key");
+	ok(strstr(out, "\"result_exact\": true") && json_num("hosts") == 4 && json_num("size_bytes") == 8192,
+	   "--json: exact, 4 hosts, 8192 bytes");
+	double rt = json_num("runtime_ns"), gp = json_num("goodput_gbps");
+
+	ok(rt > 0 && gp > 0 && gp > 8192 * 8 / rt * 0.999 && gp < 8192 * 8 / rt * 1.001,
+	   "--json: goodput = size x 8 / runtime (%.3f Gb/s, %.1f ns)", gp, rt);
+	FILE *jf = fopen("/tmp/canary-cli.json", "w");
+
+	if (jf) {
+		fputs(out, jf);
+		fclose(jf);
+	}
+	ok(sh("perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); exit(@{$j->{link_util}} == 2 * 8 ? 0 : 1)' "
+	      "< /tmp/canary-cli.json") == 0, "--json parses (JSON::PP) and link_util has one entry per directed link");
+	/* the same run as text agrees */
+	rc = sh(EMU SMALL " --algo canary");
+	char want[64];
+
+	snprintf(want, sizeof(want), "%.2f", rt / 1000);
+	ok(rc == 0 && strstr(out, want), "the text summary shows the same runtime (%s us)", want);
+
+	/* the default comparison, on a small fabric */
+	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 64KiB --no-progress");
+	int rows = 0;
+	const char *names[] = { "ring ", "static:1 ", "static:4 ", "canary " };
+
+	for (int i = 0; i < 4; i++) {
+		char *p = strstr(out, names[i]);
+
+		if (p && strstr(p, " yes "))
+			rows++;
+	}
+	ok(rc == 0 && rows == 4, "default algorithms: ring, static:1, static:4, canary, all exact");
+
+	/* resources */
+	rc = sh(EMU " --resources --elements 32 --topology fattree2:leaves=16,spines=16,hosts=16");
+	ok(rc == 0 && strstr(out, "81.25%") && strstr(out, "fits"), "--resources: the paper's prototype at 81.25%%");
+	rc = sh(EMU " --resources --descriptors 65536");
+	ok(rc == 2 && strstr(out, "<-- over"), "--resources past the budget: exit 2, the line marked");
+
+	/* pcap through tshark and the Lua dissector */
+	if (sh("command -v tshark") != 0) {
+		skip(2, "tshark not installed");
+	} else {
+		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
+			"--background none --no-progress --pcap /tmp/canary-cli.pcap --pcap-link L0/0");
+		ok(rc == 0, "--pcap run");
+		rc = sh("tshark -X lua_script:hw/wireshark/canary.lua -r /tmp/canary-cli.pcap -T fields -e canary.opcode "
+			"-e canary.seq -e canary.counter -e canary.hosts -e canary.elements -e eth.type | grep -v '^Running'");
+		/* H0 (rank 0) sends blocks 1,2,3,5,6,7 to their leaders: REDUCE, counter 1 of 4, 8 elements */
+		ok(rc == 0 && strstr(out, "1\t1\t1\t4\t8\t0x88b5") && strstr(out, "1\t7\t1\t4\t8\t0x88b5") &&
+		   strstr(out, "\t8\t"), "tshark decodes opcode, id, counter, hosts, elements from the pcap");
+		if (rc != 0)
+			diag("%s", out);
+	}
+	return done_testing();
+}
