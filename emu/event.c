@@ -199,11 +199,17 @@ bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 	if (!q->now.n) {
 		if (!q->n)
 			return false;
-		/* do not move the wheel past end: later pushes may land before */
-		emu_time_t m = emu_evq_min_time(q);
-
-		if (m >= end)
+		/*
+		 * Move to the next slot only if it starts before @end. Moving
+		 * early is harmless: later pushes at or before the current slot
+		 * go into the heap, which orders them.
+		 */
+		if (q->nwheel) {
+			if ((next_used(q) << EMU_EVQ_GRAIN_BITS) >= end)
+				return false;
+		} else if (q->far.ev[0].t >= end) {
 			return false;
+		}
 		advance(q);
 	}
 	if (q->now.ev[0].t >= end)

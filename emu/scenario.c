@@ -30,6 +30,8 @@ struct tenant {
 	int32_t *c;		/* CWIN */
 	int64_t *cpre;		/* prefix sums of c over two periods */
 	uint32_t asum;
+	int32_t *b;		/* b(i) for every element, when it fits */
+	size_t nb;
 };
 
 struct hctx {
@@ -133,9 +135,14 @@ static int32_t small(uint64_t h)
 	return (int32_t)(h >> 43) - (1 << 20);
 }
 
-static int32_t tb(const struct tenant *t, size_t i)
+static int32_t tb_hash(const struct tenant *t, size_t i)
 {
 	return small(emu_hash64(t->seed ^ (0xb5ULL << 56) ^ i));
+}
+
+static inline int32_t tb(const struct tenant *t, size_t i)
+{
+	return i < t->nb ? t->b[i] : tb_hash(t, i);
 }
 
 static int32_t input_of(const struct tenant *t, unsigned rank, size_t i)
@@ -173,7 +180,7 @@ static void host_check(const struct emu_host_cfg *c, void *state, size_t off, co
 			s->mismatches++;
 }
 
-static void tenant_init(struct tenant *t, uint64_t seed)
+static void tenant_init(struct tenant *t, uint64_t seed, size_t count, bool table)
 {
 	struct emu_rng rng;
 
@@ -192,6 +199,14 @@ static void tenant_init(struct tenant *t, uint64_t seed)
 	t->cpre[0] = 0;
 	for (unsigned k = 0; k < 2 * CWIN; k++)
 		t->cpre[k + 1] = t->cpre[k] + t->c[k & (CWIN - 1)];
+	t->nb = 0;
+	t->b = NULL;
+	if (table) {
+		t->b = emu_xmalloc(count * sizeof(int32_t));
+		for (size_t i = 0; i < count; i++)
+			t->b[i] = tb_hash(t, i);
+		t->nb = count;
+	}
 }
 
 /* ---------- static trees ---------- */
@@ -425,7 +440,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		T->peers = emu_xmalloc(T->P * sizeof(*T->peers));
 		for (unsigned r = 0; r < T->P; r++)
 			T->peers[r] = allpeers[T->hosts[r]];
-		tenant_init(T, cfg->seed);
+		/* tabulate b() unless that would take more than 256 MiB */
+		tenant_init(T, cfg->seed, cfg->size_bytes / 4, (uint64_t)cfg->size_bytes * K <= (256ULL << 20));
 	}
 	uint32_t nbg = cfg->background ? nh - nar : 0;
 
@@ -704,6 +720,7 @@ out:
 			free(ten[t].a);
 			free(ten[t].c);
 			free(ten[t].cpre);
+			free(ten[t].b);
 		}
 	free(ten);
 	free(hc);

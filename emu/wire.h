@@ -89,15 +89,25 @@ enum emu_wire_err {
 
 const char *emu_wire_strerror(enum emu_wire_err e);
 
+/* network byte order loads and stores (unaligned-safe) */
 static inline void emu_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline uint16_t emu_get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline void emu_put32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	__builtin_memcpy(p, &v, 4);
 }
-static inline uint16_t emu_get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline uint32_t emu_get32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
 }
 
 static inline uint16_t emu_wire_ethertype(const uint8_t *p, uint32_t len)
