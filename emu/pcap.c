@@ -139,11 +139,13 @@ void emu_pcap_close(struct emu_pcap *p)
 	size_t k = 0;
 
 	for (unsigned i = 0; i < p->nw; i++) {
-		memcpy(all + k, p->w[i].r, p->w[i].n * sizeof(*all));
+		if (p->w[i].n)
+			memcpy(all + k, p->w[i].r, p->w[i].n * sizeof(*all));
 		k += p->w[i].n;
 		free(p->w[i].r);
 	}
-	qsort(all, total, sizeof(*all), rec_cmp);
+	if (total)
+		qsort(all, total, sizeof(*all), rec_cmp);
 	p->pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
 	p->dump = p->pd ? pcap_dump_open(p->pd, p->path) : NULL;
 	for (size_t i = 0; i < total; i++) {
