@@ -32,7 +32,7 @@ DEPS = $(OBJS:.o=.d)
 PROVE ?= prove
 PROVE_FLAGS ?= -j2
 
-.PHONY: all check bench run clean install distclean
+.PHONY: all check bench bench-paper run clean install distclean
 
 all: $(PROGS) $(TESTS)
 
@@ -67,6 +67,12 @@ check: all
 
 bench: $(PROGS)
 	bench/run-quick
+
+# the whole evaluation of the paper (long: see bench/README.md); SEEDS="1 2 3 4 5"
+bench-paper: $(PROGS)
+	bench/paper.sh
+	perl bench/summarize.pl bench/results > bench/results/summary.md
+	gnuplot bench/plot.gp
 
 run: $(PROGS)
 	emu/canary-emu $(RUN_ARGS)

@@ -76,17 +76,24 @@ struct canary {
 	/* adaptive retransmission timeout (RFC 6298 estimator) */
 	bool adaptive;
 	lh_time_t rto_min;
-	double srtt, rttvar;
+	double srtt, rttvar, rttmax;
 	int32_t buf[EMU_CANARY_MAX_ELEMENTS];
 };
 
-/* the current timeout: 2 x the smoothed block RTT plus 4 deviations, at least rto_min */
+/*
+ * The current timeout: 2 x the smoothed block RTT plus 4 deviations, and at
+ * least twice the slowest block seen and rto_min. A request for a block
+ * that is only slow makes the leader fail it (the paper's rule), so the
+ * estimate errs on the long side while queues are still building.
+ */
 static lh_time_t rto(const struct canary *c, const struct lh_req *r)
 {
 	if (!c->adaptive || c->srtt == 0)
 		return r->st.retx_timeout;
 	double t = 2 * c->srtt + 4 * c->rttvar;
 
+	if (t < 2 * c->rttmax)
+		t = 2 * c->rttmax;
 	return t > (double)c->rto_min ? (lh_time_t)t : c->rto_min;
 }
 
@@ -94,6 +101,8 @@ static void rtt_sample(struct canary *c, lh_time_t sample)
 {
 	double x = (double)sample;
 
+	if (x > c->rttmax)
+		c->rttmax = x;
 	if (c->srtt == 0) {
 		c->srtt = x;
 		c->rttvar = x / 2;

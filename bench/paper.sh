@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/paper.sh - the paper's evaluation (section 5) on its fabric: 1024
+# hosts, 2-level fat tree, 100 Gb/s, 256 elements per packet, 4 MiB unless
+# stated, random placement and static-tree roots per seed.
+#
+#   bench/paper.sh [EXPERIMENT...]      1..7, default all; SEEDS="1 2 3 4 5"
+#
+# CSV rows go to bench/results/expN*.csv (appended: remove them for a fresh
+# run), plots to bench/results/*.png (bench/plot.gp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+exp1() {	# motivation: 1 % and 75 % of the hosts, with and without congestion
+	local f=$RESULTS/exp1-motivation.csv
+	for seed in $SEEDS; do for share in 1% 75%; do for bg in none uniform; do
+		csv_run "$f" "share=$share,bg=$bg" $PAPER --hosts $share --background $bg --seed $seed \
+			--algo ring,static:1,static:4,canary
+	done; done; done
+}
+
+exp2() {	# static trees vs canary at 512/512, and link utilization
+	local f=$RESULTS/exp2-trees.csv u=$RESULTS/exp2-util.csv
+	for seed in $SEEDS; do for bg in none uniform; do
+		csv_run "$f" "bg=$bg" $PAPER --hosts 512 --background $bg --seed $seed \
+			--algo static:1,static:2,static:4,static:8,canary
+	done; done
+	rm -f "$u"
+	for bg in none uniform; do
+		util_run "$u" "bg=$bg" $PAPER --hosts 512 --background $bg --seed 1 --algo static:1,static:4,canary
+	done
+}
+
+exp3() {	# goodput vs share of hosts in the allreduce
+	local f=$RESULTS/exp3-share.csv
+	for seed in $SEEDS; do for share in 5% 10% 25% 50% 75%; do
+		csv_run "$f" "share=$share" $PAPER --hosts $share --background uniform --seed $seed \
+			--algo ring,static:1,static:4,canary
+	done; done
+}
+
+exp4() {	# runtime vs size, 20 % allreduce / 80 % background
+	local f=$RESULTS/exp4-size.csv
+	for seed in $SEEDS; do for bg in none uniform; do
+		for size in 1KiB 4KiB 16KiB 64KiB 256KiB 1MiB 4MiB 16MiB ${BIG_SIZES:-}; do
+			csv_run "$f" "bg=$bg" $PAPER --hosts 20% --size $size --background $bg --seed $seed \
+				--algo ring,static:4,canary
+		done
+	done; done
+}
+
+exp5() {	# concurrent allreduces, and link utilization at 20 tenants
+	local f=$RESULTS/exp5-tenants.csv u=$RESULTS/exp5-util.csv
+	for seed in $SEEDS; do for k in 1 2 4 8 16 32; do
+		csv_run "$f" "tenants=$k" $PAPER --hosts 100% --concurrent $k --background none --seed $seed \
+			--algo ring,static:1,static:4,canary
+	done; done
+	rm -f "$u"
+	util_run "$u" "tenants=20" $PAPER --hosts 100% --concurrent 20 --background none --seed 1 \
+		--algo static:1,static:4,canary
+}
+
+exp6() {	# timeout x noise at 512 hosts
+	local f=$RESULTS/exp6-noise.csv
+	for seed in $SEEDS; do for bg in none uniform; do for noise in 0.0001 0.001 0.01 0.1; do
+		for t in 500ns 1us 1500ns; do
+			csv_run "$f" "bg=$bg,noise=$noise,timeout=$t" $PAPER --hosts 512 --background $bg --noise $noise \
+				--timeout $t --seed $seed --algo canary
+		done
+		csv_run "$f" "bg=$bg,noise=$noise,timeout=-" $PAPER --hosts 512 --background $bg --noise $noise \
+			--seed $seed --algo static:4
+	done; done; done
+}
+
+exp7() {	# the single-switch prototype: 2 hosts into one switch, 32 elements
+	local f=$RESULTS/exp7-tofino.csv topo=$RESULTS/single-switch.topo
+	cat > "$topo" <<TOPO
+# bench/paper.sh exp7: one Tofino, two senders and the leader
+switch S0
+host H0
+host H1
+host H2
+link H0 S0
+link H1 S0
+link H2 S0
+TOPO
+	for seed in $SEEDS; do
+		csv_run "$f" "elements=32" --topology "$topo" --hosts 3 --elements 32 --size 4MiB --background none \
+			--profile tofino1 --seed $seed --algo canary --no-progress
+	done
+}
+
+exps=${*:-1 2 3 4 5 6 7}
+start=$(date +%s)
+for e in $exps; do
+	echo "== experiment $e ($(date +%T))"
+	"exp$e"
+done
+echo "== done in $(( $(date +%s) - start )) s"
+command -v gnuplot >/dev/null && gnuplot bench/plot.gp 2>/dev/null && echo "plots: $RESULTS/*.png"

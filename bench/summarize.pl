@@ -1,0 +1,98 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+# bench/summarize.pl - mean over seeds of the experiment CSVs, as gnuplot
+# .dat files and as markdown tables (printed) for bench/README.md.
+#
+#   bench/summarize.pl [bench/results]
+use strict;
+use warnings;
+
+my $dir = shift // 'bench/results';
+
+sub readcsv {
+	my ($f) = @_;
+	open(my $h, '<', $f) or return ();
+	my $hdr = <$h>;
+	return () unless $hdr;
+	chomp $hdr;
+	my @cols = split /,/, $hdr;
+	my @rows;
+	while (<$h>) {
+		chomp;
+		my @v = split /,/;
+		my %r;
+		@r{@cols} = @v;
+		push @rows, \%r;
+	}
+	return (\@cols, \@rows);
+}
+
+# group rows by the experiment's tag columns + algo; mean goodput/runtime
+sub summarize {
+	my ($name, $ntags) = @_;
+	my ($cols, $rows) = readcsv("$dir/$name.csv");
+	return unless $cols;
+	my @tags = @$cols[0 .. $ntags - 1];
+	my (%sum, %order, @keys);
+	for my $r (@$rows) {
+		my $k = join(',', (map { $r->{$_} } @tags), $r->{algo});
+		push @keys, $k unless exists $sum{$k};
+		my $s = $sum{$k} //= { n => 0, gp => 0, rt => 0, exact => 1, size => $r->{size_bytes} };
+		$s->{n}++;
+		$s->{gp} += $r->{goodput_gbps};
+		$s->{rt} += $r->{runtime_ns};
+		$s->{exact} = 0 if $r->{result_exact} ne 'true';
+	}
+	open(my $out, '>', "$dir/$name.dat") or die "$dir/$name.dat: $!";
+	print $out "# ", join(' ', @tags, 'algo', 'goodput_gbps', 'runtime_us', 'runs', 'exact'), "\n";
+	print "\n### $name\n\n| ", join(' | ', @tags, 'algo', 'goodput (Gb/s)', 'runtime (us)', 'runs', 'exact'), " |\n";
+	print "|", join('|', ('---') x (@tags + 5)), "|\n";
+	for my $k (@keys) {
+		my $s = $sum{$k};
+		my @f = split /,/, $k;
+		printf $out "%s %.3f %.3f %d %d\n", join(' ', @f), $s->{gp} / $s->{n}, $s->{rt} / $s->{n} / 1000,
+			$s->{n}, $s->{exact};
+		printf "| %s | %.1f | %.1f | %d | %s |\n", join(' | ', @f), $s->{gp} / $s->{n}, $s->{rt} / $s->{n} / 1000,
+			$s->{n}, $s->{exact} ? 'yes' : 'NO';
+	}
+	close $out;
+}
+
+sub utilization {
+	my ($name) = @_;
+	my ($cols, $rows) = readcsv("$dir/$name.csv");
+	return unless $cols;
+	my (%h, %sum, %n, @keys);
+	for my $r (@$rows) {
+		my $k = "$r->{tags} $r->{algo}";
+		$k =~ s/"//g;
+		push @keys, $k unless exists $n{$k};
+		my $b = $r->{util} <= 0 ? 0 : int($r->{util} * 10) + 1;
+		$b = 10 if $b > 10;
+		$h{$k}[$b]++;
+		$sum{$k} += $r->{util};
+		$n{$k}++;
+	}
+	open(my $out, '>', "$dir/$name.dat") or die;
+	print $out "# key idle 0-10 10-20 20-30 30-40 40-50 50-60 60-70 70-80 80-90 90+ mean\n";
+	print "\n### $name (share of directed links per utilization bucket, %)\n\n";
+	print "| run | idle | 0-10 | 10-20 | 20-30 | 30-40 | 40-50 | 50-60 | 60-70 | 70-80 | 80-90 | 90+ | mean |\n";
+	print "|", join('|', ('---') x 13), "|\n";
+	for my $k (@keys) {
+		my @p = map { 100 * ($h{$k}[$_] // 0) / $n{$k} } 0 .. 10;
+		(my $kk = $k) =~ s/ /_/g;
+		printf $out "%s %s %.2f\n", $kk, join(' ', map { sprintf '%.2f', $_ } @p), 100 * $sum{$k} / $n{$k};
+		printf "| %s | %s | %.1f |\n", $k, join(' | ', map { sprintf '%.1f', $_ } @p), 100 * $sum{$k} / $n{$k};
+	}
+	close $out;
+}
+
+summarize('exp1-motivation', 2);
+summarize('exp2-trees', 1);
+utilization('exp2-util');
+summarize('exp3-share', 1);
+summarize('exp4-size', 1);
+summarize('exp5-tenants', 1);
+utilization('exp5-util');
+summarize('exp6-noise', 3);
+summarize('exp7-tofino', 1);
