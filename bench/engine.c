@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 		double speedup = r.hops_per_s / base;
 
 		if (csv)
-			printf("%s,%u,%u,%.2f,%.3f,%.4f,%llu,%.0f,%.2f,%.3f,%llu,%llu,%llu,%llu\n", spec, fab->nhosts, w, load,
+			printf("\"%s\",%u,%u,%.2f,%.3f,%.4f,%llu,%.0f,%.2f,%.3f,%llu,%llu,%llu,%llu\n", spec, fab->nhosts, w, load,
 			       (double)r.emulated / 1e6, r.wall_s, (unsigned long long)r.hops, r.hops_per_s,
 			       1e9 / r.hops_per_s, speedup, (unsigned long long)r.events, (unsigned long long)r.windows,
 			       (unsigned long long)r.cross, (unsigned long long)emu_peak_rss());

@@ -141,15 +141,21 @@ static struct emu_fabric *fattree3(const struct params *p, char *err, size_t err
 
 	for (uint32_t e = 0; e < nedge; e++) {
 		snprintf(name, sizeof(name), "E%u", e);
-		fab->nodes[emu_fabric_add_node(fab, EMU_NODE_SWITCH, name)].level = 1;
+		uint32_t id = emu_fabric_add_node(fab, EMU_NODE_SWITCH, name);	/* may move fab->nodes */
+
+		fab->nodes[id].level = 1;
 	}
 	for (uint32_t a = 0; a < nedge; a++) {
 		snprintf(name, sizeof(name), "A%u", a);
-		fab->nodes[emu_fabric_add_node(fab, EMU_NODE_SWITCH, name)].level = 2;
+		uint32_t id = emu_fabric_add_node(fab, EMU_NODE_SWITCH, name);
+
+		fab->nodes[id].level = 2;
 	}
 	for (uint32_t c = 0; c < ncore; c++) {
 		snprintf(name, sizeof(name), "C%u", c);
-		fab->nodes[emu_fabric_add_node(fab, EMU_NODE_SWITCH, name)].level = 3;
+		uint32_t id = emu_fabric_add_node(fab, EMU_NODE_SWITCH, name);
+
+		fab->nodes[id].level = 3;
 	}
 	uint32_t A0 = nedge, C0 = 2 * nedge;
 
