@@ -23,7 +23,8 @@ csv_run() {
 	fi
 	[ -s "$file" ] || printf '%s,%s\n' "$names" "$(printf '%s\n' "$out" | head -1)" > "$file"
 	printf '%s\n' "$out" | tail -n +2 | sed "s/^/$values,/" >> "$file"
-	printf '%s\n' "$out" | tail -n +2 | awk -F, -v t="$tags" '{ printf "  %-40s %-9s %9.2f us %7.2f Gb/s exact=%s\n", t, $1, $8/1000, $10, $11 }'
+	printf '%s\n' "$out" | tail -n +2 | T="$tags" perl -MText::ParseWords -ne 'chomp; my @f = parse_line(",", 0, $_);
+		printf "  %-40s %-9s %9.2f us %7.2f Gb/s exact=%s\n", $ENV{T}, $f[0], $f[7] / 1000, $f[9], $f[10];'
 }
 
 # util_run FILE TAGS ARGS...: the per-link utilization of one run (one row per link)

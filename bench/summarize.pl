@@ -6,6 +6,7 @@
 #   bench/summarize.pl [bench/results]
 use strict;
 use warnings;
+use Text::ParseWords qw(parse_line);
 
 my $dir = shift // 'bench/results';
 
@@ -15,11 +16,11 @@ sub readcsv {
 	my $hdr = <$h>;
 	return () unless $hdr;
 	chomp $hdr;
-	my @cols = split /,/, $hdr;
+	my @cols = parse_line(',', 0, $hdr);
 	my @rows;
 	while (<$h>) {
 		chomp;
-		my @v = split /,/;
+		my @v = parse_line(',', 0, $_);
 		my %r;
 		@r{@cols} = @v;
 		push @rows, \%r;

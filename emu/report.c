@@ -215,7 +215,7 @@ void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n)
 		for (unsigned i = 0; i < res[k].nar; i++) {
 			const struct emu_scn_ar *a = &res[k].ar[i];
 
-			fprintf(r->out, "%s,%s,%u,%u,%llu,%u,%llu,%.3f,%.3f,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
+			fprintf(r->out, "%s,\"%s\",%u,%u,%llu,%u,%llu,%.3f,%.3f,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
 					"%llu,%llu,%llu,%.3f,%.6f,%llu,%.1f,%u,%llu\n",
 				res[k].algo, res[k].topology, a->tenant, a->hosts, (unsigned long long)a->size_bytes,
 				r->cfg->elements, (unsigned long long)r->cfg->seed, (double)a->runtime / 1e3,
