@@ -25,6 +25,7 @@ LIBEMU = emu/libemu.a
 PROGS = emu/canary-emu bench/engine
 TEST_SRC = $(wildcard t/*.c)
 TESTS = $(TEST_SRC:.c=.t)
+SCRIPT_TESTS = $(wildcard t/*.py)
 
 OBJS = $(EMU_OBJ) emu/main.o bench/engine.o $(TEST_SRC:.c=.o)
 DEPS = $(OBJS:.o=.d)
@@ -56,7 +57,7 @@ t/%.t: t/%.o $(LIBEMU)
 # parallel, then the ones that measure wall-clock time alone (*-wall*.t), so
 # that other tests do not steal their cores.
 # TESTS_ONLY='t/00*.t' narrows it (CI uses that for ThreadSanitizer).
-CHECK_TESTS = $(if $(TESTS_ONLY),$(wildcard $(TESTS_ONLY)),$(TESTS))
+CHECK_TESTS = $(if $(TESTS_ONLY),$(wildcard $(TESTS_ONLY)),$(TESTS) $(SCRIPT_TESTS))
 SERIAL_TESTS = $(filter %wallclock.t,$(CHECK_TESTS))
 PAR_TESTS = $(filter-out $(SERIAL_TESTS),$(CHECK_TESTS))
 

@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: MIT
+"""hw/canary_cp.py - control plane of hw/canary.p4.
+
+Pure functions (tested by t/0051-hw-controlplane.py with Debian's python3)
+compute every table entry; setup() writes them through bfrt_python in the
+SDE's bfshell:
+
+    bfshell -b hw/canary_cp.py        (with CANARY_CONFIG=path/to/config.json)
+
+The configuration names the switch address, its front-panel ports, the
+leaders that hang off it, the routes (prefix -> [(port, next-hop MAC)]) and
+the timeout.
+"""
+
+import json
+import os
+
+N_DESC = 32768
+PKTGEN_PORT = 68          # pipe 0 packet generator
+PKTGEN_APP = 1
+
+
+def port_onehot(ports):
+    """Ingress/egress one-hot entries: the i-th front-panel port of the
+    switch gets bit i (bits 0..31, the children bitmap)."""
+    if len(ports) > 32:
+        raise ValueError("the children bitmap has 32 bits: at most 32 ports")
+    return [(dev_port, 1 << i) for i, dev_port in enumerate(ports)]
+
+
+def paper_shard_groups(p, s):
+    """The paper's sharded multicast groups (sec. 4.2): the p-bit children
+    bitmap in s shards of p/s bits, one group per (shard, value):
+    2^(p/s) * s groups. Returns [(mgid, shard, [port index, ...])]; mgid 0
+    is never used (it means "no multicast" in TNA)."""
+    if p % s:
+        raise ValueError("p must be a multiple of s")
+    w = p // s
+    groups = []
+    mgid = 1
+    for shard in range(s):
+        for value in range(1 << w):
+            members = [shard * w + b for b in range(w) if value >> b & 1]
+            groups.append((mgid, shard, members))
+            mgid += 1
+    return groups
+
+
+def paper_mgid(children, p, s):
+    """MGIDs a broadcast to the @children bitmap needs under the paper's
+    scheme: one per non-empty shard (TNA carries two per pass)."""
+    w = p // s
+    out = []
+    for shard in range(s):
+        value = children >> (shard * w) & ((1 << w) - 1)
+        if value:
+            out.append(1 + shard * (1 << w) + value)
+    return out
+
+
+def canary_mcast_groups(ports):
+    """What hw/canary.p4 uses: two shards of 16 ports, MGID 1 = ports 0..15,
+    MGID 2 = ports 16..31, pruned to the children in egress; every node gets
+    rid 1 so egress knows a copy carries the bridged bitmap."""
+    dev = [d for d, _ in port_onehot(ports)]
+    return [(1, dev[:16]), (2, dev[16:32])]
+
+
+def pktgen_config(timeout_ns, tick_ns, n_desc=N_DESC):
+    """The clock app: a batch of n_desc packets (packet i checks slot i),
+    tick_ns apart, repeated back to back. A descriptor flushes between
+    timeout and timeout + n_desc * tick (the sweep period)."""
+    if tick_ns <= 0:
+        raise ValueError("tick must be positive")
+    sweep = n_desc * tick_ns
+    return {
+        "app_id": PKTGEN_APP, "trigger": "TRIGGER_PERIODIC",
+        "batch_count_cfg": 0, "packets_per_batch_cfg": n_desc - 1,
+        "ibg": tick_ns, "ipg": tick_ns, "timer_nanosec": sweep,
+        "resolution_ns": sweep, "worst_case_flush_ns": timeout_ns + sweep,
+    }
+
+
+def route_entries(routes):
+    """LPM entries for the route table (IPv4 and Canary leaders alike):
+    {"10.0.0.0/24": [[port, "02:00:..."], ...]} -> [(addr, plen, [(port, mac)])]."""
+    out = []
+    for prefix, hops in routes.items():
+        addr, plen = prefix.split("/")
+        parts = [int(x) for x in addr.split(".")]
+        if len(parts) != 4 or not all(0 <= x < 256 for x in parts) or not 0 <= int(plen) <= 32:
+            raise ValueError("bad prefix %r" % prefix)
+        out.append((addr, int(plen), [(int(p), m) for p, m in hops]))
+    return out
+
+
+def setup(bfrt, cfg):  # pragma: no cover - needs the SDE
+    """Write every table through bfrt_python."""
+    p4 = bfrt.canary.pipe
+    ig = p4.Ingress
+    for dev_port, bit in port_onehot(cfg["ports"]):
+        ig.port_onehot.add_with_set_onehot(ingress_port=dev_port, bit_=bit)
+        p4.Egress.eg_port_onehot.add_with_set_onehot(egress_port=dev_port, bit_=bit)
+    ig.switch_addr.set_default_with_set_switch(addr=cfg["switch_addr"])
+    for leader in cfg.get("leaders", []):
+        ig.leader_local.add_with_set_root(dst=leader)
+    member = 1
+    for addr, plen, hops in route_entries(cfg["routes"]):
+        members = []
+        for port, mac in hops:
+            ig.ecmp_profile.add_with_fwd(action_member_id=member, port=port, dmac=mac)
+            members.append(member)
+            member += 1
+        ig.ecmp_sel.entry(selector_group_id=member, max_group_size=64, action_member_id=members,
+                          action_member_status=[True] * len(members)).push()
+        ig.route.add(md_route_ip=addr, md_route_ip_p_length=plen, selector_group_id=member)
+        member += 1
+    pre = bfrt.pre
+    node = 1
+    for mgid, dev_ports in canary_mcast_groups(cfg["ports"]):
+        pre.node.entry(multicast_node_id=node, multicast_rid=1, multicast_lag_id=[],
+                       dev_port=dev_ports).push()
+        pre.mgid.entry(mgid=mgid, multicast_node_id=[node], multicast_node_l1_xid_valid=[False],
+                       multicast_node_l1_xid=[0]).push()
+        node += 1
+    pg = pktgen_config(cfg.get("timeout_ns", 1000), cfg.get("tick_ns", 1))
+    bfrt.tf1.pktgen.app_cfg.entry_with_trigger_timer_periodic(
+        app_id=pg["app_id"], timer_nanosec=pg["timer_nanosec"], app_enable=True,
+        pkt_len=64, pkt_buffer_offset=0, pipe_local_source_port=PKTGEN_PORT,
+        increment_source_port=False, batch_count_cfg=pg["batch_count_cfg"],
+        packets_per_batch_cfg=pg["packets_per_batch_cfg"], ibg=pg["ibg"], ibg_jitter=0,
+        ipg=pg["ipg"], ipg_jitter=0, batch_counter=0, pkt_counter=0, trigger_counter=0).push()
+
+
+if __name__ == "__main__" and "bfrt" in globals():  # pragma: no cover
+    with open(os.environ.get("CANARY_CONFIG", "canary.json")) as f:
+        setup(globals()["bfrt"], json.load(f))

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: hw/canary.p4 against the emulator: the Canary header's fields,
+ * widths and order against wire.h (DESIGN §5), the element count, the
+ * EtherType and opcodes, the table size, and the stateful ALUs (one
+ * Register per descriptor register and per element) against the tofino1
+ * resource model for the same configuration (32 elements, 32K descriptors,
+ * 32 ports: 39 of 48).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/tofino.h"
+#include "emu/wire.h"
+#include "tap.h"
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+		n = 0;
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* the fields of "header NAME { bit<W> f; ... }" in order */
+static int fields(const char *src, const char *name, char names[][32], int *widths, int max)
+{
+	char open[64];
+	const char *p, *end;
+	int n = 0;
+
+	snprintf(open, sizeof(open), "header %s {", name);
+	p = strstr(src, open);
+	if (!p)
+		return -1;
+	p += strlen(open);
+	end = strchr(p, '}');
+	while (p < end && n < max) {
+		const char *b = strstr(p, "bit<");
+
+		if (!b || b > end)
+			break;
+		int w;
+		char f[32];
+
+		if (sscanf(b, "bit<%d> %31[a-z_0-9]", &w, f) != 2)
+			break;
+		widths[n] = w;
+		strcpy(names[n], f);
+		n++;
+		p = strchr(b, ';') + 1;
+	}
+	return n;
+}
+
+static int count(const char *src, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(src, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static long define(const char *src, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "#define %s ", name);
+	p = strstr(src, key);
+	return p ? strtol(p + strlen(key), NULL, 0) : -1;
+}
+
+int main(void)
+{
+	char *src = slurp("hw/canary.p4");
+	char names[64][32];
+	int widths[64];
+
+	if (!src)
+		skip_all("hw/canary.p4 not found (run from the top directory)");
+	plan(9);
+
+	/* the header, field by field, as wire.h lays it out */
+	static const struct {
+		const char *name;
+		int bits;
+		int off;	/* byte offset in the Canary header, from wire.c */
+	} want[] = {
+		{ "dst", 32, 0 }, { "id", 32, 4 }, { "counter", 16, 8 }, { "hosts", 16, 10 },
+		{ "children", 32, 12 }, { "switch_addr", 16, 16 }, { "bypass", 1, 18 }, { "multicast", 1, 18 },
+		{ "opcode", 6, 18 },
+	};
+	int n = fields(src, "canary_h", names, widths, 64);
+	int same = n == 9, bits = 0;
+
+	for (int i = 0; same && i < n; i++) {
+		if (strcmp(names[i], want[i].name) || widths[i] != want[i].bits || bits / 8 != want[i].off) {
+			diag("field %d: %s bit<%d> at byte %d, expected %s bit<%d> at byte %d", i, names[i], widths[i],
+			     bits / 8, want[i].name, want[i].bits, want[i].off);
+			same = 0;
+		}
+		bits += widths[i];
+	}
+	ok(same, "canary_h: the nine fields of DESIGN §5 in the paper's order, with wire.h's widths and offsets");
+	is_int(bits, 8 * EMU_CANARY_HLEN, "canary_h is %d bytes, as EMU_CANARY_HLEN", EMU_CANARY_HLEN);
+	ok(EMU_CANARY_F_BYPASS == 0x80 && EMU_CANARY_F_MULTICAST == 0x40 && EMU_CANARY_OP_MASK == 0x3f,
+	   "flags byte: bypass bit 7, multicast bit 6, opcode bits 5..0 in both");
+
+	int ne = fields(src, "data_h", names, widths, 64), allw = ne == 32;
+
+	for (int i = 0; i < ne; i++)
+		allw = allw && widths[i] == 32;
+	ok(allw, "data_h: 32 elements of bit<32> (one Tofino-1 pass)");
+
+	ok(strstr(src, "ETHERTYPE_CANARY = 0x88B5") && EMU_ETHERTYPE_CANARY == 0x88B5, "EtherType 0x88B5 in both");
+	char op[64];
+	int ops = 1;
+
+	snprintf(op, sizeof(op), "OP_REDUCE = %d;", EMU_CANARY_OP_REDUCE);
+	ops = ops && strstr(src, op);
+	snprintf(op, sizeof(op), "OP_BCAST = %d;", EMU_CANARY_OP_BCAST);
+	ops = ops && strstr(src, op);
+	snprintf(op, sizeof(op), "OP_RESTORE = %d;", EMU_CANARY_OP_RESTORE);
+	ops = ops && strstr(src, op);
+	ok(ops, "opcodes REDUCE, BCAST, RESTORE have wire.h's values");
+
+	struct tofino_need need;
+
+	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, &need);
+	is_int(define(src, "N_DESC"), need.descriptors, "N_DESC = the tofino1 table (%u)", need.descriptors);
+	int regs = count(src, "Register<bit<");
+
+	is_int(regs, need.salu, "one Register (stateful ALU) per descriptor register and element: %d = the model's %u",
+	       regs, need.salu);
+	is_int(count(src, "Register<bit<32>, bit<15>>(N_DESC, 0) r_e"), 32, "32 element registers");
+	free(src);
+	return done_testing();
+}

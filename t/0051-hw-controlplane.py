@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# The control plane's pure functions (hw/canary_cp.py), as TAP for prove.
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hw"))
+import canary_cp as cp  # noqa: E402
+
+n = 0
+bad = 0
+
+
+def ok(cond, what):
+    global n, bad
+    n += 1
+    if not cond:
+        bad += 1
+    print("%sok %d - %s" % ("" if cond else "not ", n, what))
+
+
+print("1..10")
+g = cp.paper_shard_groups(64, 4)
+ok(len(g) == 2 ** 16 * 4 == 262144, "64 ports in 4 shards: 2^16 x 4 = 262144 groups (the paper's figure)")
+ok(len(cp.paper_shard_groups(32, 4)) == 1024, "32 ports in 4 shards: 1024 groups")
+ok(len({m for m, _, _ in g}) == len(g) and min(m for m, _, _ in g) == 1, "group ids unique, 0 unused")
+# the groups of a bitmap cover exactly its ports
+bitmap = (1 << 0) | (1 << 5) | (1 << 17) | (1 << 63)
+ids = cp.paper_mgid(bitmap, 64, 4)
+by_id = {m: members for m, _, members in g}
+ok(sorted(p for i in ids for p in by_id[i]) == [0, 5, 17, 63], "a bitmap's groups cover exactly its ports")
+ok(len(ids) == 3, "three non-empty shards: three groups (TNA carries two per pass)")
+oh = cp.port_onehot([0, 4, 8, 12])
+ok(oh == [(0, 1), (4, 2), (8, 4), (12, 8)], "port one-hot bits follow the port order")
+try:
+    cp.port_onehot(list(range(33)))
+    ok(False, "33 ports refused")
+except ValueError:
+    ok(True, "33 ports refused (32-bit children bitmap)")
+mg = cp.canary_mcast_groups(list(range(100, 132)))
+ok(mg[0] == (1, list(range(100, 116))) and mg[1] == (2, list(range(116, 132))),
+   "canary.p4 groups: MGID 1 = first 16 ports, MGID 2 = the next 16")
+pg = cp.pktgen_config(1000, 1)
+ok(pg["resolution_ns"] == 32768 and pg["worst_case_flush_ns"] == 33768,
+   "pktgen: 32768 slots at 1 ns sweep in 32.768 us; flush by timeout + sweep")
+r = cp.route_entries({"10.0.0.0/24": [[1, "02:00:00:00:00:01"]]})
+ok(r == [("10.0.0.0", 24, [(1, "02:00:00:00:00:01")])], "route entries parsed")
+sys.exit(1 if bad else 0)
