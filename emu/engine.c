@@ -474,6 +474,23 @@ static void plan_window(void *arg)
 			eng->st.stopped = true;
 		}
 	}
+	/* watchdog: nothing moved for cfg.stall of emulated time */
+	if (eng->cfg.stall && eng->expect_done && next != EMU_TIME_INF) {
+		uint64_t prog = 0;
+
+		for (unsigned i = 0; i < eng->nworkers; i++)
+			prog += eng->workers[i].progress;
+		if (prog != eng->progress_seen || eng->st.last_progress == 0) {
+			eng->progress_seen = prog;
+			eng->st.last_progress = next;
+		} else if (next - eng->st.last_progress > eng->cfg.stall && eng->ndone < eng->expect_done) {
+			eng->st.stalled = true;
+			eng->st.stopped = true;
+			eng->done = true;
+			eng->st.emulated = next;
+			return;
+		}
+	}
 	/* every expected completion happened: stop one lookahead after the last */
 	if (eng->expect_done && eng->ndone >= eng->expect_done && eng->st.last_done + eng->lookahead < eng->stop_at) {
 		eng->stop_at = eng->st.last_done + eng->lookahead;

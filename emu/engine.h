@@ -149,6 +149,9 @@ struct emu_engine_cfg {
 	 * every 100 ms of wall time, with the emulated time and completions */
 	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
 	void *progress_ctx;
+	/* watchdog: with completions expected, stop when no node reported
+	 * progress (emu_node_progress) for this long; 0: no watchdog */
+	emu_time_t stall;
 };
 
 #define EMU_DEFAULT_BUFFER (128 * 1024)
@@ -171,6 +174,8 @@ struct emu_run_stats {
 	bool kept_up;
 	bool stopped;			/* ended by emu_stop()/cfg.end rather than running dry */
 	uint64_t done;			/* emu_node_done() calls */
+	bool stalled;			/* ended by the watchdog */
+	emu_time_t last_progress;	/* window of the last emu_node_progress() */
 	emu_time_t last_done;		/* time of the latest */
 	uint64_t pool_frames;		/* frames carved from chunks (memory use) */
 };
@@ -262,6 +267,9 @@ void emu_stop(struct emu_node *n);
  */
 void emu_node_done(struct emu_node *n);
 
+/* emu_node_progress - something useful happened (feeds the stall watchdog). */
+static inline void emu_node_progress(struct emu_node *n);
+
 /* emu_port_busy - is @port's serializer busy or its queue non-empty? */
 static inline bool emu_port_busy(const struct emu_node *n, unsigned port);
 
@@ -285,6 +293,15 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
  * queue is above half the buffer), ecmp (hash), leastloaded.
  */
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
+
+struct emu_worker_pub {
+	uint64_t progress;
+};
+
+static inline void emu_node_progress(struct emu_node *n)
+{
+	((struct emu_worker_pub *)n->w)->progress++;
+}
 
 static inline bool emu_port_busy(const struct emu_node *n, unsigned port)
 {

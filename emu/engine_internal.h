@@ -15,6 +15,7 @@
 #include "util.h"
 
 struct emu_worker {
+	uint64_t progress;	/* first: struct emu_worker_pub in engine.h */
 	unsigned id;
 	struct emu_engine *eng;
 	pthread_t thread;
@@ -67,6 +68,7 @@ struct emu_engine {
 	bool done;
 	uint64_t expect_done;
 	uint64_t ndone;
+	uint64_t progress_seen;
 
 	/* routing, RCU-published */
 	struct emu_routes *routes;

@@ -79,6 +79,7 @@ static void block_fn(void *arg, size_t off, const int32_t *d, size_t n)
 	struct emu_host_state *s = arg;
 
 	s->delivered += n;
+	emu_node_progress(s->node);
 	s->cfg->check(s->cfg, s, off, d, n);
 }
 

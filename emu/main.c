@@ -54,6 +54,7 @@ static void usage(FILE *f)
 	      "  --retx-timeout T     host retransmission timeout (default 2 x RTT)\n"
 	      "  --max-failures K     re-issues of a block before host-based fallback (default 3)\n"
 	      "  --time-limit T       give up at this emulated time (default 100ms)\n"
+	      "  --stall T            give up when no block completed for T of emulated time (default 5ms)\n"
 	      "  --seed N             placement, inputs, roots, loss, noise (default 1)\n"
 	      "  --workers N|per-node worker threads (default: cores available)\n"
 	      "  --clock NAME         virtual | wall (default virtual)\n"
@@ -120,7 +121,7 @@ int main(int argc, char **argv)
 		O_TOPO = 256, O_ALGO, O_HOSTS, O_SIZE, O_ELEM, O_CONC, O_BG, O_BGMSG, O_TIMEOUT, O_TIMER, O_TICK,
 		O_ROUTING, O_NOISE, O_LOSS, O_LOSSY, O_BUFFER, O_FAIL, O_PROFILE, O_DESC, O_SHARDS, O_RES, O_WINDOW,
 		O_RETX, O_MAXF, O_LIMIT, O_SEED, O_WORKERS, O_CLOCK, O_DIL, O_PCAP, O_PCAPL, O_JSON, O_CSV, O_PROG,
-		O_NOPROG, O_HELP, O_DROP,
+		O_NOPROG, O_HELP, O_DROP, O_STALL,
 	};
 	static const struct option opts[] = {
 		{ "topology", required_argument, NULL, O_TOPO }, { "algo", required_argument, NULL, O_ALGO },
@@ -140,7 +141,8 @@ int main(int argc, char **argv)
 		{ "dilation", required_argument, NULL, O_DIL }, { "pcap", required_argument, NULL, O_PCAP },
 		{ "pcap-link", required_argument, NULL, O_PCAPL }, { "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV }, { "progress", no_argument, NULL, O_PROG },
-		{ "no-progress", no_argument, NULL, O_NOPROG }, { "drop", required_argument, NULL, O_DROP }, { "help", no_argument, NULL, O_HELP }, { 0 },
+		{ "no-progress", no_argument, NULL, O_NOPROG }, { "drop", required_argument, NULL, O_DROP },
+		{ "stall", required_argument, NULL, O_STALL }, { "help", no_argument, NULL, O_HELP }, { 0 },
 	};
 	int o;
 
@@ -287,6 +289,10 @@ int main(int argc, char **argv)
 		case O_LIMIT:
 			if (emu_parse_time(a, &cfg.limit) || cfg.limit == 0)
 				return bad("--time-limit", a, "is not a time with a unit (e.g. 100ms)");
+			break;
+		case O_STALL:
+			if (emu_parse_time(a, &cfg.stall))
+				return bad("--stall", a, "is not a time with a unit (e.g. 5ms; 0 turns the watchdog off)");
 			break;
 		case O_SEED:
 			if (emu_parse_u64(a, &cfg.seed))

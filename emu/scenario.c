@@ -59,6 +59,7 @@ void emu_scenario_defaults(struct emu_scn_cfg *c)
 	c->seed = 1;
 	c->max_failures = 3;
 	c->limit = 100 * EMU_MS;
+	c->stall = 5 * EMU_MS;
 }
 
 int emu_fail_parse(const char *s, struct emu_fail *f)
@@ -459,7 +460,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || cfg->loss > 0,
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
-		.progress = cfg->progress, .progress_ctx = cfg->progress_ctx,
+		.progress = cfg->progress, .progress_ctx = cfg->progress_ctx, .stall = cfg->stall,
 	};
 
 	if (cfg->loss > 0)
@@ -635,11 +636,19 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		if (a->runtime > res->runtime)
 			res->runtime = a->runtime;
 		res->goodput_gbps += a->goodput_gbps / K;
-		if (!a->finished && !res->stuck[0])
-			snprintf(res->stuck, sizeof(res->stuck),
-				 "allreduce %u: %llu of %u hosts without their whole result at %.3f us (limit %.3f us)", t,
-				 (unsigned long long)a->unfinished_hosts, a->hosts, (double)T / 1e6,
-				 (double)cfg->limit / 1e6);
+		if (!a->finished && !res->stuck[0]) {
+			if (res->run.stalled)
+				snprintf(res->stuck, sizeof(res->stuck),
+					 "allreduce %u: %llu of %u hosts without their whole result; no block completed "
+					 "since %.3f us (stopped at %.3f us, --stall %.3f us)", t,
+					 (unsigned long long)a->unfinished_hosts, a->hosts,
+					 (double)res->run.last_progress / 1e6, (double)T / 1e6, (double)cfg->stall / 1e6);
+			else
+				snprintf(res->stuck, sizeof(res->stuck),
+					 "allreduce %u: %llu of %u hosts without their whole result at %.3f us (limit %.3f us)",
+					 t, (unsigned long long)a->unfinished_hosts, a->hosts, (double)T / 1e6,
+					 (double)cfg->limit / 1e6);
+		}
 	}
 	/* switches */
 	double occ = 0;

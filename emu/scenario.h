@@ -77,6 +77,7 @@ struct emu_scn_cfg {
 	emu_time_t retx_timeout;
 	unsigned max_failures;
 	emu_time_t limit;		/* give up at this emulated time */
+	emu_time_t stall;		/* give up after this long without a block completing */
 	uint64_t buffer_bytes;
 	bool resources_only;		/* compute the switch program, do not run */
 	/* a pcap of chosen links, or NULL */

@@ -92,7 +92,7 @@ static double json_num(const char *key)
 
 int main(void)
 {
-	plan(38);
+	plan(39);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -148,6 +148,8 @@ int main(void)
 	int rc = sh(EMU SMALL " --algo canary --time-limit 2us");
 
 	ok(rc == 1 && strstr(out, "without their whole result"), "a run that cannot finish: exit 1, says where it is stuck");
+	rc = sh(EMU SMALL " --algo canary --fail switch:L0@3us --stall 200us");
+	ok(rc == 1 && strstr(out, "no block completed since"), "a run that stops making progress: exit 1 after --stall");
 
 	/* JSON */
 	rc = sh(EMU SMALL " --algo canary --json");
