@@ -348,8 +348,9 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		snprintf(err, errlen, "--algo static:N: N = %u is not in [1, 64]", cfg->ntrees);
 		return -EINVAL;
 	}
-	if (cfg->algo == LH_ALGO_STATIC && (cfg->loss > 0 || cfg->nfail || cfg->ndrop)) {
-		snprintf(err, errlen, "--algo static: static trees have no loss recovery; use --loss/--fail with canary or ring");
+	if (cfg->algo == LH_ALGO_STATIC && (cfg->loss > 0 || cfg->lossy || cfg->nfail || cfg->ndrop)) {
+		snprintf(err, errlen, "--algo static: static trees have no loss recovery; use --loss/--lossy/--fail/--drop "
+				      "with canary or ring");
 		return -EINVAL;
 	}
 	fab = topo_load(cfg->topology, err, errlen);
@@ -513,7 +514,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees, .window = cfg->window,
 		.rtt = base_rtt(fab, cfg->elements), .switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout : 0,
 		.retx_timeout = cfg->retx_timeout, .max_failures = cfg->max_failures, .noise = cfg->noise,
-		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->nfail > 0 || cfg->ndrop > 0,
+		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0,
 	};
 
 	hc = emu_xcalloc(nh, sizeof(*hc));
