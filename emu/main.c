@@ -428,12 +428,15 @@ int main(int argc, char **argv)
 		nres++;
 	}
 	/* what was computed is reported even if a later run failed */
-	if (out == OUT_TEXT && nres)
-		report_text_end(&rep, res, nres);
-	else if (out == OUT_JSON)
-		report_json(&rep, res, nres);
-	else
+	if (out == OUT_TEXT) {
+		if (nres)
+			report_text_end(&rep, res, nres);
+	} else if (out == OUT_JSON) {
+		if (nres)
+			report_json(&rep, res, nres);
+	} else {
 		report_csv(&rep, res, nres);
+	}
 	for (unsigned i = 0; i < nres; i++)
 		emu_scenario_result_fini(&res[i]);
 	return status;

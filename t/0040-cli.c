@@ -92,7 +92,7 @@ static double json_num(const char *key)
 
 int main(void)
 {
-	plan(39);
+	plan(40);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -115,6 +115,8 @@ int main(void)
 	bad_opt("--topology /nonexistent/file", "cannot open");
 	bad_opt("--hosts 5000 --algo canary", "--hosts");
 	bad_opt(SMALL " --algo canary --fail switch:S9@1us", "--fail");
+	ok(sh(EMU SMALL " --algo static:1 --lossy") == 2 && !strstr(out, "algo,") && !strstr(out, "# algo"),
+	   "an input error prints the reason only, no empty report");
 
 	/* topology files */
 	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0:0\nlink H1 L0:0\n", "5: port 0 of L0 is used twice");
