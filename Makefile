@@ -18,7 +18,7 @@ EMU_SRC = emu/util.c emu/event.c emu/ring.c emu/barrier.c emu/frame.c emu/units.
 	emu/wire.c emu/fwd.c emu/trafgen.c emu/canary_sw.c emu/tofino.c \
 	emu/host_model.c emu/scenario.c emu/pcap.c emu/report.c \
 	topologies/fattree.c topologies/file.c \
-	libhost/host.c libhost/canary.c libhost/static.c libhost/ring.c
+	libhost/host.c libhost/canary.c libhost/ring.c
 EMU_OBJ = $(EMU_SRC:.c=.o)
 LIBEMU = emu/libemu.a
 

@@ -28,6 +28,7 @@ enum { D_FREE = 0, D_OPEN, D_FLUSHED };
 #define T_DESC (1ULL << 60)
 #define T_PKTGEN (2ULL << 60)
 #define T_PIPE (3ULL << 60)
+#define T_HOLD (4ULL << 60)
 #define T_KIND(c) ((c) & (0xfULL << 60))
 
 struct desc {
@@ -270,8 +271,10 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	emu_time_t now = emu_node_now(n);
 
 	s->st.reduce_rx++;
-	if (d->state != D_FREE && d->id != h->id && d->state == D_FLUSHED && now - d->ts > EMU_SW_RECLAIM)
+	if (d->state != D_FREE && d->id != h->id && d->state == D_FLUSHED && now - d->ts > EMU_SW_RECLAIM) {
+		s->st.reclaimed++;
 		desc_free(n, s, d, slot);	/* abandoned block: reclaim */
+	}
 	if (d->state == D_FREE) {
 		d->id = h->id;
 		d->leader = h->dst;
@@ -402,6 +405,38 @@ static uint32_t tree_slot(struct sw_state *s, uint32_t id, unsigned tree)
 static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h,
 			unsigned nelem);
 
+/* Replay frames that waited for a slot. */
+static void tree_release_held(struct emu_node *n, struct sw_state *s, struct emu_frame *held)
+{
+	while (held) {
+		struct emu_frame *next = held->next;
+		struct emu_canary_hdr hh;
+		unsigned ne;
+
+		held->next = NULL;
+		if (emu_wire_canary_parse(held->data, held->len, &hh, &ne) == EMU_WIRE_OK)
+			tree_reduce(n, s, held, &hh, ne);
+		else
+			emu_frame_free(n, held);
+		held = next;
+	}
+}
+
+/*
+ * A static-tree block that never completed here (a contribution was lost;
+ * the hosts recovered it without the tree) would hold its slot forever:
+ * after EMU_SW_RECLAIM the slot is freed for the blocks waiting on it.
+ */
+static void tree_reclaim(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot)
+{
+	struct emu_frame *held = d->held;
+
+	d->held = NULL;
+	s->st.reclaimed++;
+	desc_free(n, s, d, slot);
+	tree_release_held(n, s, held);
+}
+
 static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot,
 			  const struct emu_sw_tree_node *tn, unsigned tree)
 {
@@ -427,18 +462,7 @@ static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d
 		emu_send(n, tn->parent, f);
 	}
 	/* frames of a later block that waited for this slot */
-	while (held) {
-		struct emu_frame *next = held->next;
-		struct emu_canary_hdr hh;
-		unsigned ne;
-
-		held->next = NULL;
-		if (emu_wire_canary_parse(held->data, held->len, &hh, &ne) == EMU_WIRE_OK)
-			tree_reduce(n, s, held, &hh, ne);
-		else
-			emu_frame_free(n, held);
-		held = next;
-	}
+	tree_release_held(n, s, held);
 }
 
 static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h,
@@ -457,18 +481,24 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 	emu_time_t now = emu_node_now(n);
 
 	s->st.reduce_rx++;
+	if (d->state != D_FREE && d->id != h->id && now - d->ts > EMU_SW_RECLAIM)
+		tree_reclaim(n, s, d, slot);	/* its block was recovered by the hosts */
 	if (d->state != D_FREE && d->id != h->id) {
-		/* the previous block of this slot is not done here yet: wait */
+		/* the previous block of this slot is not done here yet: wait
+		 * (and look again when it would be abandoned) */
 		s->st.tree_collisions++;
 		f->next = NULL;
 		struct emu_frame **pp = &d->held;
 
+		if (!*pp)
+			emu_timer_at(n, d->ts + EMU_SW_RECLAIM + 1, T_HOLD | (uint64_t)(d->gen & 0x0fffffff) << 32 | slot);
 		while (*pp)
 			pp = &(*pp)->next;
 		*pp = f;
 		return;
 	}
 	if (d->state == D_FREE) {
+		d->gen++;
 		d->id = h->id;
 		d->leader = h->dst;
 		d->counter = 0;
@@ -625,6 +655,15 @@ static void sw_timer(struct emu_node *n, uint64_t cookie)
 		if ((uint32_t)cookie == s->tick_gen && s->ticking)
 			pktgen_tick(n, s);
 		break;
+	case T_HOLD: {
+		uint32_t slot = (uint32_t)cookie;
+		struct desc *d = &s->table[slot];
+
+		if (d->state != D_FREE && (d->gen & 0x0fffffff) == ((uint32_t)(cookie >> 32) & 0x0fffffff) && d->held &&
+		    emu_node_now(n) - d->ts > EMU_SW_RECLAIM)
+			tree_reclaim(n, s, d, slot);
+		break;
+	}
 	case T_PIPE: {
 		struct pipeq *q = &s->pipe[cookie & 0xffff];
 		struct emu_frame *f = q->head;

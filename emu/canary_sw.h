@@ -101,6 +101,7 @@ struct emu_sw_stats {
 	uint64_t restore_copies;
 	uint64_t malformed;		/* dropped: truncated/inconsistent */
 	uint64_t tree_collisions;	/* static: slot held by another block */
+	uint64_t reclaimed;		/* slots of abandoned blocks taken back */
 	uint64_t recirc_delayed;	/* frames that waited for the pipeline */
 	emu_time_t recirc_wait;		/* total pipeline waiting time */
 	uint64_t pktgen_ticks;

@@ -348,11 +348,6 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		snprintf(err, errlen, "--algo static:N: N = %u is not in [1, 64]", cfg->ntrees);
 		return -EINVAL;
 	}
-	if (cfg->algo == LH_ALGO_STATIC && (cfg->loss > 0 || cfg->lossy || cfg->nfail || cfg->ndrop)) {
-		snprintf(err, errlen, "--algo static: static trees have no loss recovery; use --loss/--lossy/--fail/--drop "
-				      "with canary or ring");
-		return -EINVAL;
-	}
 	fab = topo_load(cfg->topology, err, errlen);
 	if (!fab)
 		return -EINVAL;
@@ -676,6 +671,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		res->sw.restore_copies += st->restore_copies;
 		res->sw.malformed += st->malformed;
 		res->sw.tree_collisions += st->tree_collisions;
+		res->sw.reclaimed += st->reclaimed;
 		res->sw.recirc_delayed += st->recirc_delayed;
 		res->sw.recirc_wait += st->recirc_wait;
 		res->sw.pktgen_ticks += st->pktgen_ticks;

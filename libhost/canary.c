@@ -27,6 +27,15 @@
  * reduction at the leader: FALLBACK asks every host for its data, which it
  * sends unicast (bypass); the leader sums what it has not yet counted (one
  * contribution per rank) and sends the result to each host.
+ *
+ * Static trees (LH_ALGO_STATIC) run on the same machinery: every host,
+ * the leader too, sends block b once up tree tree_base + (b mod N) as
+ * TREE_REDUCE and the tree's root multicasts the sum back (TREE_BCAST). A
+ * block whose result does not come back in time is recovered through its
+ * leader: a leader that has the result resends it; one that has not (or
+ * whose own timer expires) falls back to host-based reduction at once (a
+ * static tree cannot re-issue a block; hosts that already have the result
+ * still send their data when asked).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,6 +75,7 @@ struct clead {
 struct canary {
 	size_t nblocks;
 	unsigned E;
+	bool tree;		/* static trees instead of Canary */
 	struct cblock *b;
 	struct clead *lead;	/* indexed b / P for blocks this rank leads */
 	size_t next;		/* next block to send for the first time */
@@ -204,12 +214,20 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 		.hosts = (uint16_t)r->P,
 		.flags = cb->fallback ? (EMU_CANARY_OP_FALLBACK | EMU_CANARY_F_BYPASS) : EMU_CANARY_OP_REDUCE,
 	};
+	const struct lh_peer *to = &r->comm->peers[ldr];
 
-	if (cb->fallback)
+	if (cb->fallback) {
 		h.children = r->rank;
+	} else if (c->tree) {
+		/* up the block's static tree; the switches route it by tree */
+		h.dst = r->comm->host->self.ipv4;
+		h.swaddr = (uint16_t)(r->cfg.tree_base + b % r->cfg.ntrees);
+		h.flags = EMU_CANARY_OP_TREE_REDUCE;
+		to = NULL;
+	}
 	for (size_t i = 0; i < n; i++)
 		c->buf[i] = lh_input(r, b * c->E + i);
-	uint32_t len = lh_canary_frame(r, buf, &r->comm->peers[ldr], &h, c->buf, (unsigned)n);
+	uint32_t len = lh_canary_frame(r, buf, to, &h, c->buf, (unsigned)n);
 
 	if (ctl)
 		lh_send_ctl(r, hd, len);
@@ -228,14 +246,21 @@ static bool canary_pull(struct lh_req *r)
 		c->b[b].queued = 0;
 		if (c->b[b].state == B_DONE)
 			continue;
+		if (c->b[b].state == B_IDLE) {
+			/* asked for before our own turn came: this is its sending */
+			c->b[b].state = B_SENT;
+			c->inflight++;
+		}
 		send_block(r, c, b, false);
 		return true;
 	}
 	while (c->next < c->nblocks && c->inflight < r->st.window) {
 		size_t b = c->next++;
 
-		if (leader_of(r, b) == r->rank)
-			continue;
+		if (leader_of(r, b) == r->rank && !c->tree)
+			continue;	/* a Canary leader does not send its own data */
+		if (c->b[b].state != B_IDLE)
+			continue;	/* already sent on request, or complete */
 		c->b[b].state = B_SENT;
 		c->inflight++;
 		send_block(r, c, b, false);
@@ -257,6 +282,8 @@ static void send_small(struct lh_req *r, unsigned to, uint32_t id, uint8_t op, u
 	lh_send_ctl(r, hd, lh_canary_frame(r, buf, &r->comm->peers[to], &h, data, n));
 }
 
+static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead *l);
+
 static void canary_timer(struct lh_req *r, uint64_t arg)
 {
 	struct canary *c = r->algo;
@@ -270,6 +297,25 @@ static void canary_timer(struct lh_req *r, uint64_t arg)
 
 	if (due > lh_now(r)) {
 		arm_at(r, c, b, due);
+		return;
+	}
+	if (c->tree && leader_of(r, b) == r->rank) {
+		/* a static-tree leader without the result: host-based at once */
+		struct clead *l = lead_of(r, c, b);
+
+		if (!l->complete && !l->fallback) {
+			lead_fail(r, c, b, l);
+		} else if (!l->complete) {
+			/* hosts that already had the result have no timer: ask again */
+			uint32_t id = attempt_id(r, c, b, l->attempt);
+
+			for (unsigned k = 0; k < r->P; k++)
+				if (!l->seen[k])
+					send_small(r, k, id, EMU_CANARY_OP_FALLBACK, l->attempt, 0, NULL, 0);
+		}
+		if (c->b[b].tries < 255)
+			c->b[b].tries++;
+		arm(r, c, b);
 		return;
 	}
 	/* no result in time: ask the leader */
@@ -364,7 +410,7 @@ static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead
 {
 	l->attempt++;
 	r->st.failures++;
-	if (l->attempt > r->cfg.max_failures && !l->fallback) {
+	if ((c->tree || l->attempt > r->cfg.max_failures) && !l->fallback) {
 		l->fallback = true;
 		l->seen = emu_xcalloc(r->P, 1);
 		r->st.fallbacks++;
@@ -451,6 +497,10 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 	struct cblock *cb = &c->b[b];
 
 	switch (op) {
+	case EMU_CANARY_OP_TREE_BCAST:
+		if (!c->tree)
+			return;
+		/* fall through */
 	case EMU_CANARY_OP_BCAST:
 	case EMU_CANARY_OP_RETX_DATA:
 		if (h.counter != h.hosts || h.hosts != r->P || nelem != block_len(r, c, b)) {
@@ -463,12 +513,33 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 		}
 		for (unsigned i = 0; i < nelem; i++)
 			c->buf[i] = emu_wire_elem(p, i);
+		if (c->tree && leader_of(r, b) == r->rank) {
+			/* the leader keeps the tree's result to answer requests */
+			struct clead *l = lead_of(r, c, b);
+
+			if (!l->complete && !l->fallback) {
+				memcpy(l->acc, c->buf, nelem * sizeof(int32_t));
+				l->complete = true;
+			}
+		}
 		block_complete(r, c, b, c->buf);
 		return;
 	case EMU_CANARY_OP_FAILURE:
 	case EMU_CANARY_OP_FALLBACK:
-		if (cb->state == B_DONE || leader_of(r, b) == r->rank)
+		if (leader_of(r, b) == r->rank)
 			return;
+		if (cb->state == B_DONE) {
+			/* static tree: we have the result, the leader has not; it needs our data */
+			if (c->tree && op == EMU_CANARY_OP_FALLBACK) {
+				uint8_t fb = cb->fallback;
+
+				cb->fallback = 1;
+				cb->attempt = (uint16_t)h.children;
+				send_block(r, c, b, true);
+				cb->fallback = fb;
+			}
+			return;
+		}
 		/* an older attempt's news, or the same FAILURE again: nothing to do;
 		 * FALLBACK again means the leader still misses our data */
 		if (h.children < cb->attempt || (op == EMU_CANARY_OP_FAILURE && h.children == cb->attempt))
@@ -496,6 +567,11 @@ static int canary_start(struct lh_req *r)
 				   r->comm->host->t.rate_bps);
 
 	c->E = r->cfg.elements;
+	c->tree = r->cfg.algo == LH_ALGO_STATIC;
+	if (c->tree && r->cfg.ntrees == 0) {
+		free(c);
+		return -EINVAL;
+	}
 	c->nblocks = (r->count + c->E - 1) / c->E;
 	if (c->nblocks * (r->cfg.max_failures + 2ULL) > LH_SEQ_MASK) {
 		free(c);

@@ -354,7 +354,7 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 		return NULL;
 	switch (cfg->algo) {
 	case LH_ALGO_CANARY: ops = &lh_canary_ops; break;
-	case LH_ALGO_STATIC: ops = &lh_static_ops; break;
+	case LH_ALGO_STATIC: ops = &lh_canary_ops; break;	/* tree mode */
 	case LH_ALGO_RING: ops = &lh_ring_ops; break;
 	default: return NULL;
 	}

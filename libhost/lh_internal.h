@@ -2,7 +2,7 @@
 /*
  * DOC: lh_internal.h - libhost's private structures, shared by host.c (the
  * host: send scheduling, noise, timers, dispatch, barrier, background
- * traffic) and the algorithms canary.c, static.c and ring.c.
+ * traffic) and the algorithms canary.c (Canary and static trees) and ring.c.
  */
 #ifndef LH_INTERNAL_H
 #define LH_INTERNAL_H
@@ -113,7 +113,6 @@ struct lh_algo_ops {
 };
 
 extern const struct lh_algo_ops lh_canary_ops;
-extern const struct lh_algo_ops lh_static_ops;
 extern const struct lh_algo_ops lh_ring_ops;
 
 /* host.c services for the algorithms */

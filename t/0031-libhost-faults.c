@@ -50,7 +50,7 @@ int main(void)
 	struct emu_scn_cfg c;
 	struct emu_scn_result r;
 
-	plan(23);
+	plan(26);
 
 	/* stragglers: short timeout, noisy hosts */
 	base(&c);
@@ -86,6 +86,13 @@ int main(void)
 	ok(run(&c, &r, "ring loss 1%") && r.exact, "ring, 1%% loss: exact");
 	ok(r.ar[0].nacks > 0, "ring loss: %llu NACKs", (unsigned long long)r.ar[0].nacks);
 	emu_scenario_result_fini(&r);
+	c.algo = LH_ALGO_STATIC;
+	c.ntrees = 2;
+	ok(run(&c, &r, "static loss 1%") && r.exact, "static:2, 1%% loss: exact");
+	ok(r.ar[0].fallbacks > 0 && r.ar[0].retransmissions > 0,
+	   "static loss: lost blocks recovered through their leaders (%llu requests, %llu host-based)",
+	   (unsigned long long)r.ar[0].retransmissions, (unsigned long long)r.ar[0].fallbacks);
+	emu_scenario_result_fini(&r);
 
 	/* fallback: no re-issue allowed, so failed blocks go host-based */
 	base(&c);
@@ -105,6 +112,10 @@ int main(void)
 	emu_scenario_result_fini(&r);
 	c.algo = LH_ALGO_RING;
 	ok(run(&c, &r, "ring link failure") && r.exact, "ring, link down mid-run: exact");
+	emu_scenario_result_fini(&r);
+	c.algo = LH_ALGO_STATIC;
+	c.ntrees = 1;
+	ok(run(&c, &r, "static link failure") && r.exact, "static:1, link down mid-run: exact");
 	emu_scenario_result_fini(&r);
 
 	/* a spine failing for good mid-run: its descriptors are gone */
