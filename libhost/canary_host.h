@@ -26,7 +26,9 @@
  *                  reduction at the leader); an explicit completion barrier
  *                  lets leaders drop their blocks.
  *  LH_ALGO_STATIC  N static reduction trees configured in the switches;
- *                  blocks round-robin over the trees.
+ *                  blocks round-robin over the trees; a block whose
+ *                  result is lost is recovered through its leader
+ *                  (resent, or reduced host-based).
  *  LH_ALGO_RING    bandwidth-optimal ring: reduce-scatter then allgather,
  *                  pipelined per packet, over ordinary UDP frames, with
  *                  NACK-based retransmission when `reliable` is set.
