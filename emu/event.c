@@ -73,15 +73,14 @@ void emu_heap_pop(struct emu_heap *h, struct emu_ev *out)
 void emu_evq_init(struct emu_evq *q)
 {
 	memset(q, 0, sizeof(*q));
-	emu_heap_init(&q->now);
 	emu_heap_init(&q->far);
 	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));
 }
 
 void emu_evq_fini(struct emu_evq *q)
 {
-	emu_heap_fini(&q->now);
 	emu_heap_fini(&q->far);
+	free(q->now.ev);
 	if (q->slot)
 		for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
 			free(q->slot[i].ev);
@@ -89,18 +88,45 @@ void emu_evq_fini(struct emu_evq *q)
 	q->slot = NULL;
 }
 
+static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
+{
+	if (emu_unlikely(want > b->cap)) {
+		b->cap = b->cap ? 2 * b->cap : 8;
+		if (b->cap < want)
+			b->cap = want;
+		b->ev = emu_xrealloc(b->ev, (size_t)b->cap * sizeof(*b->ev));
+	}
+}
+
 static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev *ev)
 {
 	unsigned i = (unsigned)(sl & (EMU_EVQ_SLOTS - 1));
 	struct emu_evbucket *b = &q->slot[i];
 
-	if (emu_unlikely(b->n == b->cap)) {
-		b->cap = b->cap ? 2 * b->cap : 8;
-		b->ev = emu_xrealloc(b->ev, (size_t)b->cap * sizeof(*b->ev));
-	}
+	bucket_reserve(b, b->n + 1);
 	b->ev[b->n++] = *ev;
 	q->used[i / 64] |= 1ULL << (i % 64);
 	q->nwheel++;
+}
+
+/* insert @ev into the current slot, keeping (t, key) order */
+static void now_insert(struct emu_evq *q, const struct emu_ev *ev)
+{
+	struct emu_evbucket *b = &q->now;
+
+	if (q->head && q->head == b->n) {
+		b->n = 0;
+		q->head = 0;
+	}
+	bucket_reserve(b, b->n + 1);
+	uint32_t i = b->n;
+
+	while (i > q->head && emu_ev_before(ev, &b->ev[i - 1])) {
+		b->ev[i] = b->ev[i - 1];
+		i--;
+	}
+	b->ev[i] = *ev;
+	b->n++;
 }
 
 void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
@@ -109,7 +135,7 @@ void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 
 	q->n++;
 	if (sl <= q->cur)
-		emu_heap_push(&q->now, ev);
+		now_insert(q, ev);
 	else if (sl < q->cur + EMU_EVQ_SLOTS)
 		wheel_add(q, sl, ev);
 	else
@@ -144,7 +170,7 @@ static void pull_far(struct emu_evq *q)
 	while (q->far.n && (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) < q->cur + EMU_EVQ_SLOTS) {
 		emu_heap_pop(&q->far, &ev);
 		if ((ev.t >> EMU_EVQ_GRAIN_BITS) <= q->cur)
-			emu_heap_push(&q->now, &ev);
+			now_insert(q, &ev);
 		else
 			wheel_add(q, ev.t >> EMU_EVQ_GRAIN_BITS, &ev);
 	}
@@ -162,26 +188,41 @@ static bool advance(struct emu_evq *q)
 	q->cur = next_used(q);
 	unsigned i = (unsigned)(q->cur & (EMU_EVQ_SLOTS - 1));
 	struct emu_evbucket *b = &q->slot[i];
+	struct emu_evbucket spare = q->now;
 
 	q->used[i / 64] &= ~(1ULL << (i % 64));
 	q->nwheel -= b->n;
-	for (uint32_t k = 0; k < b->n; k++) {
-		/* these run next: start fetching their frames now */
-		if (b->ev[k].type == EMU_EV_FRAME) {
-			__builtin_prefetch(b->ev[k].frame);
-			__builtin_prefetch(b->ev[k].frame->data);
+	/* the slot's array becomes the current one (no copy); sort it */
+	q->now = *b;
+	q->head = 0;
+	spare.n = 0;
+	*b = spare;
+	struct emu_ev *a = q->now.ev;
+
+	for (uint32_t k = 1; k < q->now.n; k++) {
+		struct emu_ev x = a[k];
+		uint32_t j = k;
+
+		while (j > 0 && emu_ev_before(&x, &a[j - 1])) {
+			a[j] = a[j - 1];
+			j--;
 		}
-		emu_heap_push(&q->now, &b->ev[k]);
+		a[j] = x;
 	}
-	b->n = 0;
+	/* these run next: start fetching their frames now */
+	for (uint32_t k = 0; k < q->now.n; k++)
+		if (a[k].type == EMU_EV_FRAME) {
+			__builtin_prefetch(a[k].frame);
+			__builtin_prefetch(a[k].frame->data);
+		}
 	pull_far(q);
 	return true;
 }
 
 emu_time_t emu_evq_min_time(const struct emu_evq *q)
 {
-	if (q->now.n)
-		return q->now.ev[0].t;
+	if (q->head < q->now.n)
+		return q->now.ev[q->head].t;
 	if (q->nwheel) {
 		const struct emu_evbucket *b = &q->slot[next_used(q) & (EMU_EVQ_SLOTS - 1)];
 		emu_time_t m = EMU_TIME_INF;
@@ -196,13 +237,13 @@ emu_time_t emu_evq_min_time(const struct emu_evq *q)
 
 bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 {
-	if (!q->now.n) {
+	if (q->head == q->now.n) {
 		if (!q->n)
 			return false;
 		/*
 		 * Move to the next slot only if it starts before @end. Moving
 		 * early is harmless: later pushes at or before the current slot
-		 * go into the heap, which orders them.
+		 * are inserted in order.
 		 */
 		if (q->nwheel) {
 			if ((next_used(q) << EMU_EVQ_GRAIN_BITS) >= end)
@@ -212,9 +253,9 @@ bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 		}
 		advance(q);
 	}
-	if (q->now.ev[0].t >= end)
+	if (q->now.ev[q->head].t >= end)
 		return false;
-	emu_heap_pop(&q->now, out);
+	*out = q->now.ev[q->head++];
 	q->n--;
 	return true;
 }

@@ -14,10 +14,12 @@
  * struct emu_heap is a plain binary min-heap on (t, key). struct emu_evq,
  * the worker's event queue, is a timing wheel in front of it: simulated
  * time only moves forward, so events are appended (O(1)) to the wheel slot
- * of their nanosecond (EMU_EVQ_GRAIN_BITS of picoseconds) when within the
- * wheel's span, or to a far-future heap otherwise. Only the current slot is
- * a binary heap on (t, key), made with a linear heapify when the wheel
- * reaches it; pushes at or before the current slot go straight into it.
+ * of their EMU_EVQ_GRAIN_BITS of picoseconds when within the wheel's span,
+ * or to a far-future heap otherwise. Only the current slot is ordered on
+ * (t, key), sorted when the wheel
+ * reaches it (a slot holds a handful of events: insertion sort, then
+ * pops are O(1)); pushes at or before the current slot are inserted in
+ * order.
  * The (time, key) order of pops is exactly that of one big heap.
  */
 #ifndef EMU_EVENT_H
@@ -95,7 +97,8 @@ struct emu_evq {
 	uint64_t cur;			/* current slot number (t >> GRAIN_BITS) */
 	size_t n;
 	size_t nwheel;			/* events in wheel slots */
-	struct emu_heap now;		/* events with slot <= cur, by (t, key) */
+	struct emu_evbucket now;	/* events with slot <= cur, sorted by (t, key) from head */
+	uint32_t head;
 	struct emu_heap far;		/* events with slot >= cur + SLOTS */
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
 	struct emu_evbucket *slot;	/* EMU_EVQ_SLOTS */
