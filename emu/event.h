@@ -84,8 +84,8 @@ static inline emu_time_t emu_heap_min_time(const struct emu_heap *h)
 	return h->n ? h->ev[0].t : EMU_TIME_INF;
 }
 
-#define EMU_EVQ_GRAIN_BITS 8	/* a slot is 1024 ps */
-#define EMU_EVQ_SLOTS 8192	/* the wheel spans about 4.2 us */
+#define EMU_EVQ_GRAIN_BITS 8	/* a slot is 256 ps */
+#define EMU_EVQ_SLOTS 8192	/* the wheel spans about 2.1 us */
 
 struct emu_evbucket {
 	struct emu_ev *ev;
