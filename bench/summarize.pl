@@ -59,6 +59,29 @@ sub summarize {
 	close $out;
 }
 
+# pivot NAME.csv: one row per value of @rowcols, one column per value of
+# $colcol, mean goodput -> NAME.wide (for gnuplot)
+sub pivot {
+	my ($name, $rowcols, $colcol, $out) = @_;
+	my ($cols, $rows) = readcsv("$dir/$name.csv");
+	return unless $cols;
+	my (%sum, %n, @rk, @ck, %seenr, %seenc);
+	for my $r (@$rows) {
+		my $rk = join('_', map { $r->{$_} } @$rowcols);
+		my $ck = $r->{$colcol};
+		push @rk, $rk unless $seenr{$rk}++;
+		push @ck, $ck unless $seenc{$ck}++;
+		$sum{$rk}{$ck} += $r->{goodput_gbps};
+		$n{$rk}{$ck}++;
+	}
+	open(my $o, '>', "$dir/" . ($out // $name) . ".wide") or die;
+	print $o join(' ', 'key', @ck), "\n";
+	for my $rk (@rk) {
+		print $o join(' ', $rk, map { $n{$rk}{$_} ? sprintf('%.3f', $sum{$rk}{$_} / $n{$rk}{$_}) : 'NaN' } @ck), "\n";
+	}
+	close $o;
+}
+
 sub utilization {
 	my ($name) = @_;
 	my ($cols, $rows) = readcsv("$dir/$name.csv");
@@ -97,3 +120,15 @@ summarize('exp5-tenants', 1);
 utilization('exp5-util');
 summarize('exp6-noise', 3);
 summarize('exp7-tofino', 1);
+pivot('exp1-motivation', ['share', 'bg'], 'algo');
+pivot('exp2-trees', ['algo'], 'bg');
+pivot('exp3-share', ['share'], 'algo');
+pivot('exp4-size', ['size_bytes'], 'algo', 'exp4-size-none') if 0;
+pivot('exp5-tenants', ['tenants'], 'algo');
+pivot('exp2-trees-tofino1', ['algo'], 'bg');
+pivot('exp3-share-tofino1', ['share'], 'algo');
+pivot('exp5-tenants-tofino1', ['tenants'], 'algo');
+# the same experiments with --profile tofino1 (PROFILE=tofino1), when present
+summarize('exp2-trees-tofino1', 1);
+summarize('exp3-share-tofino1', 1);
+summarize('exp5-tenants-tofino1', 1);
