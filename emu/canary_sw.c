@@ -266,7 +266,7 @@ static void pktgen_tick(struct emu_node *n, struct sw_state *s)
 static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame *f, unsigned port,
 			  struct emu_canary_hdr *h, unsigned nelem)
 {
-	uint32_t slot = emu_sw_slot(h->id, s->cfg->descriptors);
+	uint32_t slot = emu_sw_slot_cfg(s->cfg, h->id);
 	struct desc *d = &s->table[slot];
 	emu_time_t now = emu_node_now(n);
 
@@ -333,7 +333,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 
 static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h)
 {
-	uint32_t slot = emu_sw_slot(h->id, s->cfg->descriptors);
+	uint32_t slot = emu_sw_slot_cfg(s->cfg, h->id);
 	struct desc *d = &s->table[slot];
 
 	s->st.bcast_rx++;

@@ -78,6 +78,14 @@ struct emu_sw_cfg {
 	double pipe_gpps;		/* pipeline packets per ns (recirculation budget) */
 	unsigned ports_per_pipe;
 	const struct emu_sw_trees *trees;	/* static-tree baseline, or NULL */
+	/*
+	 * 0: a block's slot is a hash of its id over the whole table. K > 0:
+	 * the table is split statically among K tenants and a block takes
+	 * slot (tenant mod K) * (descriptors / K) + (sequence mod that): the
+	 * paper's per-tenant partitioning (sec. 5.2, concurrent allreduces),
+	 * collision-free while a tenant has fewer blocks in flight than slots.
+	 */
+	unsigned partition;
 };
 
 struct emu_sw_stats {
@@ -115,12 +123,24 @@ extern const struct emu_model_ops emu_sw_ops;
 /* emu_sw_stats_of - the statistics of a switch node running emu_sw_ops. */
 const struct emu_sw_stats *emu_sw_stats_of(struct emu_node *n);
 
-/* emu_sw_slot - the table slot of block @id in a table of @n entries. */
+/* emu_sw_slot - the table slot of block @id in a table of @n entries (hashed). */
 static inline uint32_t emu_sw_slot(uint32_t id, uint32_t n)
 {
 	uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
 
 	return (uint32_t)(((h >> 32) * n) >> 32);
+}
+
+/* emu_sw_slot_cfg - the slot of block @id under @cfg's table layout. */
+static inline uint32_t emu_sw_slot_cfg(const struct emu_sw_cfg *cfg, uint32_t id)
+{
+	if (!cfg->partition)
+		return emu_sw_slot(id, cfg->descriptors);
+	uint32_t share = cfg->descriptors / cfg->partition;
+
+	if (!share)
+		share = 1;
+	return ((id >> 24) % cfg->partition) * share + (id & 0xffffff) % share;
 }
 
 #endif /* EMU_CANARY_SW_H */

@@ -49,6 +49,7 @@ static void usage(FILE *f)
 	      "  --profile NAME       tofino1 | tofino2 | unbounded (default tofino1)\n"
 	      "  --descriptors N      descriptor table entries per switch (default: the profile's)\n"
 	      "  --shards N           multicast shards (default: the fewest that fit)\n"
+	      "  --table NAME         hash (default) | per-tenant: descriptor slots split statically among tenants\n"
 	      "  --resources          print the switch program's Tofino resource report and exit\n"
 	      "  --window N           blocks in flight per host (default: from bandwidth x delay)\n"
 	      "  --retx-timeout T     host retransmission timeout (default 2 x RTT)\n"
@@ -121,7 +122,7 @@ int main(int argc, char **argv)
 		O_TOPO = 256, O_ALGO, O_HOSTS, O_SIZE, O_ELEM, O_CONC, O_BG, O_BGMSG, O_TIMEOUT, O_TIMER, O_TICK,
 		O_ROUTING, O_NOISE, O_LOSS, O_LOSSY, O_BUFFER, O_FAIL, O_PROFILE, O_DESC, O_SHARDS, O_RES, O_WINDOW,
 		O_RETX, O_MAXF, O_LIMIT, O_SEED, O_WORKERS, O_CLOCK, O_DIL, O_PCAP, O_PCAPL, O_JSON, O_CSV, O_PROG,
-		O_NOPROG, O_HELP, O_DROP, O_STALL,
+		O_NOPROG, O_HELP, O_DROP, O_STALL, O_TABLE,
 	};
 	static const struct option opts[] = {
 		{ "topology", required_argument, NULL, O_TOPO }, { "algo", required_argument, NULL, O_ALGO },
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
 		{ "pcap-link", required_argument, NULL, O_PCAPL }, { "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV }, { "progress", no_argument, NULL, O_PROG },
 		{ "no-progress", no_argument, NULL, O_NOPROG }, { "drop", required_argument, NULL, O_DROP },
-		{ "stall", required_argument, NULL, O_STALL }, { "help", no_argument, NULL, O_HELP }, { 0 },
+		{ "stall", required_argument, NULL, O_STALL }, { "table", required_argument, NULL, O_TABLE }, { "help", no_argument, NULL, O_HELP }, { 0 },
 	};
 	int o;
 
@@ -289,6 +290,14 @@ int main(int argc, char **argv)
 		case O_LIMIT:
 			if (emu_parse_time(a, &cfg.limit) || cfg.limit == 0)
 				return bad("--time-limit", a, "is not a time with a unit (e.g. 100ms)");
+			break;
+		case O_TABLE:
+			if (!strcmp(a, "hash"))
+				cfg.table_per_tenant = false;
+			else if (!strcmp(a, "per-tenant"))
+				cfg.table_per_tenant = true;
+			else
+				return bad("--table", a, "is not hash or per-tenant");
 			break;
 		case O_STALL:
 			if (emu_parse_time(a, &cfg.stall))

@@ -504,6 +504,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		.descriptors = descriptors, .timeout = cfg->timeout, .timer = cfg->timer,
 		.pktgen_tick = cfg->pktgen_tick, .passes = res->need.passes, .pipe_gpps = res->prof->pipe_gpps,
 		.ports_per_pipe = res->prof->ports_per_pipe, .trees = cfg->algo == LH_ALGO_STATIC ? &trees : NULL,
+		.partition = cfg->table_per_tenant ? K : 0,
 	};
 	struct lh_ar_cfg ar = {
 		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees, .window = cfg->window,

@@ -68,6 +68,7 @@ struct emu_scn_cfg {
 	const char *profile;
 	uint32_t descriptors;		/* 0: the profile's */
 	unsigned shards;		/* 0: smallest that fits */
+	bool table_per_tenant;		/* split the table among the tenants (paper sec. 5.2) */
 	uint64_t seed;
 	unsigned workers;
 	bool per_node;

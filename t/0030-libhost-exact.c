@@ -41,7 +41,7 @@ int main(void)
 		{ LH_ALGO_CANARY, 1 }, { LH_ALGO_RING, 1 }, { LH_ALGO_STATIC, 1 }, { LH_ALGO_STATIC, 3 },
 	};
 
-	plan(14);
+	plan(16);
 	for (unsigned i = 0; i < 4; i++) {
 		base(&c);
 		c.algo = algos[i].a;
@@ -65,6 +65,20 @@ int main(void)
 		ok(all, "%s: three concurrent allreduces, each exact", r.algo);
 		emu_scenario_result_fini(&r);
 	}
+
+	/* tables split per tenant (the paper's setting for concurrent runs), tiny on purpose */
+	base(&c);
+	c.hosts = 12;
+	c.concurrent = 3;
+	c.descriptors = 3 * 256;
+	c.table_per_tenant = true;
+	ok(run(&c, &r) == 0 && r.exact && r.sw.collisions == 0,
+	   "canary, 3 tenants in 3 x 256 static slots: exact, no collision (%llu)", (unsigned long long)r.sw.collisions);
+	emu_scenario_result_fini(&r);
+	c.table_per_tenant = false;
+	ok(run(&c, &r) == 0 && r.exact && r.sw.collisions > 0,
+	   "...the same table hashed: exact, with %llu collisions", (unsigned long long)r.sw.collisions);
+	emu_scenario_result_fini(&r);
 
 	/* congestion does not break exactness: random (incast) background */
 	base(&c);
