@@ -38,10 +38,10 @@ do for [v in "exp3-share exp3-share-tofino1"] {
 	plot for [i=2:5] R.v.".wide" using (real(strcol(1)[1:strlen(strcol(1))-1])):i title columnhead(i) lw 2 pt 7
 }
 
-do for [v in "exp5-tenants exp5-tenants-tofino1"] {
+do for [v in "exp5-tenants exp5-tenants-tofino1 exp5-tenants-hash"] {
 	if (!have(R.v.".wide")) { continue }
 	set output R.v.".png"
-	set title "mean goodput of K concurrent 4 MiB allreduces, all 1024 hosts (paper fig. 8a)".(v eq "exp5-tenants" ? "" : ", tofino1")
+	set title "mean goodput of K concurrent 4 MiB allreduces, all 1024 hosts (paper fig. 8a)".(v eq "exp5-tenants" ? "" : (v eq "exp5-tenants-hash" ? ", hashed tables" : ", tofino1, hashed tables"))
 	set xlabel "concurrent allreduces"
 	set logscale x 2
 	plot for [i=2:5] R.v.".wide" using 1:i title columnhead(i) lw 2 pt 7

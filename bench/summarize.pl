@@ -128,7 +128,9 @@ pivot('exp5-tenants', ['tenants'], 'algo');
 pivot('exp2-trees-tofino1', ['algo'], 'bg');
 pivot('exp3-share-tofino1', ['share'], 'algo');
 pivot('exp5-tenants-tofino1', ['tenants'], 'algo');
+pivot('exp5-tenants-hash', ['tenants'], 'algo');
 # the same experiments with --profile tofino1 (PROFILE=tofino1), when present
 summarize('exp2-trees-tofino1', 1);
 summarize('exp3-share-tofino1', 1);
 summarize('exp5-tenants-tofino1', 1);
+summarize('exp5-tenants-hash', 1);
