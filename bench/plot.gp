@@ -2,7 +2,7 @@
 # bench/plot.gp - the paper's figures from the pivoted tables
 # bench/summarize.pl writes (bench/results/*.wide, *-util.dat).
 #   gnuplot bench/plot.gp
-set terminal pngcairo size 900,520 font "sans,11"
+set terminal pngcairo size 960,540 font "sans,11" noenhanced
 set grid ytics
 set key top left
 set ylabel "goodput (Gb/s)"
@@ -50,9 +50,11 @@ do for [v in "exp5-tenants exp5-tenants-tofino1 exp5-tenants-hash"] {
 
 set style data histograms
 set style histogram clustered gap 1
-set xlabel "link utilization (%)"
+set xlabel ""
 set ylabel "share of directed links (%)"
 set yrange [0:*]
+set key outside right top
+set xtics rotate by -25
 do for [v in "exp2-util exp5-util"] {
 	if (!have(R.v.".dat")) { continue }
 	set output R.v.".png"
