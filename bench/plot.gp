@@ -48,6 +48,21 @@ do for [v in "exp5-tenants exp5-tenants-tofino1 exp5-tenants-hash"] {
 	unset logscale x
 }
 
+# exp4: runtime vs size (runtime = size x 8 / goodput)
+do for [v in "exp4-size-none exp4-size-uniform"] {
+	if (!have(R.v.".wide")) { continue }
+	set output R.v.".png"
+	set title "allreduce runtime vs size, 20 % of the hosts".(v eq "exp4-size-none" ? ", no background" : ", 80 % background") ." (paper fig. 7)"
+	set xlabel "bytes per host"
+	set ylabel "runtime (us)"
+	set logscale xy
+	set yrange [*:*]
+	set key top left
+	plot for [i=2:4] R.v.".wide" using 1:($1 * 8 / column(i) / 1000) title columnhead(i) lw 2 pt 7
+	unset logscale
+	set ylabel "goodput (Gb/s)"
+}
+
 set style data histograms
 set style histogram clustered gap 1
 set xlabel ""

@@ -62,11 +62,12 @@ sub summarize {
 # pivot NAME.csv: one row per value of @rowcols, one column per value of
 # $colcol, mean goodput -> NAME.wide (for gnuplot)
 sub pivot {
-	my ($name, $rowcols, $colcol, $out) = @_;
+	my ($name, $rowcols, $colcol, $out, $fcol, $fval) = @_;
 	my ($cols, $rows) = readcsv("$dir/$name.csv");
 	return unless $cols;
 	my (%sum, %n, @rk, @ck, %seenr, %seenc);
 	for my $r (@$rows) {
+		next if defined $fcol && $r->{$fcol} ne $fval;
 		my $rk = join('_', map { $r->{$_} } @$rowcols);
 		my $ck = $r->{$colcol};
 		push @rk, $rk unless $seenr{$rk}++;
@@ -123,7 +124,8 @@ summarize('exp7-tofino', 1);
 pivot('exp1-motivation', ['share', 'bg'], 'algo');
 pivot('exp2-trees', ['algo'], 'bg');
 pivot('exp3-share', ['share'], 'algo');
-pivot('exp4-size', ['size_bytes'], 'algo', 'exp4-size-none') if 0;
+pivot('exp4-size', ['size_bytes'], 'algo', 'exp4-size-none', 'bg', 'none');
+pivot('exp4-size', ['size_bytes'], 'algo', 'exp4-size-uniform', 'bg', 'uniform');
 pivot('exp5-tenants', ['tenants'], 'algo');
 pivot('exp2-trees-tofino1', ['algo'], 'bg');
 pivot('exp3-share-tofino1', ['share'], 'algo');
