@@ -381,7 +381,7 @@ static void canary_restore(struct emu_node *n, struct sw_state *s, struct emu_fr
 
 /* ---------- static trees ---------- */
 
-static const struct emu_sw_tree_node *tree_node(struct emu_node *n, struct sw_state *s, unsigned tree)
+static const struct emu_sw_tree_node *tree_node(struct sw_state *s, unsigned tree)
 {
 	const struct emu_sw_trees *t = s->cfg->trees;
 
@@ -389,7 +389,6 @@ static const struct emu_sw_tree_node *tree_node(struct emu_node *n, struct sw_st
 		return NULL;
 	const struct emu_sw_tree_node *tn = &t->node[(size_t)tree * t->nswitches + s->my_index];
 
-	(void)n;
 	return tn->nchildren ? tn : NULL;
 }
 
@@ -469,7 +468,7 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 			unsigned nelem)
 {
 	unsigned tree = h->swaddr;
-	const struct emu_sw_tree_node *tn = tree_node(n, s, tree);
+	const struct emu_sw_tree_node *tn = tree_node(s, tree);
 
 	if (!tn) {
 		s->st.malformed++;
@@ -529,7 +528,7 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 
 static void tree_bcast(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h)
 {
-	const struct emu_sw_tree_node *tn = tree_node(n, s, h->swaddr);
+	const struct emu_sw_tree_node *tn = tree_node(s, h->swaddr);
 
 	s->st.bcast_rx++;
 	if (!tn) {

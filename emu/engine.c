@@ -790,7 +790,6 @@ int emu_engine_run(struct emu_engine *eng)
 	 * wake-ups on a busy machine overshoot by milliseconds now and then) */
 	eng->st.kept_up = eng->cfg.clock == EMU_CLOCK_WALL && eng->st.final_lag_ns <= eng->cfg.lag_ok_ns &&
 			  eng->st.mean_lag_ns <= eng->cfg.lag_ok_ns / 4;
-	eng->finished = true;
 	return rc;
 }
 

@@ -268,16 +268,10 @@ void emu_stop(struct emu_node *n);
 void emu_node_done(struct emu_node *n);
 
 /* emu_node_progress - something useful happened (feeds the stall watchdog). */
-static inline void emu_node_progress(struct emu_node *n);
+void emu_node_progress(struct emu_node *n);
 
 /* emu_port_busy - is @port's serializer busy or its queue non-empty? */
 static inline bool emu_port_busy(const struct emu_node *n, unsigned port);
-
-/* emu_port_queued - bytes waiting in @port's egress queue. */
-static inline uint64_t emu_port_queued(const struct emu_node *n, unsigned port)
-{
-	return n->ports[port].qbytes;
-}
 
 /*
  * emu_route - ports of switch @n on a shortest path to host index @dst_host
@@ -294,13 +288,12 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
  */
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
 
-struct emu_worker_pub {
-	uint64_t progress;
-};
-
-static inline void emu_node_progress(struct emu_node *n)
+/* emu_port_tx_time - wire time of a @bytes frame on @port (exact, no division at 100G etc.). */
+static inline emu_time_t emu_port_tx_time(const struct emu_node *n, unsigned port, uint32_t bytes)
 {
-	((struct emu_worker_pub *)n->w)->progress++;
+	const struct emu_port *p = &n->ports[port];
+
+	return p->ps_per_byte ? (emu_time_t)(bytes + EMU_WIRE_OVERHEAD) * p->ps_per_byte : emu_tx_time(bytes, p->rate_bps);
 }
 
 static inline bool emu_port_busy(const struct emu_node *n, unsigned port)

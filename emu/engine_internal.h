@@ -15,7 +15,6 @@
 #include "util.h"
 
 struct emu_worker {
-	uint64_t progress;	/* first: struct emu_worker_pub in engine.h */
 	unsigned id;
 	struct emu_engine *eng;
 	pthread_t thread;
@@ -32,6 +31,7 @@ struct emu_worker {
 	/* stats */
 	uint64_t events;
 	uint64_t frame_hops;
+	uint64_t progress;	/* emu_node_progress() calls */
 	/* published at the window barrier */
 	alignas(EMU_CACHELINE) emu_time_t next_local;
 	emu_time_t stop_req;
@@ -59,7 +59,6 @@ struct emu_engine {
 	emu_time_t lookahead;
 	struct emu_barrier bar;
 	bool ran;
-	bool finished;
 
 	/* window plan, written by the serial section of the barrier */
 	emu_time_t win_start;
@@ -85,7 +84,6 @@ struct emu_engine {
 	pthread_mutex_t ctl_lock;
 	pthread_cond_t ctl_cond;
 	struct emu_routes *ctl_publish;	/* request: publish this */
-	bool ctl_busy;
 	bool ctl_quit;
 
 	/* wall clock */

@@ -79,11 +79,6 @@ void emu_heap_push(struct emu_heap *h, const struct emu_ev *ev);
 /* emu_heap_pop - remove the smallest event into @out. Heap must be non-empty. */
 void emu_heap_pop(struct emu_heap *h, struct emu_ev *out);
 
-static inline emu_time_t emu_heap_min_time(const struct emu_heap *h)
-{
-	return h->n ? h->ev[0].t : EMU_TIME_INF;
-}
-
 #define EMU_EVQ_GRAIN_BITS 8	/* a slot is 256 ps */
 #define EMU_EVQ_SLOTS 8192	/* the wheel spans about 2.1 us */
 

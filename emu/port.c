@@ -101,6 +101,11 @@ void emu_stop(struct emu_node *n)
 		n->w->stop_req = n->w->now;
 }
 
+void emu_node_progress(struct emu_node *n)
+{
+	n->w->progress++;
+}
+
 void emu_node_done(struct emu_node *n)
 {
 	struct emu_worker *w = n->w;
@@ -128,8 +133,7 @@ static void arm_txdone(struct emu_node *n, unsigned pi, struct emu_port *p)
 static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f)
 {
 	struct emu_worker *w = n->w;
-	emu_time_t ft = p->ps_per_byte ? (emu_time_t)(f->len + EMU_WIRE_OVERHEAD) * p->ps_per_byte
-				       : emu_tx_time(f->len, p->rate_bps);
+	emu_time_t ft = emu_port_tx_time(n, (unsigned)(p - n->ports), f->len);
 
 	p->busy_until = w->now + ft;
 	p->st.busy_ps += ft;

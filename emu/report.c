@@ -9,11 +9,6 @@
 #include "units.h"
 #include "util.h"
 
-static const char *routing_name(enum emu_routing r)
-{
-	return emu_routing_name(r);
-}
-
 void report_header(struct report *r)
 {
 	const struct emu_scn_cfg *c = r->cfg;
@@ -21,7 +16,7 @@ void report_header(struct report *r)
 
 	fprintf(r->out, "# canary-emu: %s, %s, %u element%s/packet, %s routing, %s%s, timeout %s (%s), profile %s, seed %llu\n",
 		c->topology, emu_fmt_size(c->size_bytes, sz, sizeof(sz)), c->elements, c->elements == 1 ? "" : "s",
-		routing_name(c->routing), c->lossy || c->loss > 0 ? "lossy" : "lossless",
+		emu_routing_name(c->routing), c->lossy || c->loss > 0 ? "lossy" : "lossless",
 		c->loss > 0 ? " + injected loss" : "", emu_fmt_time(c->timeout, to, sizeof(to)),
 		c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile, (unsigned long long)c->seed);
 	fprintf(r->out, "#\n# %-9s %9s %6s %3s %11s %11s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "algo", "size",

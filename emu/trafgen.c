@@ -57,7 +57,7 @@ static void tg_next(struct emu_node *n)
 	if (c->until && now >= c->until)
 		return;
 	tg_send(n);
-	emu_time_t gap = (emu_time_t)((double)emu_tx_time(c->frame_bytes, n->ports[0].rate_bps) / c->load);
+	emu_time_t gap = (emu_time_t)((double)emu_port_tx_time(n, 0, c->frame_bytes) / c->load);
 
 	emu_timer_at(n, now + gap, 0);
 }
@@ -73,7 +73,7 @@ static int tg_init(struct emu_node *n, void *arg)
 	if (s->cfg->dst_host == emu_node_desc(n)->index)
 		return 0;	/* the incast target only receives */
 	/* hosts are not phase-locked: each starts at a random point of its first gap */
-	emu_time_t gap = (emu_time_t)((double)emu_tx_time(s->cfg->frame_bytes, n->ports[0].rate_bps) / s->cfg->load);
+	emu_time_t gap = (emu_time_t)((double)emu_port_tx_time(n, 0, s->cfg->frame_bytes) / s->cfg->load);
 
 	emu_timer_at(n, s->cfg->start + (s->cfg->jitter ? emu_rng_below(emu_node_rng(n), gap) : 0), 0);
 	return 0;

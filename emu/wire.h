@@ -153,10 +153,6 @@ static inline int32_t emu_wire_elem(const uint8_t *p, unsigned i)
 	return (int32_t)emu_get32(p + EMU_CANARY_DATA_OFF + 4 * i);
 }
 
-static inline void emu_wire_set_elem(uint8_t *p, unsigned i, int32_t v)
-{
-	emu_put32(p + EMU_CANARY_DATA_OFF + 4 * i, (uint32_t)v);
-}
 
 /*
  * emu_wire_dst - the IPv4 address a frame is routed to (IPv4 destination or

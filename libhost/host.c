@@ -109,13 +109,6 @@ lh_time_t lh_now(struct lh_req *r)
 	return h->t.ops->now(h->t.ctx);
 }
 
-uint64_t lh_random(struct lh_req *r)
-{
-	struct lh_host *h = r->comm->host;
-
-	return h->t.ops->random(h->t.ctx);
-}
-
 uint8_t *lh_frame(struct lh_req *r, void **handle)
 {
 	struct lh_host *h = r->comm->host;

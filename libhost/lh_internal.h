@@ -53,7 +53,6 @@ struct lh_req {
 	/* completion barrier (rank 0 collects) */
 	uint8_t *done_seen;
 	unsigned ndone_seen;
-	lh_time_t done_deadline;
 	void *algo;		/* the algorithm's state */
 	/* pending control frames of this request */
 	struct lh_txq ctl;
@@ -128,7 +127,6 @@ void lh_kick(struct lh_host *h);
 void lh_req_data_complete(struct lh_req *r);
 int32_t lh_input(const struct lh_req *r, size_t i);
 void lh_output(struct lh_req *r, size_t off, const int32_t *data, size_t n);
-uint64_t lh_random(struct lh_req *r);
 
 /* build a Canary frame toward @to; returns its length */
 uint32_t lh_canary_frame(struct lh_req *r, uint8_t *buf, const struct lh_peer *to, const struct emu_canary_hdr *h,
