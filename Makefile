@@ -14,7 +14,7 @@ LDFLAGS_ALL = $(SAN_LDFLAGS) $(LDFLAGS)
 LIBS = $(DEP_LIBS) -lpthread -lm
 
 EMU_SRC = emu/util.c emu/event.c emu/ring.c emu/barrier.c emu/frame.c emu/units.c \
-	emu/fabric.c emu/route.c emu/chan_ring.c emu/engine.c emu/port.c \
+	emu/fabric.c emu/route.c emu/chan_ring.c emu/chan_remote.c emu/dist.c emu/engine.c emu/port.c \
 	emu/wire.c emu/fwd.c emu/trafgen.c emu/canary_sw.c emu/tofino.c \
 	emu/host_model.c emu/scenario.c emu/pcap.c emu/report.c \
 	topologies/fattree.c topologies/file.c \

@@ -50,6 +50,32 @@ struct emu_chan {
 /* emu_chan_ring_create - in-process channel over an SPSC ring of @slots. */
 struct emu_chan *emu_chan_ring_create(uint32_t from, uint32_t to, uint32_t slots);
 
+/*
+ * The channel to or from a worker of another process (chan_remote.c).
+ * send() serializes the event (and the frame's bytes, giving the frame
+ * back to @pool) into a byte buffer that the window exchange (dist.c)
+ * ships; on the receiving side the exchange hands the bytes to the
+ * channel (emu_chan_remote_feed) and drain() rebuilds events and frames
+ * from @pool. Records are 8-byte aligned; see chan_remote.c.
+ */
+struct emu_pool;
+struct emu_chan *emu_chan_remote_create(uint32_t from, uint32_t to, struct emu_pool *pool);
+/* producer side: bytes queued since the last take, and the earliest event time */
+size_t emu_chan_remote_pending(const struct emu_chan *c);
+uint64_t emu_chan_remote_min_time(const struct emu_chan *c);
+/* copy the queued bytes to @buf (emu_chan_remote_pending() of them) and reset */
+void emu_chan_remote_take(struct emu_chan *c, uint8_t *buf);
+/*
+ * emu_chan_remote_check - walk @len bytes of records from a peer and check
+ * every bound: @ok_node(@arg, node, port) says whether the destination is
+ * one the receiving worker owns; every time must be >= @not_before.
+ * Return the number of events, or -1 if anything is malformed.
+ */
+long emu_chan_remote_check(const uint8_t *p, size_t len, uint64_t not_before,
+			   int (*ok_node)(void *arg, uint32_t node, uint32_t port), void *arg);
+/* consumer side: the next drain() reads these (checked) bytes; they must stay valid until then */
+void emu_chan_remote_feed(struct emu_chan *c, const uint8_t *p, size_t len);
+
 static inline void emu_chan_destroy(struct emu_chan *c)
 {
 	if (c)

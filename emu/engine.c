@@ -24,6 +24,7 @@
  * for a worker that waits for it.
  */
 #include "engine_internal.h"
+#include "dist.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -59,13 +60,15 @@ static void partition(struct emu_engine *eng)
 	const struct emu_fabric *fab = eng->fab;
 	uint32_t nn = fab->nnodes;
 
-	if (eng->nworkers == nn) {
+	unsigned nw = eng->wtotal;
+
+	if (nw == nn) {
 		for (uint32_t i = 0; i < nn; i++)
 			eng->part[i] = i;
 		return;
 	}
 	struct group *g = emu_xcalloc(nn, sizeof(*g));
-	uint64_t *load = emu_xcalloc(eng->nworkers, sizeof(*load));
+	uint64_t *load = emu_xcalloc(nw, sizeof(*load));
 	uint32_t *gw = emu_xmalloc(nn * sizeof(*gw));
 
 	for (uint32_t i = 0; i < nn; i++)
@@ -79,7 +82,7 @@ static void partition(struct emu_engine *eng)
 	for (uint32_t i = 0; i < nn && g[i].weight; i++) {
 		unsigned best = 0;
 
-		for (unsigned w = 1; w < eng->nworkers; w++)
+		for (unsigned w = 1; w < nw; w++)
 			if (load[w] < load[best])
 				best = w;
 		load[best] += g[i].weight;
@@ -93,6 +96,47 @@ static void partition(struct emu_engine *eng)
 }
 
 /* ---------- creation ---------- */
+
+static struct emu_chan *find_chan(struct emu_chan **v, uint32_t n, uint32_t from, uint32_t to)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (v[k]->from == from && v[k]->to == to)
+			return v[k];
+	return NULL;
+}
+
+static void push_chan(struct emu_chan ***v, uint32_t *n, struct emu_chan *c)
+{
+	if ((*n & (*n - 1)) == 0)
+		*v = emu_xrealloc(*v, (*n ? 2 * *n : 1) * sizeof(**v));
+	(*v)[(*n)++] = c;
+}
+
+/*
+ * A link between this process and another: @ep of @n (local if @here) leads
+ * to a node of another rank. Channels are per (global) worker pair.
+ */
+static void add_remote(struct emu_engine *eng, struct emu_node *n, struct emu_port *ep, bool here)
+{
+	uint32_t from = eng->part[n->id], to = eng->part[ep->peer_node];
+
+	if (here) {
+		struct emu_chan *c = find_chan(eng->rout, eng->nrout, from, to);
+
+		if (!c) {
+			c = emu_chan_remote_create(from, to, &n->w->pool);
+			push_chan(&eng->rout, &eng->nrout, c);
+			push_chan(&n->w->out, &n->w->nout, c);
+		}
+		ep->chan = c;
+	} else if (!find_chan(eng->rin, eng->nrin, from, to)) {
+		struct emu_worker *w = &eng->workers[to - eng->wbase];
+		struct emu_chan *c = emu_chan_remote_create(from, to, &w->pool);
+
+		push_chan(&eng->rin, &eng->nrin, c);
+		push_chan(&w->rin, &w->nrin, c);
+	}
+}
 
 static unsigned available_pus(hwloc_topology_t topo)
 {
@@ -143,6 +187,22 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 		eng->nworkers = available_pus(topo);
 	if (eng->nworkers > fab->nnodes)
 		eng->nworkers = fab->nnodes;
+	eng->wtotal = eng->nworkers;
+	if (cfg->dist) {
+		unsigned r = emu_dist_rank(cfg->dist);
+
+		eng->dist = cfg->dist;
+		eng->wbase = emu_dist_wbase(cfg->dist, r);
+		eng->nworkers = emu_dist_wbase(cfg->dist, r + 1) - eng->wbase;
+		eng->wtotal = emu_dist_wbase(cfg->dist, emu_dist_nranks(cfg->dist));
+		if (eng->wtotal > fab->nnodes || cfg->per_node) {
+			snprintf(err, errlen, "--workers: %u workers over all ranks but the fabric has only %u nodes%s",
+				 eng->wtotal, fab->nnodes, cfg->per_node ? " (per-node is not available across processes)" : "");
+			hwloc_topology_destroy(topo);
+			free(eng);
+			return NULL;
+		}
+	}
 	if (eng->nworkers > 4096 && !cfg->per_node) {
 		snprintf(err, errlen, "--workers: %u is too many", eng->nworkers);
 		hwloc_topology_destroy(topo);
@@ -167,7 +227,9 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 		w->stop_req = EMU_TIME_INF;
 	}
 	for (uint32_t i = 0; i < fab->nnodes; i++) {
-		struct emu_worker *w = &eng->workers[eng->part[i]];
+		if (!emu_engine_node_local(eng, i))
+			continue;
+		struct emu_worker *w = &eng->workers[eng->part[i] - eng->wbase];
 
 		if ((w->nnodes & (w->nnodes - 1)) == 0)
 			w->nodes = emu_xrealloc(w->nodes, (w->nnodes ? 2 * w->nnodes : 1) * sizeof(uint32_t));
@@ -180,7 +242,7 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 		n->id = i;
 		n->nports = fn->nports;
 		n->up = true;
-		n->w = &eng->workers[eng->part[i]];
+		n->w = emu_engine_node_local(eng, i) ? &eng->workers[eng->part[i] - eng->wbase] : NULL;
 		n->eng = eng;
 		n->fn = fn;
 		n->ports = &eng->ports[fn->port0];
@@ -219,14 +281,22 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 
 			if (!ep->connected || eng->part[ep->peer_node] == eng->part[i])
 				continue;
-			struct emu_worker *from = n->w, *to = &eng->workers[eng->part[ep->peer_node]];
+			bool here = emu_engine_node_local(eng, i), there = emu_engine_node_local(eng, ep->peer_node);
+
+			if (!here && !there)
+				continue;
+			if (!here || !there) {
+				add_remote(eng, n, ep, here);
+				continue;
+			}
+			struct emu_worker *from = n->w, *to = &eng->workers[eng->part[ep->peer_node] - eng->wbase];
 			struct emu_chan *c = NULL;
 
 			for (uint32_t k = 0; k < from->nout; k++)
-				if (from->out[k]->to == to->id)
+				if (from->out[k]->to == to->id + eng->wbase)
 					c = from->out[k];
 			if (!c) {
-				c = emu_chan_ring_create(from->id, to->id, slots);
+				c = emu_chan_ring_create(from->id + eng->wbase, to->id + eng->wbase, slots);
 				if ((from->nout & (from->nout - 1)) == 0)
 					from->out = emu_xrealloc(from->out, (from->nout ? 2 * from->nout : 1) * sizeof(*from->out));
 				from->out[from->nout++] = c;
@@ -332,7 +402,9 @@ static void push_ctl_event(struct emu_engine *eng, uint32_t node, uint16_t type,
 		.type = type,
 		.port = port,
 	};
-	emu_evq_push(&eng->workers[eng->part[node]].q, &ev);
+	/* the key is taken either way: every rank numbers these events alike */
+	if (emu_engine_node_local(eng, node))
+		emu_evq_push(&eng->workers[eng->part[node] - eng->wbase].q, &ev);
 }
 
 /*
@@ -445,41 +517,164 @@ static double auto_dilation(uint64_t wall_ns, emu_time_t emu_ps)
 	return d;
 }
 
-static void plan_window(void *arg)
+/* ---------- the exchange with other processes (dist.h) ---------- */
+
+struct blk {
+	uint32_t from;
+	uint32_t to;
+	uint32_t nbytes;
+	uint32_t nevents;
+};
+
+static size_t dist_out(void *arg, unsigned q, uint8_t *buf, size_t cap)
 {
 	struct emu_engine *eng = arg;
-	emu_time_t next = EMU_TIME_INF;
+	size_t n = 0;
 
+	for (uint32_t k = 0; k < eng->nrout; k++) {
+		struct emu_chan *c = eng->rout[k];
+		size_t len = emu_chan_remote_pending(c);
+
+		if (!len || emu_dist_rank_of(eng->dist, c->to) != q)
+			continue;
+		if (buf) {
+			struct blk b = { .from = c->from, .to = c->to, .nbytes = (uint32_t)len };
+
+			if (n + sizeof(b) + len > cap)
+				emu_die(EOVERFLOW);
+			memcpy(buf + n, &b, sizeof(b));
+			emu_chan_remote_take(c, buf + n + sizeof(b));
+		}
+		n += sizeof(struct blk) + len;
+	}
+	return n;
+}
+
+struct okarg {
+	const struct emu_engine *eng;
+	uint32_t to;
+};
+
+static int ok_node(void *arg, uint32_t node, uint32_t port)
+{
+	const struct okarg *o = arg;
+
+	return node < o->eng->fab->nnodes && o->eng->part[node] == o->to && port < o->eng->nodes[node].nports;
+}
+
+/*
+ * Check a peer's window payload to its end (blocks of records for our
+ * workers, from workers of rank @q, each channel at most once), then hand
+ * the blocks to the channels. Anything wrong: refuse the whole message.
+ */
+static bool dist_in(void *arg, unsigned q, const uint8_t *p, size_t len)
+{
+	struct emu_engine *eng = arg;
+	struct emu_chan *seen[64];
+	unsigned nseen = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		size_t o = 0;
+
+		while (o < len) {
+			struct blk b;
+
+			if (len - o < sizeof(b))
+				return false;
+			memcpy(&b, p + o, sizeof(b));
+			o += sizeof(b);
+			if (b.nbytes > len - o)
+				return false;
+			struct emu_chan *c = find_chan(eng->rin, eng->nrin, b.from, b.to);
+
+			if (pass == 0) {
+				struct okarg oa = { eng, b.to };
+
+				if (!c || emu_dist_rank_of(eng->dist, b.from) != q ||
+				    emu_chan_remote_check(p + o, b.nbytes, eng->win_end, ok_node, &oa) < 0)
+					return false;
+				for (unsigned i = 0; i < nseen; i++)
+					if (seen[i] == c)
+						return false;
+				if (nseen == 64)
+					return false;
+				seen[nseen++] = c;
+			} else {
+				emu_chan_remote_feed(c, p + o, b.nbytes);
+			}
+			o += b.nbytes;
+		}
+	}
+	return true;
+}
+
+/* This process's part of the window's reduction; consumes the workers' reports. */
+static void local_sum(struct emu_engine *eng, struct emu_dist_sum *s)
+{
+	*s = (struct emu_dist_sum){ .next = EMU_TIME_INF, .stop_req = EMU_TIME_INF };
 	for (unsigned i = 0; i < eng->nworkers; i++) {
 		struct emu_worker *w = &eng->workers[i];
 
-		if (w->init_rc) {
-			eng->done = true;
-			return;
-		}
-		if (w->next_local < next)
-			next = w->next_local;
+		if (w->init_rc)
+			s->failed = 1;
+		if (w->next_local < s->next)
+			s->next = w->next_local;
 		if (w->done) {
-			eng->ndone += w->done;
+			s->done += w->done;
 			w->done = 0;
-			if (w->done_max > eng->st.last_done)
-				eng->st.last_done = w->done_max;
+			if (w->done_max > s->done_max)
+				s->done_max = w->done_max;
 		}
-		if (w->stop_req != EMU_TIME_INF) {
-			emu_time_t s = w->stop_req + eng->lookahead;
+		if (w->stop_req < s->stop_req)
+			s->stop_req = w->stop_req;
+		w->stop_req = EMU_TIME_INF;
+		s->progress += w->progress;
+	}
+	/* events in flight to other processes are pending too */
+	for (uint32_t k = 0; k < eng->nrout; k++) {
+		emu_time_t t = emu_chan_remote_min_time(eng->rout[k]);
 
-			if (s < eng->stop_at)
-				eng->stop_at = s;
-			w->stop_req = EMU_TIME_INF;
-			eng->st.stopped = true;
-		}
+		if (t < s->next)
+			s->next = t;
+	}
+}
+
+static void plan_window(void *arg)
+{
+	struct emu_engine *eng = arg;
+	struct emu_dist_sum sum;
+
+	local_sum(eng, &sum);
+	if (eng->dist && emu_dist_exchange(eng->dist, &sum, dist_out, dist_out, dist_in, eng)) {
+		snprintf(eng->err, sizeof(eng->err), "%s", emu_dist_error(eng->dist));
+		eng->dist_failed = true;
+		eng->done = true;
+		return;
+	}
+	if (sum.failed) {
+		eng->done = true;
+		if (eng->dist)
+			snprintf(eng->err, sizeof(eng->err), "a node failed to start");
+		return;
+	}
+	emu_time_t next = sum.next;
+
+	if (sum.done) {
+		eng->ndone += sum.done;
+		if (sum.done_max > eng->st.last_done)
+			eng->st.last_done = sum.done_max;
+	}
+	if (sum.stop_req != EMU_TIME_INF) {
+		emu_time_t s = sum.stop_req + eng->lookahead;
+
+		if (s < eng->stop_at)
+			eng->stop_at = s;
+		eng->st.stopped = true;
 	}
 	/* watchdog: nothing moved for cfg.stall of emulated time */
 	if (eng->cfg.stall && eng->expect_done && next != EMU_TIME_INF) {
-		uint64_t prog = 0;
+		uint64_t prog = sum.progress;
 
-		for (unsigned i = 0; i < eng->nworkers; i++)
-			prog += eng->workers[i].progress;
 		if (prog != eng->progress_seen || eng->st.last_progress == 0) {
 			eng->progress_seen = prog;
 			eng->st.last_progress = next;
@@ -677,6 +872,8 @@ static void *worker_main(void *arg)
 		barrier(eng, plan_window);
 		if (eng->done)
 			break;
+		for (uint32_t i = 0; i < w->nrin; i++)
+			w->rin[i]->ops->drain(w->rin[i], sink_evq, &w->q);
 		wall_wait(eng);
 		process(w, eng->win_end);
 		flush_out(w);
@@ -694,7 +891,8 @@ static void pin(struct emu_engine *eng, struct emu_worker *w, const int *pus, in
 
 	if (eng->cfg.no_pin || npus <= 0)
 		return;
-	pu = hwloc_get_pu_obj_by_os_index(topo, (unsigned)pus[w->id % (unsigned)npus]);
+	pu = hwloc_get_pu_obj_by_os_index(topo,
+					  (unsigned)pus[(w->id + (eng->cfg.pin_offset ? eng->wbase : 0)) % (unsigned)npus]);
 	if (pu && pu->cpuset)
 		hwloc_set_thread_cpubind(topo, w->thread, pu->cpuset, 0);
 }
@@ -731,7 +929,10 @@ int emu_engine_run(struct emu_engine *eng)
 		hwloc_bitmap_foreach_end();
 	}
 	hwloc_bitmap_free(set);
-	emu_barrier_init(&eng->bar, nw, nw <= (unsigned)(npus ? npus : 1) ? 20000 : 0);
+	/* spin at barriers only when every worker (of every local rank) has its own PU */
+	unsigned spinners = eng->cfg.pin_offset ? eng->wtotal : nw;
+
+	emu_barrier_init(&eng->bar, nw, spinners <= (unsigned)(npus ? npus : 1) && !eng->dist ? 20000 : 0);
 
 	pthread_create(&eng->ctl_thread, NULL, ctl_main, eng);
 	pthread_attr_t attr;
@@ -777,7 +978,10 @@ int emu_engine_run(struct emu_engine *eng)
 			eng->st.spilled += w->out[k]->spilled;
 		}
 	}
+	if (eng->dist_failed || (eng->dist && eng->err[0]))
+		rc = rc ? rc : -EPIPE;
 	eng->st.done = eng->ndone;
+	eng->st.last_event = last;
 	if (!eng->st.stopped || eng->st.emulated == 0)
 		eng->st.emulated = last;
 	eng->st.frame_hops_per_s = eng->st.wall_ns ? (double)eng->st.frame_hops * 1e9 / (double)eng->st.wall_ns : 0;
@@ -810,6 +1014,16 @@ unsigned emu_engine_partition(const struct emu_engine *eng, uint32_t node)
 	return eng->part[node];
 }
 
+bool emu_engine_node_local(const struct emu_engine *eng, uint32_t node)
+{
+	return eng->part[node] >= eng->wbase && eng->part[node] < eng->wbase + eng->nworkers;
+}
+
+const char *emu_engine_error(const struct emu_engine *eng)
+{
+	return eng->err;
+}
+
 const struct emu_fabric *emu_engine_fabric(const struct emu_engine *eng)
 {
 	return eng->fab;
@@ -824,8 +1038,11 @@ void emu_engine_destroy(struct emu_engine *eng)
 
 		for (uint32_t k = 0; k < w->nout; k++)
 			emu_chan_destroy(w->out[k]);
+		for (uint32_t k = 0; k < w->nrin; k++)
+			emu_chan_destroy(w->rin[k]);
 		free(w->out);
 		free(w->in);
+		free(w->rin);
 		free(w->nodes);
 		emu_evq_fini(&w->q);
 	}
@@ -844,6 +1061,8 @@ void emu_engine_destroy(struct emu_engine *eng)
 	free(eng->snapshots);
 	emu_routes_destroy(eng->routes);
 	free(eng->act);
+	free(eng->rout);
+	free(eng->rin);
 	free(eng->workers);
 	free(eng->nodes);
 	free(eng->ports);

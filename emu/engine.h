@@ -152,6 +152,10 @@ struct emu_engine_cfg {
 	/* watchdog: with completions expected, stop when no node reported
 	 * progress (emu_node_progress) for this long; 0: no watchdog */
 	emu_time_t stall;
+	/* distributed (dist.h): this process runs the workers of its rank;
+	 * @workers must then be its count as given to emu_dist_join() */
+	struct emu_dist *dist;
+	bool pin_offset;		/* pin to PUs after those of lower ranks (local ranks) */
 };
 
 #define EMU_DEFAULT_BUFFER (128 * 1024)
@@ -178,6 +182,7 @@ struct emu_run_stats {
 	emu_time_t last_progress;	/* window of the last emu_node_progress() */
 	emu_time_t last_done;		/* time of the latest */
 	uint64_t pool_frames;		/* frames carved from chunks (memory use) */
+	emu_time_t last_event;		/* of this process's workers */
 };
 
 /*
@@ -224,6 +229,10 @@ int emu_engine_run(struct emu_engine *eng);
 const struct emu_run_stats *emu_engine_stats(const struct emu_engine *eng);
 struct emu_node *emu_engine_node(struct emu_engine *eng, uint32_t id);
 unsigned emu_engine_partition(const struct emu_engine *eng, uint32_t node);
+/* emu_engine_node_local - does this process run @node (always, unless distributed)? */
+bool emu_engine_node_local(const struct emu_engine *eng, uint32_t node);
+/* emu_engine_error - why emu_engine_run() failed (a distributed run broke), or "" */
+const char *emu_engine_error(const struct emu_engine *eng);
 const struct emu_fabric *emu_engine_fabric(const struct emu_engine *eng);
 
 /* ---- called by models, on the node's worker ---- */

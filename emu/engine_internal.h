@@ -27,6 +27,8 @@ struct emu_worker {
 	uint32_t nin;
 	struct emu_chan **out;
 	uint32_t nout;
+	struct emu_chan **rin;	/* from workers of other processes */
+	uint32_t nrin;
 	int init_rc;
 	/* stats */
 	uint64_t events;
@@ -54,7 +56,16 @@ struct emu_engine {
 	struct emu_node *nodes;
 	struct emu_port *ports;
 	struct emu_worker *workers;
-	unsigned nworkers;
+	unsigned nworkers;		/* in this process */
+	unsigned wbase;			/* global id of workers[0] */
+	unsigned wtotal;		/* workers of all processes */
+	struct emu_dist *dist;
+	struct emu_chan **rout;		/* channels to other processes */
+	uint32_t nrout;
+	struct emu_chan **rin;		/* channels from other processes */
+	uint32_t nrin;
+	bool dist_failed;
+	char err[256];
 	uint32_t *part;
 	emu_time_t lookahead;
 	struct emu_barrier bar;

@@ -3,6 +3,7 @@
  * DOC: scenario.c - build, run and measure one scenario. See scenario.h.
  */
 #include "scenario.h"
+#include "dist.h"
 
 #include <errno.h>
 #include <math.h>
@@ -313,6 +314,225 @@ static uint32_t find_port_link(const struct emu_fabric *fab, uint32_t node, int 
 	return emu_fabric_port(fab, node, (unsigned)port)->link;
 }
 
+/* ---------- per-node records: what the report needs from each node ---------- */
+
+/*
+ * The results are computed from plain records of every host, switch and
+ * directed link. A single process fills them all; in a distributed run
+ * every rank fills those of its own nodes and sends them to rank 0
+ * (recs_gather), so the report is computed from identical inputs in the
+ * same order either way.
+ */
+struct host_rec {
+	uint8_t has_req, data_done, done, pad[5];
+	uint64_t delivered;
+	uint64_t mismatches;
+	uint64_t bg_bytes;
+	struct lh_ar_stats st;
+};
+
+struct port_rec {
+	uint64_t busy_ps, tx_frames, drops_queue, drops_loss, drops_down;
+};
+
+struct recs {
+	struct host_rec *host;		/* by host index */
+	struct emu_sw_stats *sw;	/* by switch index */
+	struct port_rec *port;		/* by directed link, 2 * link + side */
+	uint32_t nhost, nsw, nport;
+};
+
+static struct recs *recs_new(const struct emu_fabric *fab)
+{
+	struct recs *r = emu_xcalloc(1, sizeof(*r));
+
+	r->nhost = fab->nhosts;
+	r->nsw = fab->nswitches;
+	r->nport = 2 * fab->nlinks;
+	r->host = emu_xcalloc(r->nhost + 1, sizeof(*r->host));
+	r->sw = emu_xcalloc(r->nsw + 1, sizeof(*r->sw));
+	r->port = emu_xcalloc(r->nport + 1, sizeof(*r->port));
+	return r;
+}
+
+static void recs_free(struct recs *r)
+{
+	if (!r)
+		return;
+	free(r->host);
+	free(r->sw);
+	free(r->port);
+	free(r);
+}
+
+static void recs_fill(struct recs *r, struct emu_engine *eng, const struct emu_fabric *fab)
+{
+	for (uint32_t i = 0; i < fab->nhosts; i++) {
+		if (!emu_engine_node_local(eng, fab->hosts[i]))
+			continue;
+		struct emu_host_state *s = emu_node_state(emu_engine_node(eng, fab->hosts[i]));
+		struct host_rec *h = &r->host[i];
+
+		if (!s)
+			continue;
+		h->delivered = s->delivered;
+		h->mismatches = s->mismatches;
+		if (s->req) {
+			h->has_req = 1;
+			h->data_done = lh_req_data_done(s->req);
+			h->done = lh_req_done(s->req);
+			h->st = *lh_req_stats(s->req);
+		}
+		if (s->lh)
+			h->bg_bytes = lh_host_bg_stats(s->lh)->bytes_sent;
+	}
+	for (uint32_t i = 0; i < fab->nswitches; i++)
+		if (emu_engine_node_local(eng, fab->switches[i]))
+			r->sw[i] = *emu_sw_stats_of(emu_engine_node(eng, fab->switches[i]));
+	for (uint32_t i = 0; i < fab->nlinks; i++)
+		for (int d = 0; d < 2; d++) {
+			const struct emu_fab_link *l = &fab->links[i];
+
+			if (!emu_engine_node_local(eng, l->node[d]))
+				continue;
+			const struct emu_port_stats *ps = &emu_engine_node(eng, l->node[d])->ports[l->port[d]].st;
+
+			r->port[2 * i + d] = (struct port_rec){
+				.busy_ps = ps->busy_ps, .tx_frames = ps->tx_frames, .drops_queue = ps->drops_queue,
+				.drops_loss = ps->drops_loss, .drops_down = ps->drops_down,
+			};
+		}
+}
+
+/* RESULT payload: this header, then (u32 index, record) for hosts, switches, ports. */
+struct recs_hdr {
+	uint32_t nhost, nsw, nport, pad;
+	uint64_t events, frame_hops, pool_frames, cross_events, spilled, peak_rss;
+	emu_time_t last_event;
+};
+
+static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabric *fab, struct emu_run_stats *run,
+		       uint64_t *peak_rss, char *err, size_t errlen)
+{
+	unsigned P = emu_dist_nranks(d), me = emu_dist_rank(d);
+	size_t hs = 4 + sizeof(struct host_rec), ss = 4 + sizeof(struct emu_sw_stats), ps = 4 + sizeof(struct port_rec);
+
+	if (me != 0) {
+		/* which records are ours: the nodes of our workers */
+		struct recs_hdr h = {
+			.events = run->events, .frame_hops = run->frame_hops, .pool_frames = run->pool_frames,
+			.cross_events = run->cross_events, .spilled = run->spilled, .peak_rss = *peak_rss,
+			.last_event = run->last_event,
+		};
+		size_t cap = sizeof(h) + r->nhost * hs + r->nsw * ss + r->nport * ps, o = sizeof(h);
+		uint8_t *buf = emu_xmalloc(cap);
+		/* records of other ranks' nodes are zero here; zero records need no sending */
+		for (uint32_t i = 0; i < r->nhost; i++)
+			if (memcmp(&r->host[i], &(struct host_rec){ 0 }, sizeof(r->host[i]))) {
+				memcpy(buf + o, &i, 4);
+				memcpy(buf + o + 4, &r->host[i], sizeof(r->host[i]));
+				o += hs;
+				h.nhost++;
+			}
+		for (uint32_t i = 0; i < r->nsw; i++)
+			if (memcmp(&r->sw[i], &(struct emu_sw_stats){ 0 }, sizeof(r->sw[i]))) {
+				memcpy(buf + o, &i, 4);
+				memcpy(buf + o + 4, &r->sw[i], sizeof(r->sw[i]));
+				o += ss;
+				h.nsw++;
+			}
+		for (uint32_t i = 0; i < r->nport; i++)
+			if (memcmp(&r->port[i], &(struct port_rec){ 0 }, sizeof(r->port[i]))) {
+				memcpy(buf + o, &i, 4);
+				memcpy(buf + o + 4, &r->port[i], sizeof(r->port[i]));
+				o += ps;
+				h.nport++;
+			}
+		memcpy(buf, &h, sizeof(h));
+		int rc = emu_dist_gather(d, buf, o, NULL, NULL);
+
+		free(buf);
+		if (rc)
+			snprintf(err, errlen, "distributed run failed: %s", emu_dist_error(d));
+		(void)fab;
+		return rc;
+	}
+	void *parts[EMU_DIST_MAX_RANKS];
+	size_t lens[EMU_DIST_MAX_RANKS];
+
+	if (emu_dist_gather(d, NULL, 0, parts, lens)) {
+		snprintf(err, errlen, "distributed run failed: %s", emu_dist_error(d));
+		return -1;
+	}
+	int rc = 0;
+
+	for (unsigned q = 1; q < P; q++) {
+		const uint8_t *p = parts[q];
+		struct recs_hdr h;
+		size_t o = sizeof(h);
+
+		if (lens[q] < sizeof(h)) {
+			rc = -1;
+			break;
+		}
+		memcpy(&h, p, sizeof(h));
+		if (h.nhost > r->nhost || h.nsw > r->nsw || h.nport > r->nport ||
+		    lens[q] != sizeof(h) + h.nhost * hs + h.nsw * ss + h.nport * ps) {
+			rc = -1;
+			break;
+		}
+		for (uint32_t k = 0; k < h.nhost && !rc; k++, o += hs) {
+			uint32_t i;
+
+			memcpy(&i, p + o, 4);
+			if (i >= r->nhost)
+				rc = -1;
+			else
+				memcpy(&r->host[i], p + o + 4, sizeof(r->host[i]));
+		}
+		for (uint32_t k = 0; k < h.nsw && !rc; k++, o += ss) {
+			uint32_t i;
+
+			memcpy(&i, p + o, 4);
+			if (i >= r->nsw)
+				rc = -1;
+			else
+				memcpy(&r->sw[i], p + o + 4, sizeof(r->sw[i]));
+		}
+		for (uint32_t k = 0; k < h.nport && !rc; k++, o += ps) {
+			uint32_t i;
+
+			memcpy(&i, p + o, 4);
+			if (i >= r->nport)
+				rc = -1;
+			else
+				memcpy(&r->port[i], p + o + 4, sizeof(r->port[i]));
+		}
+		if (rc)
+			break;
+		run->events += h.events;
+		run->frame_hops += h.frame_hops;
+		run->pool_frames += h.pool_frames;
+		run->cross_events += h.cross_events;
+		run->spilled += h.spilled;
+		*peak_rss += h.peak_rss;
+		if (h.last_event > run->last_event)
+			run->last_event = h.last_event;
+	}
+	for (unsigned q = 1; q < P; q++)
+		free(parts[q]);
+	if (rc) {
+		snprintf(err, errlen, "distributed run failed: a rank sent malformed results");
+		return -1;
+	}
+	if (!run->stopped || run->emulated == 0)
+		run->emulated = run->last_event;
+	run->workers = emu_dist_wbase(d, P);
+	run->frame_hops_per_s = run->wall_ns ? (double)run->frame_hops * 1e9 / (double)run->wall_ns : 0;
+	(void)fab;
+	return 0;
+}
+
 int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen)
 {
 	struct emu_fabric *fab = NULL;
@@ -323,6 +543,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	uint32_t *order = NULL;
 	struct emu_sw_trees trees = { 0 };
 	struct emu_pcap *pcap = NULL;
+	struct recs *recs = NULL;
 	int rc = -EINVAL;
 
 	memset(res, 0, sizeof(*res));
@@ -457,6 +678,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
 		.progress = cfg->progress, .progress_ctx = cfg->progress_ctx, .stall = cfg->stall,
+		.dist = cfg->dist, .pin_offset = cfg->pin_offset,
 	};
 
 	if (cfg->loss > 0)
@@ -565,19 +787,38 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 			goto out;
 		}
 	}
+	if (cfg->dist)
+		emu_dist_begin_run(cfg->dist);
 	int erc = emu_engine_run(eng);
 
 	emu_pcap_close(pcap);
 	pcap = NULL;
 	free(arv);
+	if (erc == -EPIPE && cfg->dist) {
+		snprintf(err, errlen, "distributed run failed: %s", emu_engine_error(eng));
+		emu_dist_abort(cfg->dist, emu_engine_error(eng));
+		rc = -EPIPE;
+		goto out;
+	}
 	if (erc) {
 		snprintf(err, errlen, "a node failed to start (%s)", strerror(erc < 0 ? -erc : erc));
 		goto out;
 	}
 
 	/* ---------- results ---------- */
+	recs = recs_new(fab);
+	recs_fill(recs, eng, fab);
 	res->run = *emu_engine_stats(eng);
 	res->peak_rss = emu_peak_rss();
+	if (cfg->dist && recs_gather(cfg->dist, recs, fab, &res->run, &res->peak_rss, err, errlen)) {
+		rc = -EPIPE;
+		goto out;
+	}
+	if (cfg->dist && emu_dist_rank(cfg->dist) != 0) {
+		res->partial = true;	/* rank 0 has the report */
+		rc = 0;
+		goto out;
+	}
 	emu_time_t T = res->run.emulated ? res->run.emulated : 1;
 
 	res->nar = K;
@@ -593,19 +834,19 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		a->finished = true;
 		a->exact = true;
 		for (unsigned r = 0; r < ten[t].P; r++) {
-			struct emu_host_state *s = emu_node_state(emu_engine_node(eng, fab->hosts[ten[t].hosts[r]]));
-			const struct lh_ar_stats *st = s->req ? lh_req_stats(s->req) : NULL;
+			const struct host_rec *h = &recs->host[ten[t].hosts[r]];
+			const struct lh_ar_stats *st = h->has_req ? &h->st : NULL;
 
-			if (!st || !lh_req_data_done(s->req) || s->delivered != cfg->size_bytes / 4) {
+			if (!st || !h->data_done || h->delivered != cfg->size_bytes / 4) {
 				a->finished = false;
 				a->unfinished_hosts++;
 			}
-			a->mismatches += s->mismatches;
+			a->mismatches += h->mismatches;
 			if (!st)
 				continue;
-			if (lh_req_data_done(s->req) && st->data_done - st->start > a->runtime)
+			if (h->data_done && st->data_done - st->start > a->runtime)
 				a->runtime = st->data_done - st->start;
-			if (lh_req_done(s->req) && st->done - st->start > a->barrier)
+			if (h->done && st->done - st->start > a->barrier)
 				a->barrier = st->done - st->start;
 			a->leader_frames += st->leader_frames_recv;
 			a->retransmissions += st->retx_requests + st->nacks;
@@ -651,7 +892,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	double occ = 0;
 
 	for (uint32_t s = 0; s < fab->nswitches; s++) {
-		const struct emu_sw_stats *st = emu_sw_stats_of(emu_engine_node(eng, fab->switches[s]));
+		const struct emu_sw_stats *st = &recs->sw[s];
 		res->sw.fwd.forwarded += st->fwd.forwarded;
 		res->sw.fwd.no_route += st->fwd.no_route;
 		res->sw.fwd.malformed += st->fwd.malformed;
@@ -691,34 +932,28 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	uint32_t busy = 0;
 	double sum = 0, sumbusy = 0;
 
-	for (uint32_t i = 0; i < fab->nlinks; i++)
-		for (int d = 0; d < 2; d++) {
-			const struct emu_fab_link *l = &fab->links[i];
-			struct emu_node *n = emu_engine_node(eng, l->node[d]);
-			const struct emu_port_stats *ps = &n->ports[l->port[d]].st;
-			double u = (double)ps->busy_ps / (double)T;
+	for (uint32_t i = 0; i < res->nlinks; i++) {
+		const struct port_rec *ps = &recs->port[i];
+		double u = (double)ps->busy_ps / (double)T;
 
-			res->link_util[2 * i + d] = u;
-			sum += u;
-			if (ps->tx_frames) {
-				busy++;
-				sumbusy += u;
-			}
-			res->drops_queue += ps->drops_queue;
-			res->drops_loss += ps->drops_loss;
-			res->drops_down += ps->drops_down;
+		res->link_util[i] = u;
+		sum += u;
+		if (ps->tx_frames) {
+			busy++;
+			sumbusy += u;
 		}
+		res->drops_queue += ps->drops_queue;
+		res->drops_loss += ps->drops_loss;
+		res->drops_down += ps->drops_down;
+	}
 	res->util_mean = sum / res->nlinks;
 	res->util_mean_busy = busy ? sumbusy / busy : 0;
-	for (uint32_t i = 0; i < nbg; i++) {
-		struct emu_host_state *s = emu_node_state(emu_engine_node(eng, fab->hosts[order[nar + i]]));
-
-		if (s->lh)
-			res->bg_bytes += lh_host_bg_stats(s->lh)->bytes_sent;
-	}
+	for (uint32_t i = 0; i < nbg; i++)
+		res->bg_bytes += recs->host[order[nar + i]].bg_bytes;
 	rc = 0;
 out:
 	emu_pcap_close(pcap);
+	recs_free(recs);
 	emu_engine_destroy(eng);
 	if (ten)
 		for (unsigned t = 0; t < cfg->concurrent; t++) {

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "canary_sw.h"
+#include "dist.h"
 #include "engine.h"
 #include "libhost/canary_host.h"
 #include "tofino.h"
@@ -86,6 +87,9 @@ struct emu_scn_cfg {
 	const char *pcap_links;		/* "S0/3,L1/0" or NULL: every link */
 	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
 	void *progress_ctx;
+	/* distributed: this process is one rank (dist.h); NULL: the whole run */
+	struct emu_dist *dist;
+	bool pin_offset;		/* local ranks share the cores: pin after lower ranks */
 };
 
 struct emu_scn_ar {
@@ -142,6 +146,7 @@ struct emu_scn_result {
 	struct tofino_need need;
 	const struct tofino_profile *prof;
 	char stuck[256];		/* why the run did not finish */
+	bool partial;			/* a rank other than 0: results are at rank 0 */
 };
 
 /*
