@@ -11,10 +11,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "dist.h"
 
 #include "report.h"
 #include "scenario.h"
@@ -63,6 +69,14 @@ static void usage(FILE *f)
 	      "  --pcap FILE          write frames (real bytes, emulated timestamps) to FILE\n"
 	      "  --pcap-link LIST     links to capture, NODE/PORT,... (default all)\n"
 	      "  --json | --csv       machine-readable report on stdout\n"
+	      "distributed (README: Running across machines):\n"
+	      "  --processes P        split the run over P local processes (ranks) talking ZeroMQ\n"
+	      "  --rank R --ranks P   this process is rank R of P; rank 0 coordinates and prints the report\n"
+	      "  --coordinator EP     rank 0's endpoint, tcp://HOST:PORT (rank 0 binds it, the others connect)\n"
+	      "  --bind ADDR          address of this rank's data socket, reachable by the others (default 127.0.0.1)\n"
+	      "  --curve KEYFILE      authenticate and encrypt with ZeroMQ CURVE (keys from --curve-keygen)\n"
+	      "  --curve-keygen DIR   write DIR/rank<i>.key for --ranks P ranks and exit\n"
+	      "  --peer-timeout T     a rank silent this long is declared dead (default 5s)\n"
 	      "  --progress | --no-progress   progress on stderr (default: when stderr is a terminal)\n"
 	      "  --help\n", f);
 }
@@ -109,6 +123,80 @@ static void progress(void *ctx, emu_time_t now, uint64_t done, uint64_t expect)
 	fflush(stderr);
 }
 
+/*
+ * The scenario's fingerprint: every argument except those that may differ
+ * between ranks (distribution, workers, output), plus the build's record
+ * sizes. Ranks with different fingerprints would not emulate the same run.
+ */
+static uint64_t fingerprint(int argc, char **argv)
+{
+	static const char *const skip[] = {
+		"--processes", "--rank", "--ranks", "--coordinator", "--bind", "--curve", "--peer-timeout",
+		"--workers", "--json", "--csv", "--progress", "--no-progress",
+	};
+	static const bool takes_value[] = { 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 };
+	uint64_t h = emu_hash64(EMU_DIST_VERSION ^ ((uint64_t)sizeof(struct emu_run_stats) << 16) ^
+				((uint64_t)sizeof(struct emu_sw_stats) << 32));
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool skipped = false;
+
+		for (size_t k = 0; k < sizeof(skip) / sizeof(skip[0]); k++) {
+			size_t n = strlen(skip[k]);
+
+			if (!strncmp(a, skip[k], n) && (a[n] == 0 || a[n] == '=')) {
+				skipped = true;
+				if (a[n] == 0 && takes_value[k])
+					i++;
+				break;
+			}
+		}
+		if (skipped)
+			continue;
+		for (const char *c = a; *c; c++)
+			h = emu_hash64(h ^ (uint8_t)*c);
+		h = emu_hash64(h ^ 0x100);
+	}
+	return h;
+}
+
+/* rank 0 of --processes: wait for the children (kill them first if @kill_them). True if one failed. */
+static bool reap(const pid_t *children, unsigned n, bool kill_them)
+{
+	bool failed = false;
+
+	for (unsigned i = 1; i < n; i++) {
+		int st;
+
+		if (children[i] <= 0)
+			continue;
+		if (kill_them)
+			kill(children[i], SIGTERM);
+		if (waitpid(children[i], &st, 0) == children[i] && !kill_them &&
+		    (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+			fprintf(stderr, "canary-emu: rank %u (pid %d) %s %d\n", i, (int)children[i],
+				WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
+				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			failed = true;
+		}
+	}
+	return failed;
+}
+
+/* A rank other than 0 says what it did; the report is rank 0's. */
+static void rank_line(struct emu_dist *d, const struct emu_scn_result *r)
+{
+	struct emu_dist_stats st;
+
+	emu_dist_stats(d, &st);
+	fprintf(stderr, "canary-emu: rank %u/%u: %s: %u workers, %llu events, %llu frame-hops, %.3f s; "
+			"ZeroMQ so far: %llu msgs / %.1f MB sent, %llu rejected\n",
+		emu_dist_rank(d), emu_dist_nranks(d), r->algo, r->run.workers, (unsigned long long)r->run.events,
+		(unsigned long long)r->run.frame_hops, (double)r->run.wall_ns / 1e9, (unsigned long long)st.msgs_sent,
+		(double)st.bytes_sent / 1e6, (unsigned long long)(st.rejected + st.auth_rejected));
+}
+
 int main(int argc, char **argv)
 {
 	struct emu_scn_cfg cfg;
@@ -122,7 +210,8 @@ int main(int argc, char **argv)
 		O_TOPO = 256, O_ALGO, O_HOSTS, O_SIZE, O_ELEM, O_CONC, O_BG, O_BGMSG, O_TIMEOUT, O_TIMER, O_TICK,
 		O_ROUTING, O_NOISE, O_LOSS, O_LOSSY, O_BUFFER, O_FAIL, O_PROFILE, O_DESC, O_SHARDS, O_RES, O_WINDOW,
 		O_RETX, O_MAXF, O_LIMIT, O_SEED, O_WORKERS, O_CLOCK, O_DIL, O_PCAP, O_PCAPL, O_JSON, O_CSV, O_PROG,
-		O_NOPROG, O_HELP, O_DROP, O_STALL, O_TABLE,
+		O_NOPROG, O_HELP, O_DROP, O_STALL, O_TABLE, O_PROCS, O_RANK, O_RANKS, O_COORD, O_BIND, O_CURVE,
+		O_KEYGEN, O_PEERTO,
 	};
 	static const struct option opts[] = {
 		{ "topology", required_argument, NULL, O_TOPO }, { "algo", required_argument, NULL, O_ALGO },
@@ -143,9 +232,18 @@ int main(int argc, char **argv)
 		{ "pcap-link", required_argument, NULL, O_PCAPL }, { "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV }, { "progress", no_argument, NULL, O_PROG },
 		{ "no-progress", no_argument, NULL, O_NOPROG }, { "drop", required_argument, NULL, O_DROP },
-		{ "stall", required_argument, NULL, O_STALL }, { "table", required_argument, NULL, O_TABLE }, { "help", no_argument, NULL, O_HELP }, { 0 },
+		{ "stall", required_argument, NULL, O_STALL }, { "table", required_argument, NULL, O_TABLE },
+		{ "processes", required_argument, NULL, O_PROCS }, { "rank", required_argument, NULL, O_RANK },
+		{ "ranks", required_argument, NULL, O_RANKS }, { "coordinator", required_argument, NULL, O_COORD },
+		{ "bind", required_argument, NULL, O_BIND }, { "curve", required_argument, NULL, O_CURVE },
+		{ "curve-keygen", required_argument, NULL, O_KEYGEN },
+		{ "peer-timeout", required_argument, NULL, O_PEERTO }, { "help", no_argument, NULL, O_HELP }, { 0 },
 	};
 	int o;
+	unsigned processes = 1, rank = 0, ranks = 0;
+	bool have_rank = false;
+	const char *keygen = NULL;
+	struct emu_dist_cfg dcfg = { .endpoint_fd = -1, .timeout_ms = 5000 };
 
 	emu_scenario_defaults(&cfg);
 	opterr = 0;
@@ -337,6 +435,38 @@ int main(int argc, char **argv)
 				cfg.dilation = d;
 			}
 			break;
+		case O_PROCS:
+			if (emu_parse_u64(a, &v) || v < 1 || v > EMU_DIST_MAX_RANKS)
+				return bad("--processes", a, "is not a count in 1..64");
+			processes = (unsigned)v;
+			break;
+		case O_RANK:
+			if (emu_parse_u64(a, &v) || v >= EMU_DIST_MAX_RANKS)
+				return bad("--rank", a, "is not a rank in 0..63");
+			rank = (unsigned)v;
+			have_rank = true;
+			break;
+		case O_RANKS:
+			if (emu_parse_u64(a, &v) || v < 1 || v > EMU_DIST_MAX_RANKS)
+				return bad("--ranks", a, "is not a count in 1..64");
+			ranks = (unsigned)v;
+			break;
+		case O_COORD:
+			if (strncmp(a, "tcp://", 6) || !strchr(a + 6, ':'))
+				return bad("--coordinator", a, "is not tcp://HOST:PORT");
+			dcfg.coordinator = a;
+			break;
+		case O_BIND: dcfg.bind = a; break;
+		case O_CURVE: dcfg.curve = a; break;
+		case O_KEYGEN: keygen = a; break;
+		case O_PEERTO: {
+			emu_time_t t;
+
+			if (emu_parse_time(a, &t) || t < 100 * EMU_MS || t > 3600 * EMU_S)
+				return bad("--peer-timeout", a, "is not a time in 100ms..1h");
+			dcfg.timeout_ms = (unsigned)(t / EMU_MS);
+			break;
+		}
 		case O_PCAP: cfg.pcap = a; break;
 		case O_PCAPL: cfg.pcap_links = a; break;
 		case O_JSON: out = OUT_JSON; break;
@@ -358,6 +488,37 @@ int main(int argc, char **argv)
 		fprintf(stderr, "canary-emu: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+
+	if (keygen) {
+		char err[512];
+
+		if (!ranks)
+			return bad("--curve-keygen", keygen, "needs --ranks P");
+		if (emu_dist_keygen(keygen, ranks, err, sizeof(err))) {
+			fprintf(stderr, "canary-emu: %s\n", err);
+			return 2;
+		}
+		printf("wrote %s/rank0.key .. %s/rank%u.key\n", keygen, keygen, ranks - 1);
+		return 0;
+	}
+	if (have_rank && !ranks)
+		return bad("--rank", "", "needs --ranks P");
+	if (ranks && !have_rank)
+		return bad("--ranks", "", "needs --rank R (or use --processes P)");
+	if (have_rank && processes > 1)
+		return bad("--processes", "", "and --rank are exclusive (--processes starts the ranks itself)");
+	if (have_rank && rank >= ranks)
+		return bad("--rank", "", "must be below --ranks");
+	if (have_rank && rank > 0 && !dcfg.coordinator)
+		return bad("--coordinator", "", "is needed by ranks other than 0");
+	if (have_rank && rank == 0 && !dcfg.coordinator && ranks > 1)
+		return bad("--coordinator", "", "is needed by rank 0 too (the endpoint it binds)");
+	bool distributed = processes > 1 || (have_rank && ranks > 1);
+
+	if (distributed && cfg.per_node)
+		return bad("--workers", "per-node", "is not available across processes");
+	if (distributed && cfg.pcap)
+		return bad("--pcap", cfg.pcap, "is not available across processes (capture in a single-process run)");
 
 	/* algorithms */
 	struct { enum lh_algo a; unsigned n; char name[16]; } algo[MAX_ALGOS];
@@ -393,6 +554,81 @@ int main(int argc, char **argv)
 		return res.need.fits ? 0 : 2;
 	}
 
+	pid_t children[EMU_DIST_MAX_RANKS] = { 0 };
+	struct emu_dist *dist = NULL;
+
+	if (distributed) {
+		int pfd[2] = { -1, -1 };
+		unsigned P = processes > 1 ? processes : ranks;
+
+		if (processes > 1) {
+			/* ranks 1..P-1 are children; they learn rank 0's endpoint through a pipe */
+			if (pipe(pfd)) {
+				perror("canary-emu: pipe");
+				return 1;
+			}
+			fflush(NULL);
+			for (unsigned i = 1; i < processes; i++) {
+				pid_t pid = fork();
+
+				if (pid < 0) {
+					perror("canary-emu: fork");
+					for (unsigned k = 1; k < i; k++)
+						kill(children[k], SIGTERM);
+					return 1;
+				}
+				if (pid == 0) {
+					static char ep[160];
+					size_t n = 0;
+
+					prctl(PR_SET_PDEATHSIG, SIGTERM);
+					close(pfd[1]);
+					while (n < sizeof(ep) - 1 && read(pfd[0], ep + n, 1) == 1 && ep[n] != '\n')
+						n++;
+					ep[n] = 0;
+					close(pfd[0]);
+					if (!n)
+						_exit(1);	/* rank 0 is gone */
+					rank = i;
+					dcfg.coordinator = ep;
+					memset(children, 0, sizeof(children));
+					break;
+				}
+				children[i] = pid;
+			}
+			if (rank == 0) {
+				close(pfd[0]);
+				dcfg.children = children;
+				dcfg.endpoint_fd = pfd[1];
+			}
+		}
+		/* workers of this rank: --workers, else the cores shared out among local ranks */
+		if (!cfg.workers) {
+			cpu_set_t cs;
+			unsigned ncpu = sched_getaffinity(0, sizeof(cs), &cs) == 0 ? (unsigned)CPU_COUNT(&cs) : 1;
+
+			cfg.workers = processes > 1 ? (ncpu / processes ? ncpu / processes : 1) : ncpu;
+		}
+		dcfg.rank = rank;
+		dcfg.nranks = P;
+		dcfg.workers = cfg.workers;
+		dcfg.fingerprint = fingerprint(argc, argv);
+		char err[512];
+		bool bad_input;
+
+		dist = emu_dist_join(&dcfg, err, sizeof(err), &bad_input);
+		if (dcfg.endpoint_fd >= 0)
+			close(dcfg.endpoint_fd);
+		if (!dist) {
+			fprintf(stderr, "canary-emu: rank %u: %s\n", rank, err);
+			reap(children, P, true);
+			return bad_input ? 2 : 1;
+		}
+		cfg.dist = dist;
+		cfg.pin_offset = processes > 1;
+		if (rank != 0)
+			want_progress = 0;
+	}
 	bool show_progress = want_progress == 1 || (want_progress < 0 && isatty(2));
 
 	if (out == OUT_JSON)
@@ -413,6 +649,16 @@ int main(int argc, char **argv)
 
 		if (show_progress)
 			fputs("\r\033[K", stderr);
+		if (rc == -EPIPE) {
+			fprintf(stderr, "canary-emu: rank %u: %s\n", rank, err);
+			status = 1;
+			break;
+		}
+		if (dist && res[nres].partial) {
+			rank_line(dist, &res[nres]);
+			emu_scenario_result_fini(&res[nres]);
+			continue;
+		}
 		if (rc == -ENOSPC) {
 			fprintf(stderr, "canary-emu: %s\n", err);
 			tofino_report(stderr, res[nres].prof, &res[nres].need);
@@ -448,5 +694,12 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < nres; i++)
 		emu_scenario_result_fini(&res[i]);
+	if (dist) {
+		if (status == 2 || (status && rank == 0 && !nres))
+			emu_dist_abort(dist, "rank stopped on an error");
+		if (rank == 0 && reap(children, processes, status != 0) && !status)
+			status = 1;
+		emu_dist_close(dist);
+	}
 	return status;
 }
