@@ -478,6 +478,12 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 			}
 			fprintf(stderr, "canary-emu: rank 0: refused a join request: %s\n", why);
 			zmq_msg_close(&m);
+			/* a rank set up for another scenario cannot be waited for: stop now */
+			if (!strncmp(why, "a different", 11)) {
+				snprintf(err, errlen, "rank %u has %s", h.rank, why);
+				*bad_input = true;
+				goto fail;
+			}
 			continue;
 		}
 		joined[h.rank] = true;
@@ -745,7 +751,11 @@ static int wait_for(struct emu_dist *d, uint16_t type, uint64_t phase, bool *got
 		if (n <= 0) {
 			if (child_died(d))
 				return -1;
-			if (emu_wall_ns() - last > (uint64_t)d->cfg.timeout_ms * 1000000ULL) {
+			uint64_t limit = (uint64_t)d->cfg.timeout_ms * 1000000ULL;
+
+			if (d->window == 0 || phase == PHASE_RESULT)
+				limit *= 10;	/* building the scenario, merging results: slower steps */
+			if (emu_wall_ns() - last > limit) {
 				char missing[256] = "";
 				size_t o = 0;
 
@@ -753,7 +763,7 @@ static int wait_for(struct emu_dist *d, uint16_t type, uint64_t phase, bool *got
 					if (q != d->cfg.rank && !got[q])
 						o += (size_t)snprintf(missing + o, sizeof(missing) - o, " %u", q);
 				fail(d, "rank%s stopped answering (nothing for %.1f s in run %u, window %llu)", missing,
-				     d->cfg.timeout_ms / 1000.0, d->run, (unsigned long long)(phase == PHASE_RESULT ? d->window : phase));
+				     (double)limit / 1e9, d->run, (unsigned long long)(phase == PHASE_RESULT ? d->window : phase));
 				return -1;
 			}
 			continue;

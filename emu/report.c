@@ -94,6 +94,12 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			fprintf(r->out, "  dilation %g, lag max %.3f ms mean %.3f ms, %s", res[k].run.dilation,
 				(double)res[k].run.max_lag_ns / 1e6, (double)res[k].run.mean_lag_ns / 1e6,
 				res[k].run.kept_up ? "kept up" : "did NOT keep up");
+		if (res[k].dist_ranks > 1)
+			fprintf(r->out, "  %u ranks, ZeroMQ %.1f msgs %.1f KB per window, %llu rejected",
+				res[k].dist_ranks,
+				res[k].dist_windows ? (double)res[k].dist_msgs / (double)res[k].dist_windows : 0,
+				res[k].dist_windows ? (double)res[k].dist_bytes / (double)res[k].dist_windows / 1e3 : 0,
+				(unsigned long long)res[k].dist_rejected);
 		fputc('\n', r->out);
 	}
 	bool all = n > 0;
@@ -158,6 +164,14 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"events\": %llu,\n", ind, (unsigned long long)res->run.events);
 	fprintf(f, "%s  \"workers\": %u,\n", ind, res->run.workers);
 	fprintf(f, "%s  \"peak_rss_bytes\": %llu,\n", ind, (unsigned long long)res->peak_rss);
+	if (res->dist_ranks > 1)
+		fprintf(f, "%s  \"distributed\": {\"ranks\": %u, \"windows\": %llu, \"zmq_msgs\": %llu, \"zmq_bytes\": %llu, "
+			   "\"msgs_per_window\": %.2f, \"bytes_per_window\": %.1f, \"rejected\": %llu},\n",
+			ind, res->dist_ranks, (unsigned long long)res->dist_windows, (unsigned long long)res->dist_msgs,
+			(unsigned long long)res->dist_bytes,
+			res->dist_windows ? (double)res->dist_msgs / (double)res->dist_windows : 0,
+			res->dist_windows ? (double)res->dist_bytes / (double)res->dist_windows : 0,
+			(unsigned long long)res->dist_rejected);
 	if (c->clock == EMU_CLOCK_WALL)
 		fprintf(f, "%s  \"dilation\": %g,\n%s  \"max_lag_ns\": %llu,\n%s  \"mean_lag_ns\": %llu,\n%s  \"kept_up\": %s,\n",
 			ind, res->run.dilation, ind, (unsigned long long)res->run.max_lag_ns, ind,

@@ -409,11 +409,16 @@ struct recs_hdr {
 	uint32_t nhost, nsw, nport, pad;
 	uint64_t events, frame_hops, pool_frames, cross_events, spilled, peak_rss;
 	emu_time_t last_event;
+	uint64_t msgs, bytes, rejected;
 };
 
 static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabric *fab, struct emu_run_stats *run,
-		       uint64_t *peak_rss, char *err, size_t errlen)
+		       uint64_t *peak_rss, struct emu_scn_result *res, const struct emu_dist_stats *before,
+		       char *err, size_t errlen)
 {
+	struct emu_dist_stats now;
+
+	emu_dist_stats(d, &now);
 	unsigned P = emu_dist_nranks(d), me = emu_dist_rank(d);
 	size_t hs = 4 + sizeof(struct host_rec), ss = 4 + sizeof(struct emu_sw_stats), ps = 4 + sizeof(struct port_rec);
 
@@ -422,7 +427,8 @@ static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabr
 		struct recs_hdr h = {
 			.events = run->events, .frame_hops = run->frame_hops, .pool_frames = run->pool_frames,
 			.cross_events = run->cross_events, .spilled = run->spilled, .peak_rss = *peak_rss,
-			.last_event = run->last_event,
+			.last_event = run->last_event, .msgs = now.msgs_sent - before->msgs_sent,
+			.bytes = now.bytes_sent - before->bytes_sent, .rejected = now.rejected + now.auth_rejected,
 		};
 		size_t cap = sizeof(h) + r->nhost * hs + r->nsw * ss + r->nport * ps, o = sizeof(h);
 		uint8_t *buf = emu_xmalloc(cap);
@@ -466,6 +472,11 @@ static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabr
 	}
 	int rc = 0;
 
+	res->dist_ranks = P;
+	res->dist_windows = now.windows - before->windows;
+	res->dist_msgs = now.msgs_sent - before->msgs_sent;
+	res->dist_bytes = now.bytes_sent - before->bytes_sent;
+	res->dist_rejected = now.rejected + now.auth_rejected;
 	for (unsigned q = 1; q < P; q++) {
 		const uint8_t *p = parts[q];
 		struct recs_hdr h;
@@ -518,6 +529,9 @@ static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabr
 		*peak_rss += h.peak_rss;
 		if (h.last_event > run->last_event)
 			run->last_event = h.last_event;
+		res->dist_msgs += h.msgs;
+		res->dist_bytes += h.bytes;
+		res->dist_rejected += h.rejected;
 	}
 	for (unsigned q = 1; q < P; q++)
 		free(parts[q]);
@@ -787,8 +801,12 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 			goto out;
 		}
 	}
-	if (cfg->dist)
+	struct emu_dist_stats dstats = { 0 };
+
+	if (cfg->dist) {
 		emu_dist_begin_run(cfg->dist);
+		emu_dist_stats(cfg->dist, &dstats);
+	}
 	int erc = emu_engine_run(eng);
 
 	emu_pcap_close(pcap);
@@ -810,7 +828,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	recs_fill(recs, eng, fab);
 	res->run = *emu_engine_stats(eng);
 	res->peak_rss = emu_peak_rss();
-	if (cfg->dist && recs_gather(cfg->dist, recs, fab, &res->run, &res->peak_rss, err, errlen)) {
+	if (cfg->dist && recs_gather(cfg->dist, recs, fab, &res->run, &res->peak_rss, res, &dstats, err, errlen)) {
 		rc = -EPIPE;
 		goto out;
 	}

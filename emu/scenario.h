@@ -147,6 +147,11 @@ struct emu_scn_result {
 	const struct tofino_profile *prof;
 	char stuck[256];		/* why the run did not finish */
 	bool partial;			/* a rank other than 0: results are at rank 0 */
+	/* distributed runs: ZeroMQ traffic of this run over all ranks */
+	unsigned dist_ranks;
+	uint64_t dist_windows;
+	uint64_t dist_msgs, dist_bytes;
+	uint64_t dist_rejected;		/* malformed/foreign messages and unknown keys, all ranks, whole session */
 };
 
 /*
