@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: a run split over processes (ranks) talking ZeroMQ gives the
+ * single-process JSON, field for field except wall time, speed, workers,
+ * memory and the ZeroMQ traffic itself: for 2, 3 and 4 local processes
+ * (--processes) and for ranks started one by one with different worker
+ * counts (--rank/--ranks/--coordinator), with background traffic, loss,
+ * failures, dropped frames, noise and concurrent tenants; also with CURVE.
+ * Faults: a rank killed mid-run or frozen (SIGSTOP) stops the others
+ * within seconds with a message naming it, exit 1 and no report; a rank
+ * with another scenario is refused (exit 2); malformed and foreign join
+ * messages and CURVE clients with unknown keys are refused and counted;
+ * the message header and event-record checks refuse every malformed case.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "emu/chan.h"
+#include "emu/dist.h"
+#include "emu/event.h"
+#include "emu/frame.h"
+#include "tap.h"
+
+#define EMU "emu/canary-emu"
+/* lines that may differ between a single-process and a distributed run */
+#define VOLATILE "wall_s|frame_hops_per_s|\"workers\"|peak_rss|distributed|dilation|lag_ns|kept_up"
+
+static char out[1 << 16];
+static char dir[64];
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	char script[128], run[256];
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	/* bash, for <(...) */
+	snprintf(script, sizeof(script), "%s/cmd.%d.sh", dir[0] ? dir : "/tmp", (int)getpid());
+	f = fopen(script, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%s\n", cmd);
+	fclose(f);
+	snprintf(run, sizeof(run), "bash %s 2>&1", script);
+	FILE *p = popen(run, "r");
+	size_t n = 0;
+
+	if (!p)
+		return -1;
+	while (n < sizeof(out) - 1) {
+		size_t k = fread(out + n, 1, sizeof(out) - 1 - n, p);
+
+		if (!k)
+			break;
+		n += k;
+	}
+	out[n] = '\0';
+	int st = pclose(p);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int port_base(void)
+{
+	return 20000 + (int)(getpid() % 20000);
+}
+
+/* the same scenario, one process vs split ways; compare the filtered JSON */
+static void same_results(const char *name, const char *args)
+{
+	int rc1 = sh(EMU " %s --json --workers 1 --no-progress > %s/one.json", args, dir);
+
+	ok(rc1 == 0 || rc1 == 1, "%s: single process runs (exit %d)", name, rc1);
+	if (rc1 != 0 && rc1 != 1)
+		diag("%s", out);
+	for (unsigned p = 2; p <= 4; p++) {
+		int rc = sh(EMU " %s --json --processes %u --no-progress > %s/p.json", args, p, dir);
+
+		if (rc != rc1)
+			diag("exit %d vs %d: %s", rc, rc1, out);
+		int same = sh("diff <(grep -vE '%s' %s/one.json) <(grep -vE '%s' %s/p.json) > /dev/null && "
+			      "grep -q '\"ranks\": %u' %s/p.json", VOLATILE, dir, VOLATILE, dir, p, dir);
+
+		ok(rc == rc1 && same == 0, "%s: --processes %u gives the single-process results", name, p);
+	}
+	/* ranks started one by one with 1, 2 and 1 workers */
+	int port = port_base() + 11;
+	int rc = sh("(" EMU " %s --json --rank 1 --ranks 3 --workers 2 --coordinator tcp://127.0.0.1:%d > /dev/null 2>&1 &"
+		    " " EMU " %s --json --rank 2 --ranks 3 --workers 1 --coordinator tcp://127.0.0.1:%d > /dev/null 2>&1 &"
+		    " " EMU " %s --json --rank 0 --ranks 3 --workers 1 --coordinator tcp://127.0.0.1:%d --no-progress > %s/r.json;"
+		    " s=$?; wait; exit $s)", args, port, args, port, args, port, dir);
+	int same = sh("diff <(grep -vE '%s' %s/one.json) <(grep -vE '%s' %s/r.json)", VOLATILE, dir, VOLATILE, dir);
+
+	ok(rc == rc1 && same == 0, "%s: ranks with 1+2+1 workers give the single-process results", name);
+	if (same)
+		diag("%s", out);
+}
+
+static void check_headers(void)
+{
+	struct emu_dist_hdr h = {
+		.magic = EMU_DIST_MAGIC, .version = EMU_DIST_VERSION, .type = EMU_DIST_WINDOW,
+		.run_id = 77, .rank = 1, .len = 8,
+	};
+	size_t len = sizeof(h) + 8;
+
+	ok(emu_dist_check_header(&h, len, 77, 3, 0) == NULL, "header: a good WINDOW passes");
+	ok(emu_dist_check_header(&h, 10, 77, 3, 0) != NULL, "header: shorter than a header is refused");
+	ok(emu_dist_check_header(&h, len + 1, 77, 3, 0) != NULL, "header: length mismatch is refused");
+	ok(emu_dist_check_header(&h, len, 78, 3, 0) != NULL, "header: another run id is refused");
+	h.rank = 3;
+	ok(emu_dist_check_header(&h, len, 77, 3, 0) != NULL, "header: rank out of range is refused");
+	h.rank = 0;
+	ok(emu_dist_check_header(&h, len, 77, 3, 0) != NULL, "header: a message from oneself is refused");
+	h.rank = 1;
+	h.magic ^= 1;
+	ok(emu_dist_check_header(&h, len, 77, 3, 0) != NULL, "header: bad magic is refused");
+	h.magic ^= 1;
+	h.version = 9;
+	ok(emu_dist_check_header(&h, len, 77, 3, 0) != NULL, "header: unknown version is refused");
+	h.version = EMU_DIST_VERSION;
+	h.type = 99;
+	ok(emu_dist_check_header(&h, len, 77, 3, 0) != NULL, "header: unknown type is refused");
+}
+
+static int ok_node_any(void *arg, uint32_t node, uint32_t port)
+{
+	(void)arg;
+	return node < 10 && port < 4;
+}
+
+struct sinkctx {
+	struct emu_ev *v;
+	unsigned *n;
+};
+
+static void sink(void *arg, const struct emu_ev *ev)
+{
+	struct sinkctx *sc = arg;
+
+	if (*sc->n < 4)
+		sc->v[(*sc->n)++] = *ev;
+}
+
+/* event records as a remote channel writes them, checked as a receiver does */
+static void check_records(void)
+{
+	struct emu_pool pool;
+	struct emu_chan *tx, *rx;
+	uint8_t buf[8192];
+
+	emu_pool_init(&pool);
+	tx = emu_chan_remote_create(0, 1, &pool);
+	rx = emu_chan_remote_create(0, 1, &pool);
+	struct emu_frame *f = emu_pool_get(&pool);
+
+	f->len = 77;
+	memset(f->data, 0xab, f->len);
+	f->user = 42;
+	f->hops = 3;
+	struct emu_ev e1 = { .t = 5000, .key = 9, .frame = f, .node = 2, .type = EMU_EV_FRAME, .port = 1 };
+	struct emu_ev e2 = { .t = 6000, .key = 10, .arg = 1500, .node = 3, .type = EMU_EV_CREDIT, .port = 0 };
+
+	tx->ops->send(tx, &e1);
+	tx->ops->send(tx, &e2);
+	size_t n = emu_chan_remote_pending(tx);
+
+	ok(n == 32 + 32 + 80 + 32 && emu_chan_remote_min_time(tx) == 5000, "records: %zu bytes, min time 5000", n);
+	emu_chan_remote_take(tx, buf);
+	ok(emu_chan_remote_check(buf, n, 5000, ok_node_any, NULL) == 2, "records: a good buffer has 2 events");
+	ok(emu_chan_remote_check(buf, n, 5001, ok_node_any, NULL) < 0, "records: an event before the window is refused");
+	ok(emu_chan_remote_check(buf, n - 8, 0, ok_node_any, NULL) < 0, "records: a truncated buffer is refused");
+	ok(emu_chan_remote_check(buf, 40, 0, ok_node_any, NULL) < 0, "records: a cut frame record is refused");
+	uint8_t bad[sizeof(buf)];
+
+	memcpy(bad, buf, n);
+	uint32_t big = EMU_FRAME_MAX + 8;
+
+	memcpy(bad + 32 + 16, &big, 4);	/* frame length */
+	ok(emu_chan_remote_check(bad, n, 0, ok_node_any, NULL) < 0, "records: an oversized frame length is refused");
+	memcpy(bad, buf, n);
+	uint32_t node = 99;
+
+	memcpy(bad + 24, &node, 4);
+	ok(emu_chan_remote_check(bad, n, 0, ok_node_any, NULL) < 0, "records: a node the receiver does not own is refused");
+	memcpy(bad, buf, n);
+	uint16_t type = EMU_EV_TIMER;
+
+	memcpy(bad + 28, &type, 2);
+	ok(emu_chan_remote_check(bad, n, 0, ok_node_any, NULL) < 0, "records: an event type that cannot cross a link is refused");
+	/* and back into events and a frame */
+	struct emu_ev got[4];
+	unsigned ng = 0;
+
+	emu_chan_remote_feed(rx, buf, n);
+	struct sinkctx sc = { got, &ng };
+
+	size_t drained = rx->ops->drain(rx, sink, &sc);
+
+	ok(drained == 2 && ng == 2 && got[0].type == EMU_EV_FRAME && got[0].frame->len == 77 &&
+		   got[0].frame->user == 42 && got[0].frame->hops == 3 && got[0].frame->data[76] == 0xab &&
+		   got[1].arg == 1500 && got[1].t == 6000 && got[1].key == 10,
+	   "records: events and the frame's bytes come back intact");
+	if (ng)
+		emu_pool_put(&pool, got[0].frame);
+	emu_chan_destroy(tx);
+	emu_chan_destroy(rx);
+	emu_pool_fini(&pool);
+}
+
+
+/* a child rank killed with SIGKILL mid-run */
+static void kill_rank(void)
+{
+	const char *args = "--topology fattree2:leaves=16,spines=16,hosts=16 --size 16MiB --hosts 128 --algo canary "
+			   "--background uniform --no-progress";
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), EMU " %s --processes 3 > %s/k.out 2> %s/k.err", args, dir, dir);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	usleep(1500000);
+	/* the shell's child is rank 0; its children are ranks 1 and 2 */
+	int rc = sh("r0=$(pgrep -P %d -f 'canary-emu'); r2=$(pgrep -P $r0 | tail -1); kill -9 $r2 && echo killed $r2",
+		    (int)pid);
+	double t0 = now_s();
+	int st;
+
+	waitpid(pid, &st, 0);
+	double dt = now_s() - t0;
+
+	ok(rc == 0 && strstr(out, "killed"), "a child rank was killed mid-run");
+	sh("cat %s/k.err; printf 'stdout bytes: '; wc -c < %s/k.out", dir, dir);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "killed rank: exit 1 (status %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	ok(strstr(out, "rank 2") && strstr(out, "killed by signal 9") != NULL, "killed rank: the message names rank 2 and the signal");
+	ok(strstr(out, "stdout bytes: 0") != NULL, "killed rank: no report printed");
+	ok(dt < 5, "killed rank: the others stopped within %.1f s", dt);
+	if (!strstr(out, "rank 2"))
+		diag("%s", out);
+}
+
+/* a rank frozen with SIGSTOP: the others notice the silence */
+static void frozen_rank(void)
+{
+	const char *args = "--topology fattree2:leaves=16,spines=16,hosts=16 --size 16MiB --hosts 128 --algo canary "
+			   "--background uniform --no-progress --peer-timeout 500ms";
+	int port = port_base() + 12;
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "(" EMU " %s --rank 1 --ranks 3 --workers 1 --coordinator tcp://127.0.0.1:%d 2> %s/f1.err &"
+		 " " EMU " %s --rank 2 --ranks 3 --workers 1 --coordinator tcp://127.0.0.1:%d 2> %s/f2.err & echo $! > %s/f2.pid;"
+		 " " EMU " %s --rank 0 --ranks 3 --workers 1 --coordinator tcp://127.0.0.1:%d > %s/f.out 2> %s/f0.err;"
+		 " s=$?; kill -9 $(cat %s/f2.pid); wait; exit $s)",
+		 args, port, dir, args, port, dir, dir, args, port, dir, dir, dir);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/bin/bash", "bash", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	usleep(1500000);
+	sh("kill -STOP $(cat %s/f2.pid)", dir);
+	double t0 = now_s();
+	int st;
+
+	waitpid(pid, &st, 0);
+	double dt = now_s() - t0;
+
+	sh("cat %s/f0.err %s/f1.err; printf 'stdout bytes: '; wc -c < %s/f.out", dir, dir, dir);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "frozen rank: rank 0 exits 1");
+	ok(strstr(out, "rank 0: distributed run failed: rank 2 stopped answering") != NULL,
+	   "frozen rank: rank 0 names rank 2");
+	ok(strstr(out, "rank 1: distributed run failed") != NULL, "frozen rank: rank 1 stops too");
+	ok(strstr(out, "stdout bytes: 0") != NULL, "frozen rank: no report printed");
+	ok(dt < 6, "frozen rank: stopped %.1f s after the freeze", dt);
+	if (!strstr(out, "rank 2 stopped"))
+		diag("%s", out);
+}
+
+static void join_errors(void)
+{
+	const char *args = "--topology fattree2:leaves=4,spines=4,hosts=4 --size 64KiB --hosts 8 --algo canary --no-progress";
+	int port = port_base() + 13;
+
+	/* another scenario */
+	int rc = sh("(" EMU " %s --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d > /dev/null & sleep 0.3;"
+		    " " EMU " %s --seed 9 --rank 1 --ranks 2 --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; s0=$?;"
+		    " echo statuses $s $s0)", args, port, args, port);
+	ok(rc == 0 && strstr(out, "statuses 2 2") && strstr(out, "a different scenario"),
+	   "a rank with another scenario: both exit 2 and say why");
+	if (!strstr(out, "statuses 2 2"))
+		diag("%s", out);
+
+	/* garbage at the coordinator, then a real rank: the run completes, the garbage is counted */
+	port++;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char a[512];
+
+		snprintf(a, sizeof(a), EMU " %s --json --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d > %s/g.json 2> %s/g.err",
+			 args, port, dir, dir);
+		execl("/bin/sh", "sh", "-c", a, (char *)NULL);
+		_exit(127);
+	}
+	usleep(300000);
+	void *ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_DEALER);
+	char ep[64];
+	int linger = 1000;
+
+	snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%d", port);
+	zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+	zmq_connect(s, ep);
+	struct emu_dist_hdr h = { .magic = EMU_DIST_MAGIC, .version = EMU_DIST_VERSION, .type = EMU_DIST_HELLO, .rank = 1 };
+	uint8_t msg[4096] = { 0 };
+
+	zmq_send(s, "xyz", 3, 0);				/* 1: shorter than a header */
+	h.magic = 0x12345678;
+	memcpy(msg, &h, sizeof(h));
+	zmq_send(s, msg, sizeof(h), 0);				/* 2: bad magic */
+	h.magic = EMU_DIST_MAGIC;
+	h.version = 7;
+	memcpy(msg, &h, sizeof(h));
+	zmq_send(s, msg, sizeof(h), 0);				/* 3: bad version */
+	h.version = EMU_DIST_VERSION;
+	h.len = 4000;
+	memcpy(msg, &h, sizeof(h));
+	zmq_send(s, msg, sizeof(h) + 10, 0);			/* 4: length lies */
+	h.len = 10;
+	memcpy(msg, &h, sizeof(h));
+	zmq_send(s, msg, sizeof(h) + 10, 0);			/* 5: a HELLO of the wrong size */
+	h.rank = 5;
+	h.len = 0;
+	memcpy(msg, &h, sizeof(h));
+	zmq_send(s, msg, sizeof(h), 0);				/* 6: rank out of range */
+	usleep(500000);
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+	rc = sh(EMU " %s --rank 1 --ranks 2 --coordinator tcp://127.0.0.1:%d", args, port);
+	int st;
+
+	waitpid(pid, &st, 0);
+	int grc = sh("grep -c '\"rejected\": 6}' %s/g.json; grep -c result_exact.*true %s/g.json", dir, dir);
+
+	ok(rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && grc == 0,
+	   "six malformed join messages are refused and counted, the real rank joins, the result is exact");
+	if (grc)
+		sh("cat %s/g.err; grep distributed %s/g.json", dir, dir), diag("%s", out);
+}
+
+static void curve(const char *args)
+{
+	int port = port_base() + 15;
+
+	ok(sh(EMU " --curve-keygen %s/keys --ranks 2 && " EMU " --curve-keygen %s/other --ranks 2", dir, dir) == 0,
+	   "--curve-keygen writes key files");
+	int rc = sh("(" EMU " %s --curve %s/keys/rank1.key --rank 1 --ranks 2 --coordinator tcp://127.0.0.1:%d > /dev/null &"
+		    " " EMU " %s --json --curve %s/keys/rank0.key --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d > %s/c.json;"
+		    " s=$?; wait; exit $s)", args, dir, port, args, dir, port, dir);
+	int same = sh("diff <(grep -vE '%s' %s/one.json) <(grep -vE '%s' %s/c.json)", VOLATILE, dir, VOLATILE, dir);
+
+	ok(rc == 0 && same == 0, "CURVE: two ranks with their own keys give the single-process results");
+	/* a client whose key is not in the coordinator's allow list */
+	port++;
+	sh("(grep secret %s/other/rank1.key; grep -v secret %s/keys/rank1.key) > %s/rogue.key", dir, dir, dir);
+	rc = sh("(" EMU " %s --curve %s/keys/rank0.key --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d --peer-timeout 200ms"
+		" > /dev/null & sleep 0.2; " EMU " %s --curve %s/rogue.key --rank 1 --ranks 2 --peer-timeout 200ms"
+		" --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; echo statuses $s $?)", args, dir, port, args, dir, port);
+	ok(strstr(out, "statuses 1 1") && strstr(out, "1 unknown keys") && strstr(out, "is this rank's key allowed"),
+	   "CURVE: an unknown client key is refused and counted; both ranks stop (exit 1)");
+	if (!strstr(out, "1 unknown keys"))
+		diag("%s", out);
+	ok(sh(EMU " %s --curve /nonexistent.key --processes 2", args) == 2 && strstr(out, "--curve"),
+	   "CURVE: a missing key file is bad input (exit 2)");
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/canary-dist-%d", (int)getpid());
+	if (mkdir(dir, 0700)) {
+		skip_all("cannot make a temporary directory");
+		return 0;
+	}
+	check_headers();
+	check_records();
+	same_results("background, 3 algorithms",
+		     "--topology fattree2:leaves=8,spines=8,hosts=8 --size 128KiB --hosts 32 --algo canary,static:4,ring "
+		     "--background uniform");
+	same_results("loss, a switch failure, 2 tenants",
+		     "--topology fattree2:leaves=8,spines=8,hosts=8 --size 64KiB --hosts 24 --algo canary,static:2 "
+		     "--background uniform --loss 0.002 --fail switch:S1@20us --concurrent 2");
+	same_results("3-level fat tree, a dropped frame, noise, lossy",
+		     "--topology fattree3:k=4 --size 64KiB --hosts 10 --algo canary,ring --noise 0.01 --drop H1/0#5 --lossy");
+	curve("--topology fattree3:k=4 --size 64KiB --hosts 10 --algo canary,ring --noise 0.01 --drop H1/0#5 --lossy");
+	join_errors();
+	kill_rank();
+	frozen_rank();
+	ok(sh(EMU " --processes 2 --rank 1 --ranks 2") == 2 && strstr(out, "--processes"),
+	   "--processes with --rank is refused (exit 2)");
+	ok(sh(EMU " --rank 1 --ranks 2") == 2 && strstr(out, "--coordinator"), "--rank without --coordinator: exit 2");
+	ok(sh(EMU " --processes 2 --workers per-node") == 2, "--workers per-node across processes: exit 2");
+	sh("rm -rf %s", dir);
+	done_testing();
+}
