@@ -401,6 +401,34 @@ static void curve(const char *args)
 	   "CURVE: a missing key file is bad input (exit 2)");
 }
 
+/* two ranks in their own network namespaces, joined by a veth pair (needs root) */
+static void netns(const char *args)
+{
+	int id = (int)(getpid() % 100000);
+
+	if (geteuid() != 0 || sh("ip netns add cA%d && ip netns add cB%d", id, id)) {
+		sh("ip netns del cA%d; ip netns del cB%d", id, id);
+		skip(1, "network namespaces: not root or not permitted here");
+		return;
+	}
+	int rc = sh("set -e; ip link add vA%d type veth peer name vB%d;"
+		    " ip link set vA%d netns cA%d; ip link set vB%d netns cB%d;"
+		    " ip -n cA%d addr add 10.77.0.1/24 dev vA%d; ip -n cB%d addr add 10.77.0.2/24 dev vB%d;"
+		    " ip -n cA%d link set vA%d up; ip -n cB%d link set vB%d up;"
+		    " ip -n cA%d link set lo up; ip -n cB%d link set lo up;"
+		    " ip netns exec cA%d " EMU " %s --json --rank 0 --ranks 2 --coordinator tcp://10.77.0.1:5555 --bind 10.77.0.1"
+		    " > %s/ns.json & sleep 0.3;"
+		    " ip netns exec cB%d " EMU " %s --rank 1 --ranks 2 --coordinator tcp://10.77.0.1:5555 --bind 10.77.0.2"
+		    " > /dev/null; wait $!",
+		    id, id, id, id, id, id, id, id, id, id, id, id, id, id, id, id, id, args, dir, id, args);
+	int same = rc ? 1 : sh("diff <(grep -vE '%s' %s/one.json) <(grep -vE '%s' %s/ns.json)", VOLATILE, dir, VOLATILE, dir);
+
+	ok(rc == 0 && same == 0, "two ranks in network namespaces over a veth pair give the single-process results");
+	if (rc || same)
+		diag("%s", out);
+	sh("ip netns del cA%d; ip netns del cB%d", id, id);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/canary-dist-%d", (int)getpid());
@@ -419,6 +447,7 @@ int main(void)
 	same_results("3-level fat tree, a dropped frame, noise, lossy",
 		     "--topology fattree3:k=4 --size 64KiB --hosts 10 --algo canary,ring --noise 0.01 --drop H1/0#5 --lossy");
 	curve("--topology fattree3:k=4 --size 64KiB --hosts 10 --algo canary,ring --noise 0.01 --drop H1/0#5 --lossy");
+	netns("--topology fattree3:k=4 --size 64KiB --hosts 10 --algo canary,ring --noise 0.01 --drop H1/0#5 --lossy");
 	join_errors();
 	kill_rank();
 	frozen_rank();
