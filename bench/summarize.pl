@@ -41,20 +41,22 @@ sub summarize {
 		my $s = $sum{$k} //= { n => 0, gp => 0, rt => 0, exact => 1, size => $r->{size_bytes} };
 		$s->{n}++;
 		$s->{gp} += $r->{goodput_gbps};
+		$s->{min} = $r->{goodput_gbps} if !defined $s->{min} || $r->{goodput_gbps} < $s->{min};
+		$s->{max} = $r->{goodput_gbps} if !defined $s->{max} || $r->{goodput_gbps} > $s->{max};
 		$s->{rt} += $r->{runtime_ns};
 		$s->{exact} = 0 if $r->{result_exact} ne 'true';
 	}
 	open(my $out, '>', "$dir/$name.dat") or die "$dir/$name.dat: $!";
 	print $out "# ", join(' ', @tags, 'algo', 'goodput_gbps', 'runtime_us', 'runs', 'exact'), "\n";
-	print "\n### $name\n\n| ", join(' | ', @tags, 'algo', 'goodput (Gb/s)', 'runtime (us)', 'runs', 'exact'), " |\n";
-	print "|", join('|', ('---') x (@tags + 5)), "|\n";
+	print "\n### $name\n\n| ", join(' | ', @tags, 'algo', 'goodput (Gb/s)', 'min-max over seeds', 'runtime (us)', 'runs', 'exact'), " |\n";
+	print "|", join('|', ('---') x (@tags + 6)), "|\n";
 	for my $k (@keys) {
 		my $s = $sum{$k};
 		my @f = split /,/, $k;
 		printf $out "%s %.3f %.3f %d %d\n", join(' ', @f), $s->{gp} / $s->{n}, $s->{rt} / $s->{n} / 1000,
 			$s->{n}, $s->{exact};
-		printf "| %s | %.1f | %.1f | %d | %s |\n", join(' | ', @f), $s->{gp} / $s->{n}, $s->{rt} / $s->{n} / 1000,
-			$s->{n}, $s->{exact} ? 'yes' : 'NO';
+		printf "| %s | %.1f | %.1f-%.1f | %.1f | %d | %s |\n", join(' | ', @f), $s->{gp} / $s->{n}, $s->{min}, $s->{max},
+			$s->{rt} / $s->{n} / 1000, $s->{n}, $s->{exact} ? 'yes' : 'NO';
 	}
 	close $out;
 }
