@@ -66,8 +66,12 @@ void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t des
 	n->passes = (elements + p->elements_per_pass - 1) / p->elements_per_pass;
 	if (n->passes == 0)
 		n->passes = 1;
-	/* id, counter, hosts, timestamp, leader, state + children bitmap words */
-	n->salu_regs = 6 + (ports + 31) / 32;
+	/*
+	 * id, counter, hosts, leader, first arrival + state (one register: the
+	 * timer checks the timeout and marks the descriptor flushed in one
+	 * stateful ALU, as hw/canary.p4 does) + children bitmap words
+	 */
+	n->salu_regs = 5 + (ports + 31) / 32;
 	n->salu = per_pass + n->salu_regs;
 	/* registers are spread over stages, salu_per_stage at a time */
 	n->stages = (n->salu + p->salu_per_stage - 1) / p->salu_per_stage;
@@ -139,7 +143,7 @@ void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_
 		fprintf(f, "  recirculation: %u extra pass%s per Canary packet; each costs 1/%.1f ns of pipeline time\n",
 			n->passes - 1, n->passes == 2 ? "" : "es", p->pipe_gpps);
 	fprintf(f, "  stateful ALUs: %u element registers + %u descriptor registers (id, counter, hosts, "
-		   "timestamp, leader, state, %u children word%s)\n",
-		n->salu - n->salu_regs, n->salu_regs, n->salu_regs - 6, n->salu_regs - 6 == 1 ? "" : "s");
+		   "leader, first arrival/state, %u children word%s)\n",
+		n->salu - n->salu_regs, n->salu_regs, n->salu_regs - 5, n->salu_regs - 5 == 1 ? "" : "s");
 	fprintf(f, "  verdict: %s%s\n", n->fits ? "fits" : "DOES NOT FIT: ", n->fits ? "" : n->why);
 }

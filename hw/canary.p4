@@ -5,26 +5,30 @@
  * Same behaviour and frame format as the emulator's switch (emu/canary_sw.c,
  * emu/wire.h): Ethernet, EtherType 0x88B5, the 19-byte Canary header in the
  * paper's field order, 32 x bit<32> elements (one pass, the paper's
- * prototype). IPv4 is forwarded by LPM with ECMP through an action selector.
+ * prototype). IPv4 and Canary destinations are forwarded by LPM with ECMP
+ * through an action selector.
  *
- * Descriptor registers, indexed by a CRC16 hash of id (N_DESC = 32768):
- *   r_id, r_ts (first arrival), r_state (FREE/OPEN/FLUSHED), r_leader,
- *   r_hosts, r_counter, r_children (ports 0..31) + 32 element registers:
- *   39 stateful ALUs of 48, the figure of the emulator's tofino1 model.
- * Stage placement (4 stateful ALUs per stage):
- *   stage 0  port one-hot (exact), slot hash, is-root lookup, pktgen slot
- *   stage 1  r_id, r_ts
- *   stage 2  r_state, r_leader, r_hosts
- *   stage 3  r_counter, r_children
- *   stage 4..11  r_e00..r_e31, four per stage
+ * Descriptor registers, indexed by a CRC16 hash of id (N_DESC = 32768), each
+ * read or written at most once per packet (one stateful ALU each):
+ *   r_id        block id (0: free)
+ *   r_tstate    0 free, TS_FLUSHED flushed, else the first arrival time
+ *               (the timeout and the flushed state in one register)
+ *   r_leader, r_hosts, r_children (ports 0..31)
+ *   r_counter   contributions; CNT_DONE once the root sent the result
+ *   r_e00..r_e31 the partial sums
+ * 6 + 32 = 38 stateful ALUs of 48, what the emulator's tofino1 model
+ * reports for this configuration (emu/tofino.c).
+ * Dependencies (the compiler's placement is in hw/README.md):
+ *   slot hash, port one-hot, is-root, need -> r_id -> r_tstate, r_leader,
+ *   r_hosts, r_children -> r_counter -> the 32 elements
+ * Elements: a reduce adds and returns the new sums; the root's last
+ * contribution and a timer flush send them; a broadcast that frees the
+ * descriptor clears them, so a new block starts from zero.
  * Timeouts: the packet generator's periodic app sends one clock packet per
  * tick; packet i of a batch checks slot i (packet_id), so with a batch of
  * N_DESC packets and an inter-packet gap g the table is swept every
  * N_DESC x g: a descriptor flushes between timeout and timeout + N_DESC x g
  * (32768 x 1 ns = 32.8 us; the same bound as the emulator's --timer pktgen).
- *
- * NOT COMPILED WITH bf-p4c IN THIS REPOSITORY'S CI: see hw/README.md for
- * what was checked and how to build it.
  */
 #include <core.p4>
 #include <tna.p4>
@@ -39,18 +43,15 @@ const bit<6> OP_REDUCE = 1;
 const bit<6> OP_BCAST = 2;
 const bit<6> OP_RESTORE = 3;
 
-const bit<8> ST_FREE = 0;
-const bit<8> ST_OPEN = 1;
-const bit<8> ST_FLUSHED = 2;
+const bit<32> TS_FLUSHED = 1;
+const bit<16> CNT_DONE = 0x8000;
 
-/* what r_id said */
-const bit<8> ID_NEW = 1;
-const bit<8> ID_SAME = 2;
-const bit<8> ID_OTHER = 3;
+
 
 const bit<2> ELEM_NONE = 0;
 const bit<2> ELEM_ADD = 1;
-const bit<2> ELEM_TAKE = 2;
+const bit<2> ELEM_READ = 2;
+const bit<2> ELEM_CLEAR = 3;
 
 header ethernet_h {
     bit<48> dst_addr;
@@ -138,25 +139,48 @@ struct headers_t {
 struct ig_md_t {
     bit<15> slot;
     bit<32> onehot;
-    bit<8>  id_res;
-    bit<8>  state;
+    bit<32> old_id;
+    bit<1>  id_res;
+    bit<1>  flushed;
+    bit<16> cnt;
+    bit<16> need;        /* the root is done when old_cnt >= need */
     bit<1>  expired;
     bit<1>  is_root;
     bit<1>  is_timer;
-    bit<1>  flush;
     bit<2>  elem_op;
-    bit<16> counter;
-    bit<16> hosts;
     bit<32> children;
     bit<32> route_ip;
-    bit<32> now;
+    bit<3>  ecmp;
+    bit<16> group;
+    bit<1>  complete;    /* the root's last contribution */
+    bit<32> now;         /* ns, never 0 or TS_FLUSHED */
+    bit<16> hosts;
+    bit<16> this_switch;
 }
 
 parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_intrinsic_metadata_t ig_intr_md) {
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        md = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+        md.slot = 0;
+        md.onehot = 0;
+        md.old_id = 0;
+        md.id_res = 0;
+        md.flushed = 0;
+        md.cnt = 0;
+        md.need = 0;
+        md.expired = 0;
+        md.is_root = 0;
+        md.is_timer = 0;
+        md.elem_op = ELEM_NONE;
+        md.children = 0;
+        md.route_ip = 0;
+        md.ecmp = 0;
+        md.group = 0;
+        md.complete = 0;
+        md.now = 0;
+        md.hosts = 0;
+        md.this_switch = 0;
         transition select(ig_intr_md.ingress_port) {
             68: parse_timer;          /* pipe 0 packet generator */
             default: parse_ethernet;
@@ -201,10 +225,8 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 
     Hash<bit<15>>(HashAlgorithm_t.CRC16) slot_hash;
     Hash<bit<16>>(HashAlgorithm_t.CRC16) ecmp_hash;
-    ActionProfile(1024) ecmp_profile;
-    ActionSelector(ecmp_profile, ecmp_hash, SelectorMode_t.FAIR, 64, 256) ecmp_sel;
 
-    /* ---- stage 0: tables filled by the control plane ---- */
+    /* ---- tables filled by the control plane ---- */
     action set_onehot(bit<32> bit_) { md.onehot = bit_; }
     table port_onehot {
         key = { ig_intr_md.ingress_port : exact; }
@@ -221,93 +243,80 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         default_action = NoAction();
     }
 
+    /*
+     * Routing, IPv4 and Canary destinations alike: the LPM gives an ECMP
+     * group, the group and 3 bits of a flow hash pick the next hop (the
+     * control plane spreads a group's members over the 8 values). No action
+     * selector: that would take a stateful ALU in a stage the elements need.
+     */
+    action set_group(bit<16> group) { md.group = group; }
+    action unreachable() { ig_dprsr_md.drop_ctl = 1; }
+    table route {
+        key = { md.route_ip : lpm; }
+        actions = { set_group; unreachable; }
+        size = 4096;
+        default_action = unreachable();
+    }
     action fwd(PortId_t port, bit<48> dmac) {
         ig_tm_md.ucast_egress_port = port;
         hdr.ethernet.dst_addr = dmac;
     }
-    action unreachable() { ig_dprsr_md.drop_ctl = 1; }
-    table route {                 /* IPv4 and Canary destinations alike */
-        key = { md.route_ip : lpm; }
+    table nexthop {
+        key = { md.group : exact; md.ecmp : exact; }
         actions = { fwd; unreachable; }
-        implementation = ecmp_sel;
-        size = 4096;
+        size = 8192;
         default_action = unreachable();
     }
 
-    /*
-     * Multicast to the children bitmap: two shards of 16 ports. Shard 0
-     * (ports 0..15) goes to MGID 1, shard 1 (ports 16..31) to MGID 2, at
-     * most both in one pass (TNA has mcast_grp_a and mcast_grp_b); the
-     * bitmap rides to egress in the bridged header and egress drops the
-     * copies for ports that are not children. See hw/README.md for why
-     * not 2^(p/s)*s groups.
-     */
-    action shard_groups() {
-        hdr.bridge.setValid();
-        hdr.bridge.children = md.children;
-        ig_tm_md.mcast_grp_a = (md.children[15:0] != 0) ? 16w1 : 16w0;
-        ig_tm_md.mcast_grp_b = (md.children[31:16] != 0) ? 16w2 : 16w0;
-    }
-
-    bit<16> this_switch = 0;
-    action set_switch(bit<16> addr) { this_switch = addr; }
+    action set_switch(bit<16> addr) { md.this_switch = addr; }
     table switch_addr {
         actions = { set_switch; }
         default_action = set_switch(0);
         size = 1;
     }
 
-    /* ---- stage 1: id and first-arrival time ---- */
+    /* ---- r_id ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_id;
-    RegisterAction<bit<32>, bit<15>, bit<8>>(r_id) id_reduce = {
-        void apply(inout bit<32> v, out bit<8> rv) {
-            if (v == 0) { v = hdr.canary.id; rv = ID_NEW; }
-            else if (v == hdr.canary.id) { rv = ID_SAME; }
-            else { rv = ID_OTHER; }
+    RegisterAction<bit<32>, bit<15>, bit<1>>(r_id) id_reduce = {    /* 1: held by another block */
+        void apply(inout bit<32> v, out bit<1> rv) {
+            rv = 0;
+            if (v == 0) { v = hdr.canary.id; }
+            else if (v != hdr.canary.id) { rv = 1; }
         }
     };
-    RegisterAction<bit<32>, bit<15>, bit<8>>(r_id) id_free = {
-        void apply(inout bit<32> v, out bit<8> rv) {
-            if (v == hdr.canary.id) { v = 0; rv = ID_SAME; } else { rv = ID_OTHER; }
+    RegisterAction<bit<32>, bit<15>, bit<1>>(r_id) id_free = {      /* 1: freed this block's slot */
+        void apply(inout bit<32> v, out bit<1> rv) {
+            rv = 0;
+            if (v == hdr.canary.id) { v = 0; rv = 1; }
         }
     };
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_id) id_read = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
 
-    Register<bit<32>, bit<15>>(N_DESC, 0) r_ts;
-    RegisterAction<bit<32>, bit<15>, bit<1>>(r_ts) ts_set = {
-        void apply(inout bit<32> v, out bit<1> rv) { v = md.now; rv = 0; }
-    };
-    RegisterAction<bit<32>, bit<15>, bit<1>>(r_ts) ts_expired = {
+    /* ---- r_tstate: first arrival, or flushed ---- */
+    Register<bit<32>, bit<15>>(N_DESC, 0) r_tstate;
+    RegisterAction<bit<32>, bit<15>, bit<1>>(r_tstate) tstate_reduce = {    /* 1: flushed */
         void apply(inout bit<32> v, out bit<1> rv) {
-            if (md.now - v >= TIMEOUT_NS) { rv = 1; } else { rv = 0; }
+            rv = 0;
+            if (v == 0) { v = md.now; }
+            else if (v == TS_FLUSHED) { rv = 1; }
         }
     };
-
-    /* ---- stage 2: state, leader, hosts ---- */
-    Register<bit<8>, bit<15>>(N_DESC, ST_FREE) r_state;
-    RegisterAction<bit<8>, bit<15>, bit<8>>(r_state) state_open = {
-        void apply(inout bit<8> v, out bit<8> rv) { v = ST_OPEN; rv = ST_OPEN; }
-    };
-    RegisterAction<bit<8>, bit<15>, bit<8>>(r_state) state_read = {
-        void apply(inout bit<8> v, out bit<8> rv) { rv = v; }
-    };
-    RegisterAction<bit<8>, bit<15>, bit<8>>(r_state) state_timer = {
-        void apply(inout bit<8> v, out bit<8> rv) {
-            if (v == ST_OPEN && md.expired == 1) { v = ST_FLUSHED; rv = ST_FLUSHED; } else { rv = v; }
+    RegisterAction<bit<32>, bit<15>, bit<1>>(r_tstate) tstate_timer = {    /* open and expired: flush */
+        void apply(inout bit<32> v, out bit<1> rv) {
+            rv = 0;
+            if (v != TS_FLUSHED && md.now - v >= TIMEOUT_NS) { v = TS_FLUSHED; rv = 1; }
         }
     };
-    RegisterAction<bit<8>, bit<15>, bit<8>>(r_state) state_clear = {
-        void apply(inout bit<8> v, out bit<8> rv) { rv = v; v = ST_FREE; }
-    };
-    RegisterAction<bit<8>, bit<15>, bit<8>>(r_state) state_flushed = {
-        void apply(inout bit<8> v, out bit<8> rv) { v = ST_FLUSHED; rv = ST_FLUSHED; }
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_tstate) tstate_clear = {
+        void apply(inout bit<32> v) { v = 0; }
     };
 
+    /* ---- r_leader, r_hosts ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_leader;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_leader) leader_set = {
-        void apply(inout bit<32> v, out bit<32> rv) { v = hdr.canary.dst; rv = v; }
+        void apply(inout bit<32> v) { v = hdr.canary.dst; }
     };
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_leader) leader_read = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
@@ -315,353 +324,502 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 
     Register<bit<16>, bit<15>>(N_DESC, 0) r_hosts;
     RegisterAction<bit<16>, bit<15>, bit<16>>(r_hosts) hosts_set = {
-        void apply(inout bit<16> v, out bit<16> rv) { v = hdr.canary.hosts; rv = v; }
+        void apply(inout bit<16> v) { v = hdr.canary.hosts; }
     };
     RegisterAction<bit<16>, bit<15>, bit<16>>(r_hosts) hosts_read = {
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
     };
 
-    /* ---- stage 3: counter and children ---- */
-    Register<bit<16>, bit<15>>(N_DESC, 0) r_counter;
-    RegisterAction<bit<16>, bit<15>, bit<16>>(r_counter) counter_add = {
-        void apply(inout bit<16> v, out bit<16> rv) { v = v + hdr.canary.counter; rv = v; }
-    };
-    RegisterAction<bit<16>, bit<15>, bit<16>>(r_counter) counter_take = {
-        void apply(inout bit<16> v, out bit<16> rv) { rv = v; v = 0; }
-    };
-
+    /* ---- r_children ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_children;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_or = {
-        void apply(inout bit<32> v, out bit<32> rv) { v = v | md.onehot; rv = v; }
+        void apply(inout bit<32> v) { v = v | md.onehot; }
     };
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_take = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; v = 0; }
     };
 
-    /* ---- stages 4..11: the elements ---- */
+    /* ---- r_counter ---- */
+    Register<bit<16>, bit<15>>(N_DESC, 0) r_counter;
+    RegisterAction<bit<16>, bit<15>, bit<16>>(r_counter) counter_add = {
+        void apply(inout bit<16> v) { v = v + hdr.canary.counter; }
+    };
+    /*
+     * At the root: returns CNT_DONE exactly when this contribution completes
+     * the block (every host but the leader is in), more for a late copy
+     * after that (added into the spent sums and dropped: the leader already
+     * has the result), less while the block fills up.
+     */
+    RegisterAction<bit<16>, bit<15>, bit<16>>(r_counter) counter_add_root = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            if (v < md.need) { v = v + hdr.canary.counter; }
+            else if (v < CNT_DONE) { v = CNT_DONE; }
+            else { v = v + hdr.canary.counter; }
+            rv = v;
+        }
+    };
+    RegisterAction<bit<16>, bit<15>, bit<16>>(r_counter) counter_take = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; v = 0; }
+    };
+
+    /* ---- the elements ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e00;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e00) add_e00 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e00; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e00) take_e00 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e00; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e00) read_e00 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e00) clear_e00 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e01;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e01) add_e01 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e01; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e01) take_e01 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e01; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e01) read_e01 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e01) clear_e01 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e02;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e02) add_e02 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e02; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e02) take_e02 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e02; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e02) read_e02 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e02) clear_e02 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e03;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e03) add_e03 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e03; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e03) take_e03 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e03; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e03) read_e03 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e03) clear_e03 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e04;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e04) add_e04 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e04; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e04) take_e04 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e04; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e04) read_e04 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e04) clear_e04 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e05;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e05) add_e05 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e05; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e05) take_e05 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e05; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e05) read_e05 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e05) clear_e05 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e06;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e06) add_e06 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e06; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e06) take_e06 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e06; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e06) read_e06 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e06) clear_e06 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e07;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e07) add_e07 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e07; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e07) take_e07 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e07; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e07) read_e07 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e07) clear_e07 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e08;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e08) add_e08 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e08; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e08) take_e08 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e08; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e08) read_e08 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e08) clear_e08 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e09;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e09) add_e09 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e09; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e09) take_e09 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e09; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e09) read_e09 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e09) clear_e09 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e10;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e10) add_e10 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e10; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e10) take_e10 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e10; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e10) read_e10 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e10) clear_e10 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e11;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e11) add_e11 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e11; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e11) take_e11 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e11; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e11) read_e11 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e11) clear_e11 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e12;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e12) add_e12 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e12; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e12) take_e12 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e12; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e12) read_e12 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e12) clear_e12 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e13;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e13) add_e13 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e13; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e13) take_e13 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e13; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e13) read_e13 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e13) clear_e13 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e14;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e14) add_e14 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e14; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e14) take_e14 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e14; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e14) read_e14 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e14) clear_e14 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e15;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e15) add_e15 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e15; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e15) take_e15 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e15; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e15) read_e15 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e15) clear_e15 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e16;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e16) add_e16 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e16; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e16) take_e16 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e16; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e16) read_e16 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e16) clear_e16 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e17;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e17) add_e17 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e17; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e17) take_e17 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e17; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e17) read_e17 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e17) clear_e17 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e18;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e18) add_e18 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e18; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e18) take_e18 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e18; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e18) read_e18 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e18) clear_e18 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e19;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e19) add_e19 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e19; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e19) take_e19 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e19; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e19) read_e19 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e19) clear_e19 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e20;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e20) add_e20 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e20; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e20) take_e20 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e20; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e20) read_e20 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e20) clear_e20 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e21;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e21) add_e21 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e21; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e21) take_e21 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e21; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e21) read_e21 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e21) clear_e21 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e22;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e22) add_e22 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e22; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e22) take_e22 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e22; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e22) read_e22 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e22) clear_e22 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e23;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e23) add_e23 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e23; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e23) take_e23 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e23; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e23) read_e23 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e23) clear_e23 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e24;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e24) add_e24 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e24; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e24) take_e24 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e24; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e24) read_e24 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e24) clear_e24 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e25;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e25) add_e25 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e25; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e25) take_e25 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e25; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e25) read_e25 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e25) clear_e25 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e26;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e26) add_e26 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e26; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e26) take_e26 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e26; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e26) read_e26 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e26) clear_e26 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e27;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e27) add_e27 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e27; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e27) take_e27 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e27; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e27) read_e27 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e27) clear_e27 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e28;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e28) add_e28 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e28; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e28) take_e28 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e28; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e28) read_e28 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e28) clear_e28 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e29;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e29) add_e29 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e29; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e29) take_e29 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e29; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e29) read_e29 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e29) clear_e29 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e30;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e30) add_e30 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e30; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e30) take_e30 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e30; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e30) read_e30 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e30) clear_e30 = {
+        void apply(inout bit<32> v) { v = 0; } };
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e31;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e31) add_e31 = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + hdr.data.e31; rv = v; } };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e31) take_e31 = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + hdr.data.e31; v = 0; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e31) read_e31 = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_e31) clear_e31 = {
+        void apply(inout bit<32> v) { v = 0; } };
 
-    action to_leader() {
-        md.route_ip = hdr.canary.dst;
+    action prepare() {
+        md.need = hdr.canary.hosts - hdr.canary.counter;
+    }
+    action prepare2() {
+        md.need = md.need - 1;    /* hosts - counter - 1: a second stage, one operation each */
     }
 
     apply {
-        md.now = ig_prsr_md.global_tstamp[31:0];
+        /* ns clock, bit 1 forced: 0 means free and 1 flushed in r_tstate */
+        md.now = ig_prsr_md.global_tstamp[31:0] | 2;
+        prepare();
+        prepare2();
         switch_addr.apply();
         if (md.is_timer == 1) {
-            /* a clock packet: check slot packet_id; flush it if expired */
+            /* a clock packet: check slot packet_id; flush it if open and expired */
             md.slot = hdr.timer.packet_id[14:0];
-            bit<32> id = id_read.execute(md.slot);
-            md.expired = ts_expired.execute(md.slot);
-            md.state = state_timer.execute(md.slot);
-            if (md.state == ST_FLUSHED && md.expired == 1 && id != 0) {
-                hdr.ethernet.setValid();
-                hdr.canary.setValid();
-                hdr.data.setValid();
-                hdr.ethernet.ether_type = ETHERTYPE_CANARY;
-                hdr.canary.id = id;
-                hdr.canary.dst = leader_read.execute(md.slot);
-                hdr.canary.hosts = hosts_read.execute(md.slot);
-                hdr.canary.counter = counter_take.execute(md.slot);
-                hdr.canary.opcode = OP_REDUCE;
-                hdr.timer.setInvalid();
-                md.elem_op = ELEM_TAKE;
-                md.flush = 1;
-            } else {
-                ig_dprsr_md.drop_ctl = 1;
+            md.old_id = id_read.execute(md.slot);
+            if (md.old_id != 0) {
+                md.expired = tstate_timer.execute(md.slot);
+                md.route_ip = leader_read.execute(md.slot);
+                md.hosts = hosts_read.execute(md.slot);
             }
         } else if (hdr.canary.isValid() && hdr.canary.bypass == 0 && hdr.canary.opcode == OP_REDUCE) {
             port_onehot.apply();
             leader_local.apply();
             md.slot = slot_hash.get({ hdr.canary.id });
             md.id_res = id_reduce.execute(md.slot);
-            if (md.id_res == ID_OTHER) {
+            md.route_ip = hdr.canary.dst;
+            if (md.id_res == 1) {
                 /* collision: to the leader with this switch and the ingress port */
                 hdr.canary.bypass = 1;
-                hdr.canary.switch_addr = this_switch;
+                hdr.canary.switch_addr = md.this_switch;
                 hdr.canary.children = (bit<32>)ig_intr_md.ingress_port;
-                md.flush = 1;
-            } else if (md.id_res == ID_NEW) {
-                ts_set.execute(md.slot);
-                md.state = state_open.execute(md.slot);
-                leader_set.execute(md.slot);
-                md.hosts = hosts_set.execute(md.slot);
             } else {
-                md.state = state_read.execute(md.slot);
-                md.hosts = hdr.canary.hosts;
-            }
-            if (md.id_res != ID_OTHER) {
-                md.children = children_or.execute(md.slot);
-                if (md.state == ST_FLUSHED) {
-                    md.flush = 1;     /* straggler: forward at once, untouched */
+                /* every frame of a block carries the same leader and hosts */
+                md.flushed = tstate_reduce.execute(md.slot);
+                leader_set.execute(md.slot);
+                hosts_set.execute(md.slot);
+                children_or.execute(md.slot);
+                if (md.flushed == 1) {
+                    /* straggler: forwarded at once, untouched */
                 } else {
-                    md.counter = counter_add.execute(md.slot);
                     md.elem_op = ELEM_ADD;
-                    /* the root sends when every host but the leader is in */
-                    if (md.is_root == 1 && md.counter + 1 >= md.hosts) {
-                        md.elem_op = ELEM_TAKE;
-                        state_flushed.execute(md.slot);
-                        hdr.canary.counter = md.counter;
-                        md.flush = 1;
+                    if (md.is_root == 1) {
+                        md.cnt = counter_add_root.execute(md.slot);
+                    } else {
+                        counter_add.execute(md.slot);
                     }
                 }
             }
         } else if (hdr.canary.isValid() && hdr.canary.bypass == 0 && hdr.canary.opcode == OP_BCAST) {
             md.slot = slot_hash.get({ hdr.canary.id });
             md.id_res = id_free.execute(md.slot);
-            if (md.id_res == ID_SAME) {
-                state_clear.execute(md.slot);
+            if (md.id_res == 1) {
+                tstate_clear.execute(md.slot);
                 md.children = children_take.execute(md.slot);
-                shard_groups();
+                md.elem_op = ELEM_CLEAR;
             } else {
                 ig_dprsr_md.drop_ctl = 1;    /* no descriptor: dropped */
             }
         } else if (hdr.canary.isValid() && hdr.canary.bypass == 0 && hdr.canary.opcode == OP_RESTORE &&
-                   hdr.canary.switch_addr == this_switch) {
+                   hdr.canary.switch_addr == md.this_switch) {
             /* restoration: multicast the data to the bitmap it carries, as a broadcast */
             md.children = hdr.canary.children;
             hdr.canary.opcode = OP_BCAST;
             hdr.canary.multicast = 1;
             hdr.canary.children = 0;
             hdr.canary.switch_addr = 0;
-            shard_groups();
         } else if (hdr.canary.isValid()) {
-            md.flush = 1;                      /* bypass and control frames: routed */
+            md.route_ip = hdr.canary.dst;      /* bypass and control frames: routed */
         } else if (hdr.ipv4.isValid()) {
             md.route_ip = hdr.ipv4.dst_addr;
-            route.apply();
+            md.ecmp = ecmp_hash.get({ hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol })[2:0];
+        } else {
+            ig_dprsr_md.drop_ctl = 1;          /* neither Canary nor IPv4 */
         }
 
-        /* the elements: add (reduce) or add-and-clear (flush) */
-        if (md.elem_op == ELEM_ADD) hdr.data.e00 = add_e00.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e00 = take_e00.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e01 = add_e01.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e01 = take_e01.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e02 = add_e02.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e02 = take_e02.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e03 = add_e03.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e03 = take_e03.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e04 = add_e04.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e04 = take_e04.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e05 = add_e05.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e05 = take_e05.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e06 = add_e06.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e06 = take_e06.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e07 = add_e07.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e07 = take_e07.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e08 = add_e08.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e08 = take_e08.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e09 = add_e09.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e09 = take_e09.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e10 = add_e10.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e10 = take_e10.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e11 = add_e11.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e11 = take_e11.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e12 = add_e12.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e12 = take_e12.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e13 = add_e13.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e13 = take_e13.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e14 = add_e14.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e14 = take_e14.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e15 = add_e15.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e15 = take_e15.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e16 = add_e16.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e16 = take_e16.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e17 = add_e17.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e17 = take_e17.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e18 = add_e18.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e18 = take_e18.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e19 = add_e19.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e19 = take_e19.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e20 = add_e20.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e20 = take_e20.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e21 = add_e21.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e21 = take_e21.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e22 = add_e22.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e22 = take_e22.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e23 = add_e23.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e23 = take_e23.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e24 = add_e24.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e24 = take_e24.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e25 = add_e25.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e25 = take_e25.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e26 = add_e26.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e26 = take_e26.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e27 = add_e27.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e27 = take_e27.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e28 = add_e28.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e28 = take_e28.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e29 = add_e29.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e29 = take_e29.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e30 = add_e30.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e30 = take_e30.execute(md.slot);
-        if (md.elem_op == ELEM_ADD) hdr.data.e31 = add_e31.execute(md.slot);
-        else if (md.elem_op == ELEM_TAKE) hdr.data.e31 = take_e31.execute(md.slot);
+        /* the timer's flush and the broadcast's free take the counter */
+        if (md.expired == 1) {
+            md.elem_op = ELEM_READ;
+            hdr.canary.counter = counter_take.execute(md.slot);
+        } else if (md.elem_op == ELEM_CLEAR) {
+            counter_take.execute(md.slot);
+        }
 
-        if (md.flush == 1) {
-            to_leader();
-            route.apply();
+        /* the elements: add and return the sums, read them (timer), clear them (freed) */
+        if (md.elem_op == ELEM_ADD) { hdr.data.e00 = add_e00.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e00 = read_e00.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e00.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e01 = add_e01.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e01 = read_e01.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e01.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e02 = add_e02.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e02 = read_e02.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e02.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e03 = add_e03.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e03 = read_e03.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e03.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e04 = add_e04.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e04 = read_e04.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e04.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e05 = add_e05.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e05 = read_e05.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e05.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e06 = add_e06.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e06 = read_e06.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e06.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e07 = add_e07.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e07 = read_e07.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e07.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e08 = add_e08.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e08 = read_e08.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e08.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e09 = add_e09.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e09 = read_e09.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e09.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e10 = add_e10.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e10 = read_e10.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e10.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e11 = add_e11.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e11 = read_e11.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e11.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e12 = add_e12.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e12 = read_e12.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e12.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e13 = add_e13.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e13 = read_e13.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e13.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e14 = add_e14.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e14 = read_e14.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e14.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e15 = add_e15.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e15 = read_e15.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e15.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e16 = add_e16.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e16 = read_e16.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e16.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e17 = add_e17.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e17 = read_e17.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e17.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e18 = add_e18.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e18 = read_e18.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e18.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e19 = add_e19.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e19 = read_e19.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e19.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e20 = add_e20.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e20 = read_e20.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e20.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e21 = add_e21.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e21 = read_e21.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e21.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e22 = add_e22.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e22 = read_e22.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e22.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e23 = add_e23.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e23 = read_e23.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e23.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e24 = add_e24.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e24 = read_e24.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e24.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e25 = add_e25.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e25 = read_e25.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e25.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e26 = add_e26.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e26 = read_e26.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e26.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e27 = add_e27.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e27 = read_e27.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e27.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e28 = add_e28.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e28 = read_e28.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e28.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e29 = add_e29.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e29 = read_e29.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e29.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e30 = add_e30.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e30 = read_e30.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e30.execute(md.slot); }
+        if (md.elem_op == ELEM_ADD) { hdr.data.e31 = add_e31.execute(md.slot); }
+        else if (md.elem_op == ELEM_READ) { hdr.data.e31 = read_e31.execute(md.slot); }
+        else if (md.elem_op == ELEM_CLEAR) { clear_e31.execute(md.slot); }
+
+        if (md.is_timer == 1) {
+            if (md.expired == 1) {
+                /* the clock packet becomes the descriptor's REDUCE frame toward the leader */
+                hdr.ethernet.setValid();
+                hdr.canary.setValid();
+                hdr.data.setValid();
+                hdr.ethernet.src_addr = 0;
+                hdr.ethernet.ether_type = ETHERTYPE_CANARY;
+                hdr.canary.dst = md.route_ip;
+                hdr.canary.id = md.old_id;
+                hdr.canary.hosts = md.hosts;
+                hdr.canary.children = 0;
+                hdr.canary.switch_addr = 0;
+                hdr.canary.bypass = 0;
+                hdr.canary.multicast = 0;
+                hdr.canary.opcode = OP_REDUCE;
+                hdr.timer.setInvalid();
+            } else {
+                ig_dprsr_md.drop_ctl = 1;
+            }
+        }
+        if (md.cnt == CNT_DONE) {
+            /* every host but the leader is in: the sums go to the leader */
+            hdr.canary.counter = hdr.canary.hosts - 1;
         } else if (md.elem_op == ELEM_ADD) {
             ig_dprsr_md.drop_ctl = 1;          /* consumed into the descriptor */
+        }
+        if (md.is_timer == 1 || hdr.canary.isValid()) {
+            md.ecmp = md.slot[2:0];            /* the same path for every frame of a block */
+        }
+
+        /*
+         * Multicast to the children bitmap: two shards of 16 ports. Shard 0
+         * (ports 0..15) goes to MGID 1, shard 1 (ports 16..31) to MGID 2, at
+         * most both in one pass (TNA has mcast_grp_a and mcast_grp_b); the
+         * bitmap rides to egress in the bridged header and egress drops the
+         * copies for ports that are not children. See hw/README.md for why
+         * not 2^(p/s)*s groups.
+         */
+        if (md.children != 0) {
+            hdr.bridge.setValid();
+            hdr.bridge.children = md.children;
+            if (md.children[15:0] != 0) { ig_tm_md.mcast_grp_a = 1; }
+            if (md.children[31:16] != 0) { ig_tm_md.mcast_grp_b = 2; }
+        }
+        /* unicast: every frame that is not multicast (dropped ones are dropped anyway) */
+        if (md.children == 0) {
+            route.apply();
+            nexthop.apply();
         }
     }
 }
@@ -678,13 +836,13 @@ control IgDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t md,
 }
 
 struct eg_md_t {
-    bit<32> onehot;
+    bit<8> unused;
 }
 
 parser EgParser(packet_in pkt, out headers_t hdr, out eg_md_t md, out egress_intrinsic_metadata_t eg_intr_md) {
     state start {
         pkt.extract(eg_intr_md);
-        md.onehot = 0;
+        md.unused = 0;
         /* multicast copies carry the bridged bitmap (the deparser emits it first) */
         transition select(eg_intr_md.egress_rid) {
             0: parse_ethernet_plain;
@@ -705,19 +863,21 @@ control Egress(inout headers_t hdr, inout eg_md_t md, in egress_intrinsic_metada
                in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    action set_onehot(bit<32> bit_) { md.onehot = bit_; }
-    table eg_port_onehot {
-        key = { eg_intr_md.egress_port : exact; }
-        actions = { set_onehot; NoAction; }
+    /*
+     * One entry per port: (port, children with that port's bit set) keeps
+     * the copy; anything else (a port that is not a child) is pruned.
+     */
+    action keep() { }
+    action prune() { eg_dprsr_md.drop_ctl = 1; }
+    table eg_prune {
+        key = { eg_intr_md.egress_port : exact; hdr.bridge.children : ternary; }
+        actions = { keep; prune; }
         size = 64;
-        default_action = NoAction();
+        default_action = prune();
     }
     apply {
         if (hdr.bridge.isValid()) {
-            eg_port_onehot.apply();
-            if ((hdr.bridge.children & md.onehot) == 0) {
-                eg_dprsr_md.drop_ctl = 1;     /* not a child of this block */
-            }
+            eg_prune.apply();
             hdr.bridge.setInvalid();
         }
     }

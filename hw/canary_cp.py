@@ -94,27 +94,43 @@ def route_entries(routes):
     return out
 
 
+def ecmp_entries(routes, ways=8):
+    """The route table gives a group per prefix; nexthop maps (group, 3 hash
+    bits) to a member, the members spread round-robin over the 8 values.
+    -> ([(addr, plen, group)], [(group, ecmp, port, mac)])."""
+    lpm, nh = [], []
+    for group, (addr, plen, hops) in enumerate(route_entries(routes), start=1):
+        if not hops:
+            raise ValueError("route %s/%d has no next hop" % (addr, plen))
+        lpm.append((addr, plen, group))
+        for e in range(ways):
+            port, mac = hops[e % len(hops)]
+            nh.append((group, e, port, mac))
+    return lpm, nh
+
+
+def prune_entries(ports):
+    """Egress pruning of multicast copies: (port, value, mask) of the ternary
+    match on the children bitmap that keeps a copy on that port."""
+    return [(dev, bit, bit) for dev, bit in port_onehot(ports)]
+
+
 def setup(bfrt, cfg):  # pragma: no cover - needs the SDE
     """Write every table through bfrt_python."""
     p4 = bfrt.canary.pipe
     ig = p4.Ingress
     for dev_port, bit in port_onehot(cfg["ports"]):
         ig.port_onehot.add_with_set_onehot(ingress_port=dev_port, bit_=bit)
-        p4.Egress.eg_port_onehot.add_with_set_onehot(egress_port=dev_port, bit_=bit)
+    for dev_port, value, mask in prune_entries(cfg["ports"]):
+        p4.Egress.eg_prune.add_with_keep(egress_port=dev_port, children=value, children_mask=mask)
     ig.switch_addr.set_default_with_set_switch(addr=cfg["switch_addr"])
     for leader in cfg.get("leaders", []):
         ig.leader_local.add_with_set_root(dst=leader)
-    member = 1
-    for addr, plen, hops in route_entries(cfg["routes"]):
-        members = []
-        for port, mac in hops:
-            ig.ecmp_profile.add_with_fwd(action_member_id=member, port=port, dmac=mac)
-            members.append(member)
-            member += 1
-        ig.ecmp_sel.entry(selector_group_id=member, max_group_size=64, action_member_id=members,
-                          action_member_status=[True] * len(members)).push()
-        ig.route.add(md_route_ip=addr, md_route_ip_p_length=plen, selector_group_id=member)
-        member += 1
+    lpm, nh = ecmp_entries(cfg["routes"])
+    for addr, plen, group in lpm:
+        ig.route.add_with_set_group(route_ip=addr, route_ip_p_length=plen, group=group)
+    for group, ecmp, port, mac in nh:
+        ig.nexthop.add_with_fwd(group=group, ecmp=ecmp, port=port, dmac=mac)
     pre = bfrt.pre
     node = 1
     for mgid, dev_ports in canary_mcast_groups(cfg["ports"]):

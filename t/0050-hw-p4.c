@@ -5,7 +5,7 @@
  * EtherType and opcodes, the table size, and the stateful ALUs (one
  * Register per descriptor register and per element) against the tofino1
  * resource model for the same configuration (32 elements, 32K descriptors,
- * 32 ports: 39 of 48).
+ * 32 ports: 38 of 48).
  */
 #include <stdio.h>
 #include <stdlib.h>
