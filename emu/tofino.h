@@ -11,9 +11,11 @@
  * What the program needs (paper sec. 4, 5.1):
  *   stateful ALUs  one per element of a pass (the same ALUs serve every
  *                  pass) + one per other descriptor register: id, counter,
- *                  hosts, timestamp, leader address, state, and the
- *                  children bitmap (one 32-bit register per 32 ports).
- *                  32 elements on a 32-port switch: 32 + 7 = 39 of 48.
+ *                  hosts, leader address, first arrival + state (one
+ *                  register, as hw/canary.p4 compiled with bf-p4c needs),
+ *                  and the children bitmap (one 32-bit register per 32
+ *                  ports). 32 elements on a 32-port switch: 32 + 6 = 38 of
+ *                  48 (the paper's prototype reports 39).
  *   passes         ceil(elements / elements_per_pass); each extra pass is a
  *                  recirculation through the pipeline (the emulated switch
  *                  charges it against the pipeline's packet rate).
