@@ -382,11 +382,16 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 	}
 	zmq_getsockopt(d->router, ZMQ_LAST_ENDPOINT, ep, &eplen);
 	if (c->endpoint_fd >= 0) {
-		char line[EP_MAX + 2];
-		int n = snprintf(line, sizeof(line), "%s\n", ep);
+		/*
+		 * One fixed-size record per local rank: a pipe write of at most
+		 * PIPE_BUF bytes is atomic and every reader reads exactly one
+		 * record, so ranks reading the same pipe at once cannot mix them.
+		 */
+		char line[EMU_DIST_EP_RECORD] = { 0 };
 
+		snprintf(line, sizeof(line), "%s", ep);
 		for (unsigned q = 1; q < P; q++)
-			if (write(c->endpoint_fd, line, (size_t)n) != n) {
+			if (write(c->endpoint_fd, line, sizeof(line)) != (ssize_t)sizeof(line)) {
 				snprintf(err, errlen, "cannot hand the coordinator endpoint to the local ranks");
 				return -1;
 			}

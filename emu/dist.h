@@ -45,6 +45,7 @@
 #include <sys/types.h>
 
 #define EMU_DIST_MAX_RANKS 64
+#define EMU_DIST_EP_RECORD 128	/* --processes: bytes per endpoint record in the pipe */
 
 struct emu_dist;
 

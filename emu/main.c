@@ -578,17 +578,17 @@ int main(int argc, char **argv)
 					return 1;
 				}
 				if (pid == 0) {
-					static char ep[160];
-					size_t n = 0;
+					/* one whole record per read: see emu_dist_join() */
+					static char ep[EMU_DIST_EP_RECORD + 1];
 
 					prctl(PR_SET_PDEATHSIG, SIGTERM);
 					close(pfd[1]);
-					while (n < sizeof(ep) - 1 && read(pfd[0], ep + n, 1) == 1 && ep[n] != '\n')
-						n++;
-					ep[n] = 0;
+					ssize_t n = read(pfd[0], ep, EMU_DIST_EP_RECORD);
+
 					close(pfd[0]);
-					if (!n)
+					if (n != EMU_DIST_EP_RECORD || !ep[0])
 						_exit(1);	/* rank 0 is gone */
+					ep[EMU_DIST_EP_RECORD] = 0;
 					rank = i;
 					dcfg.coordinator = ep;
 					memset(children, 0, sizeof(children));
