@@ -451,6 +451,15 @@ int main(void)
 	join_errors();
 	kill_rank();
 	frozen_rank();
+	/* many local ranks start at once and read rank 0's endpoint from one pipe */
+	int fails = 0;
+
+	for (int i = 0; i < 8; i++)
+		fails += sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 16KiB --hosts 8 --algo canary "
+			    "--processes 8 --workers 1 --no-progress > /dev/null") != 0;
+	ok(fails == 0, "8 local ranks started 8 times: every run joins and finishes (%d failed)", fails);
+	if (fails)
+		diag("%s", out);
 	ok(sh(EMU " --processes 2 --rank 1 --ranks 2") == 2 && strstr(out, "--processes"),
 	   "--processes with --rank is refused (exit 2)");
 	ok(sh(EMU " --rank 1 --ranks 2") == 2 && strstr(out, "--coordinator"), "--rank without --coordinator: exit 2");
