@@ -16,48 +16,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shell.h"
 #include "tap.h"
 
 #define EMU "emu/canary-emu"
 #define SMALL " --topology fattree2:leaves=2,spines=2,hosts=2 --hosts 4 --size 8KiB --elements 32 --no-progress"
 
-static char out[1 << 20];
 
-/* run a shell command; capture stdout+stderr into out; return the exit status */
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-
-	if (!p)
-		return -1;
-	while (n < sizeof(out) - 1) {
-		size_t k = fread(out + n, 1, sizeof(out) - 1 - n, p);
-
-		if (!k)
-			break;
-		n += k;
-	}
-	out[n] = '\0';
-	int st = pclose(p);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static void bad_opt(const char *args, const char *expect)
 {
 	int rc = sh(EMU " %s", args);
 
-	ok(rc == 2 && strstr(out, expect), "'%s' -> exit 2 and \"%s\"", args, expect);
-	if (rc != 2 || !strstr(out, expect))
-		diag("exit %d, said: %s", rc, out);
+	ok(rc == 2 && strstr(sh_out, expect), "'%s' -> exit 2 and \"%s\"", args, expect);
+	if (rc != 2 || !strstr(sh_out, expect))
+		diag("exit %d, said: %s", rc, sh_out);
 }
 
 static void bad_file(const char *body, const char *expect)
@@ -74,9 +47,9 @@ static void bad_file(const char *body, const char *expect)
 	char want[256];
 
 	snprintf(want, sizeof(want), "%s:%s", path, expect);
-	ok(rc == 2 && strstr(out, want), "topology file -> exit 2 and \"FILE:%s\"", expect);
-	if (rc != 2 || !strstr(out, want))
-		diag("exit %d, said: %s", rc, out);
+	ok(rc == 2 && strstr(sh_out, want), "topology file -> exit 2 and \"FILE:%s\"", expect);
+	if (rc != 2 || !strstr(sh_out, want))
+		diag("exit %d, said: %s", rc, sh_out);
 	unlink(path);
 }
 
@@ -86,7 +59,7 @@ static double json_num(const char *key)
 	const char *p;
 
 	snprintf(k, sizeof(k), "\"%s\": ", key);
-	p = strstr(out, k);
+	p = strstr(sh_out, k);
 	return p ? atof(p + strlen(k)) : -1;
 }
 
@@ -115,8 +88,8 @@ int main(void)
 	bad_opt("--topology /nonexistent/file", "cannot open");
 	bad_opt("--hosts 5000 --algo canary", "--hosts");
 	bad_opt(SMALL " --algo canary --fail switch:S9@1us", "--fail");
-	ok(sh(EMU SMALL " --algo static:1 --hosts 9") == 2 && strstr(out, "--hosts") && !strstr(out, "algo,") &&
-	   !strstr(out, "# algo"), "an input error found by the scenario prints the reason only, no empty report");
+	ok(sh(EMU SMALL " --algo static:1 --hosts 9") == 2 && strstr(sh_out, "--hosts") && !strstr(sh_out, "algo,") &&
+	   !strstr(sh_out, "# algo"), "an input error found by the scenario prints the reason only, no empty report");
 
 	/* topology files */
 	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0:0\nlink H1 L0:0\n", "5: port 0 of L0 is used twice");
@@ -139,7 +112,7 @@ int main(void)
 			close(fd);
 			int rc = sh(EMU " --topology %s --hosts 4 --size 4KiB --elements 16 --algo canary,ring --no-progress", path);
 
-			ok(rc == 0 && strstr(out, "every allreduce exact"), "a topology file runs: exact, exit 0");
+			ok(rc == 0 && strstr(sh_out, "every allreduce exact"), "a topology file runs: exact, exit 0");
 			unlink(path);
 		} else {
 			ok(0, "temp file");
@@ -149,9 +122,9 @@ int main(void)
 	/* exit status 1: cannot finish in time */
 	int rc = sh(EMU SMALL " --algo canary --time-limit 2us");
 
-	ok(rc == 1 && strstr(out, "without their whole result"), "a run that cannot finish: exit 1, says where it is stuck");
+	ok(rc == 1 && strstr(sh_out, "without their whole result"), "a run that cannot finish: exit 1, says where it is stuck");
 	rc = sh(EMU SMALL " --algo canary --fail switch:L0@3us --stall 200us");
-	ok(rc == 1 && strstr(out, "no block completed since"), "a run that stops making progress: exit 1 after --stall");
+	ok(rc == 1 && strstr(sh_out, "no block completed since"), "a run that stops making progress: exit 1 after --stall");
 
 	/* JSON */
 	rc = sh(EMU SMALL " --algo canary --json");
@@ -166,13 +139,13 @@ int main(void)
 		char k[64];
 
 		snprintf(k, sizeof(k), "\"%s\":", keys[i]);
-		if (!strstr(out, k)) {
+		if (!strstr(sh_out, k)) {
 			diag("missing JSON key %s", keys[i]);
 			all = false;
 		}
 	}
 	ok(all, "--json has every DESIGN §9 key");
-	ok(strstr(out, "\"result_exact\": true") && json_num("hosts") == 4 && json_num("size_bytes") == 8192,
+	ok(strstr(sh_out, "\"result_exact\": true") && json_num("hosts") == 4 && json_num("size_bytes") == 8192,
 	   "--json: exact, 4 hosts, 8192 bytes");
 	double rt = json_num("runtime_ns"), gp = json_num("goodput_gbps");
 
@@ -181,7 +154,7 @@ int main(void)
 	FILE *jf = fopen("/tmp/canary-cli.json", "w");
 
 	if (jf) {
-		fputs(out, jf);
+		fputs(sh_out, jf);
 		fclose(jf);
 	}
 	ok(sh("perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); exit(@{$j->{link_util}} == 2 * 8 ? 0 : 1)' "
@@ -191,7 +164,7 @@ int main(void)
 	char want[64];
 
 	snprintf(want, sizeof(want), "%.2f", rt / 1000);
-	ok(rc == 0 && strstr(out, want), "the text summary shows the same runtime (%s us)", want);
+	ok(rc == 0 && strstr(sh_out, want), "the text summary shows the same runtime (%s us)", want);
 
 	/* the default comparison, on a small fabric */
 	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 64KiB --no-progress");
@@ -199,7 +172,7 @@ int main(void)
 	const char *names[] = { "ring ", "static:1 ", "static:4 ", "canary " };
 
 	for (int i = 0; i < 4; i++) {
-		char *p = strstr(out, names[i]);
+		char *p = strstr(sh_out, names[i]);
 
 		if (p && strstr(p, " yes "))
 			rows++;
@@ -208,9 +181,9 @@ int main(void)
 
 	/* resources */
 	rc = sh(EMU " --resources --elements 32 --topology fattree2:leaves=16,spines=16,hosts=16");
-	ok(rc == 0 && strstr(out, "79.17%") && strstr(out, "fits"), "--resources: the paper's prototype configuration at 79.17%% (38 of 48)");
+	ok(rc == 0 && strstr(sh_out, "79.17%") && strstr(sh_out, "fits"), "--resources: the paper's prototype configuration at 79.17%% (38 of 48)");
 	rc = sh(EMU " --resources --descriptors 65536");
-	ok(rc == 2 && strstr(out, "<-- over"), "--resources past the budget: exit 2, the line marked");
+	ok(rc == 2 && strstr(sh_out, "<-- over"), "--resources past the budget: exit 2, the line marked");
 
 	/* pcap through tshark and the Lua dissector */
 	if (sh("command -v tshark") != 0) {
@@ -222,10 +195,10 @@ int main(void)
 		rc = sh("tshark -X lua_script:hw/wireshark/canary.lua -r /tmp/canary-cli.pcap -T fields -e canary.opcode "
 			"-e canary.seq -e canary.counter -e canary.hosts -e canary.elements -e eth.type | grep -v '^Running'");
 		/* H0 (rank 0) sends blocks 1,2,3,5,6,7 to their leaders: REDUCE, counter 1 of 4, 8 elements */
-		ok(rc == 0 && strstr(out, "1\t1\t1\t4\t8\t0x88b5") && strstr(out, "1\t7\t1\t4\t8\t0x88b5") &&
-		   strstr(out, "\t8\t"), "tshark decodes opcode, id, counter, hosts, elements from the pcap");
+		ok(rc == 0 && strstr(sh_out, "1\t1\t1\t4\t8\t0x88b5") && strstr(sh_out, "1\t7\t1\t4\t8\t0x88b5") &&
+		   strstr(sh_out, "\t8\t"), "tshark decodes opcode, id, counter, hosts, elements from the pcap");
 		if (rc != 0)
-			diag("%s", out);
+			diag("%s", sh_out);
 	}
 	return done_testing();
 }

@@ -28,51 +28,15 @@
 #include "emu/dist.h"
 #include "emu/event.h"
 #include "emu/frame.h"
+#include "shell.h"
 #include "tap.h"
 
 #define EMU "emu/canary-emu"
 /* lines that may differ between a single-process and a distributed run */
 #define VOLATILE "wall_s|frame_hops_per_s|\"workers\"|peak_rss|distributed|dilation|lag_ns|kept_up"
 
-static char out[1 << 16];
 static char dir[64];
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	char script[128], run[256];
-	FILE *f;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	/* bash, for <(...) */
-	snprintf(script, sizeof(script), "%s/cmd.%d.sh", dir[0] ? dir : "/tmp", (int)getpid());
-	f = fopen(script, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "%s\n", cmd);
-	fclose(f);
-	snprintf(run, sizeof(run), "bash %s 2>&1", script);
-	FILE *p = popen(run, "r");
-	size_t n = 0;
-
-	if (!p)
-		return -1;
-	while (n < sizeof(out) - 1) {
-		size_t k = fread(out + n, 1, sizeof(out) - 1 - n, p);
-
-		if (!k)
-			break;
-		n += k;
-	}
-	out[n] = '\0';
-	int st = pclose(p);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static double now_s(void)
 {
@@ -94,12 +58,12 @@ static void same_results(const char *name, const char *args)
 
 	ok(rc1 == 0 || rc1 == 1, "%s: single process runs (exit %d)", name, rc1);
 	if (rc1 != 0 && rc1 != 1)
-		diag("%s", out);
+		diag("%s", sh_out);
 	for (unsigned p = 2; p <= 4; p++) {
 		int rc = sh(EMU " %s --json --processes %u --no-progress > %s/p.json", args, p, dir);
 
 		if (rc != rc1)
-			diag("exit %d vs %d: %s", rc, rc1, out);
+			diag("exit %d vs %d: %s", rc, rc1, sh_out);
 		int same = sh("diff <(grep -vE '%s' %s/one.json) <(grep -vE '%s' %s/p.json) > /dev/null && "
 			      "grep -q '\"ranks\": %u' %s/p.json", VOLATILE, dir, VOLATILE, dir, p, dir);
 
@@ -115,7 +79,7 @@ static void same_results(const char *name, const char *args)
 
 	ok(rc == rc1 && same == 0, "%s: ranks with 1+2+1 workers give the single-process results", name);
 	if (same)
-		diag("%s", out);
+		diag("%s", sh_out);
 }
 
 static void check_headers(void)
@@ -255,14 +219,14 @@ static void kill_rank(void)
 	waitpid(pid, &st, 0);
 	double dt = now_s() - t0;
 
-	ok(rc == 0 && strstr(out, "killed"), "a child rank was killed mid-run");
+	ok(rc == 0 && strstr(sh_out, "killed"), "a child rank was killed mid-run");
 	sh("cat %s/k.err; printf 'stdout bytes: '; wc -c < %s/k.out", dir, dir);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "killed rank: exit 1 (status %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	ok(strstr(out, "rank 2") && strstr(out, "killed by signal 9") != NULL, "killed rank: the message names rank 2 and the signal");
-	ok(strstr(out, "stdout bytes: 0") != NULL, "killed rank: no report printed");
+	ok(strstr(sh_out, "rank 2") && strstr(sh_out, "killed by signal 9") != NULL, "killed rank: the message names rank 2 and the signal");
+	ok(strstr(sh_out, "stdout bytes: 0") != NULL, "killed rank: no report printed");
 	ok(dt < 5, "killed rank: the others stopped within %.1f s", dt);
-	if (!strstr(out, "rank 2"))
-		diag("%s", out);
+	if (!strstr(sh_out, "rank 2"))
+		diag("%s", sh_out);
 }
 
 /* a rank frozen with SIGSTOP: the others notice the silence */
@@ -295,13 +259,13 @@ static void frozen_rank(void)
 
 	sh("cat %s/f0.err %s/f1.err; printf 'stdout bytes: '; wc -c < %s/f.out", dir, dir, dir);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "frozen rank: rank 0 exits 1");
-	ok(strstr(out, "rank 0: distributed run failed: rank 2 stopped answering") != NULL,
+	ok(strstr(sh_out, "rank 0: distributed run failed: rank 2 stopped answering") != NULL,
 	   "frozen rank: rank 0 names rank 2");
-	ok(strstr(out, "rank 1: distributed run failed") != NULL, "frozen rank: rank 1 stops too");
-	ok(strstr(out, "stdout bytes: 0") != NULL, "frozen rank: no report printed");
+	ok(strstr(sh_out, "rank 1: distributed run failed") != NULL, "frozen rank: rank 1 stops too");
+	ok(strstr(sh_out, "stdout bytes: 0") != NULL, "frozen rank: no report printed");
 	ok(dt < 6, "frozen rank: stopped %.1f s after the freeze", dt);
-	if (!strstr(out, "rank 2 stopped"))
-		diag("%s", out);
+	if (!strstr(sh_out, "rank 2 stopped"))
+		diag("%s", sh_out);
 }
 
 static void join_errors(void)
@@ -313,10 +277,10 @@ static void join_errors(void)
 	int rc = sh("(" EMU " %s --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d > /dev/null & sleep 0.3;"
 		    " " EMU " %s --seed 9 --rank 1 --ranks 2 --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; s0=$?;"
 		    " echo statuses $s $s0)", args, port, args, port);
-	ok(rc == 0 && strstr(out, "statuses 2 2") && strstr(out, "a different scenario"),
+	ok(rc == 0 && strstr(sh_out, "statuses 2 2") && strstr(sh_out, "a different scenario"),
 	   "a rank with another scenario: both exit 2 and say why");
-	if (!strstr(out, "statuses 2 2"))
-		diag("%s", out);
+	if (!strstr(sh_out, "statuses 2 2"))
+		diag("%s", sh_out);
 
 	/* garbage at the coordinator, then a real rank: the run completes, the garbage is counted */
 	port++;
@@ -372,7 +336,7 @@ static void join_errors(void)
 	ok(rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && grc == 0,
 	   "six malformed join messages are refused and counted, the real rank joins, the result is exact");
 	if (grc)
-		sh("cat %s/g.err; grep distributed %s/g.json", dir, dir), diag("%s", out);
+		sh("cat %s/g.err; grep distributed %s/g.json", dir, dir), diag("%s", sh_out);
 }
 
 static void curve(const char *args)
@@ -388,18 +352,18 @@ static void curve(const char *args)
 
 	ok(rc == 0 && same == 0, "CURVE: two ranks with their own keys give the single-process results");
 	if (rc || same)
-		sh("cat %s/c.json | head -5", dir), diag("exit %d: %s", rc, out);
+		sh("cat %s/c.json | head -5", dir), diag("exit %d: %s", rc, sh_out);
 	/* a client whose key is not in the coordinator's allow list */
 	port++;
 	sh("(grep secret %s/other/rank1.key; grep -v secret %s/keys/rank1.key) > %s/rogue.key", dir, dir, dir);
 	rc = sh("(" EMU " %s --curve %s/keys/rank0.key --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d --peer-timeout 200ms"
 		" > /dev/null & sleep 0.2; " EMU " %s --curve %s/rogue.key --rank 1 --ranks 2 --peer-timeout 200ms"
 		" --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; echo statuses $s $?)", args, dir, port, args, dir, port);
-	ok(strstr(out, "statuses 1 1") && strstr(out, "1 unknown keys") && strstr(out, "is this rank's key allowed"),
+	ok(strstr(sh_out, "statuses 1 1") && strstr(sh_out, "1 unknown keys") && strstr(sh_out, "is this rank's key allowed"),
 	   "CURVE: an unknown client key is refused and counted; both ranks stop (exit 1)");
-	if (!strstr(out, "1 unknown keys"))
-		diag("%s", out);
-	ok(sh(EMU " %s --curve /nonexistent.key --processes 2", args) == 2 && strstr(out, "--curve"),
+	if (!strstr(sh_out, "1 unknown keys"))
+		diag("%s", sh_out);
+	ok(sh(EMU " %s --curve /nonexistent.key --processes 2", args) == 2 && strstr(sh_out, "--curve"),
 	   "CURVE: a missing key file is bad input (exit 2)");
 }
 
@@ -427,7 +391,7 @@ static void netns(const char *args)
 
 	ok(rc == 0 && same == 0, "two ranks in network namespaces over a veth pair give the single-process results");
 	if (rc || same)
-		diag("%s", out);
+		diag("%s", sh_out);
 	sh("ip netns del cA%d; ip netns del cB%d", id, id);
 }
 
@@ -461,10 +425,10 @@ int main(void)
 			    "--processes 8 --workers 1 --no-progress > /dev/null") != 0;
 	ok(fails == 0, "8 local ranks started 8 times: every run joins and finishes (%d failed)", fails);
 	if (fails)
-		diag("%s", out);
-	ok(sh(EMU " --processes 2 --rank 1 --ranks 2") == 2 && strstr(out, "--processes"),
+		diag("%s", sh_out);
+	ok(sh(EMU " --processes 2 --rank 1 --ranks 2") == 2 && strstr(sh_out, "--processes"),
 	   "--processes with --rank is refused (exit 2)");
-	ok(sh(EMU " --rank 1 --ranks 2") == 2 && strstr(out, "--coordinator"), "--rank without --coordinator: exit 2");
+	ok(sh(EMU " --rank 1 --ranks 2") == 2 && strstr(sh_out, "--coordinator"), "--rank without --coordinator: exit 2");
 	ok(sh(EMU " --processes 2 --workers per-node") == 2, "--workers per-node across processes: exit 2");
 	sh("rm -rf %s", dir);
 	done_testing();
