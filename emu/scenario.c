@@ -412,7 +412,45 @@ struct recs_hdr {
 	uint64_t msgs, bytes, rejected;
 };
 
-static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabric *fab, struct emu_run_stats *run,
+/*
+ * Append the non-zero records of @base (@n of @size bytes) to @buf at *@o
+ * as (u32 index, record); return how many. Records of other ranks' nodes are
+ * zero on this rank, and zero records need no sending.
+ */
+static uint32_t pack_recs(uint8_t *buf, size_t *o, const void *base, uint32_t n, size_t size)
+{
+	static const uint8_t zero[sizeof(struct emu_sw_stats) > sizeof(struct host_rec) ?
+				  sizeof(struct emu_sw_stats) : sizeof(struct host_rec)];
+	uint32_t count = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *rec = (const uint8_t *)base + (size_t)i * size;
+
+		if (!memcmp(rec, zero, size))
+			continue;
+		memcpy(buf + *o, &i, 4);
+		memcpy(buf + *o + 4, rec, size);
+		*o += 4 + size;
+		count++;
+	}
+	return count;
+}
+
+/* Copy @count (index, record) pairs at @p + *@o into @base; -1 if an index is out of range. */
+static int unpack_recs(const uint8_t *p, size_t *o, uint32_t count, void *base, uint32_t n, size_t size)
+{
+	for (uint32_t k = 0; k < count; k++, *o += 4 + size) {
+		uint32_t i;
+
+		memcpy(&i, p + *o, 4);
+		if (i >= n)
+			return -1;
+		memcpy((uint8_t *)base + (size_t)i * size, p + *o + 4, size);
+	}
+	return 0;
+}
+
+static int recs_gather(struct emu_dist *d, struct recs *r, struct emu_run_stats *run,
 		       uint64_t *peak_rss, struct emu_scn_result *res, const struct emu_dist_stats *before,
 		       char *err, size_t errlen)
 {
@@ -423,7 +461,6 @@ static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabr
 	size_t hs = 4 + sizeof(struct host_rec), ss = 4 + sizeof(struct emu_sw_stats), ps = 4 + sizeof(struct port_rec);
 
 	if (me != 0) {
-		/* which records are ours: the nodes of our workers */
 		struct recs_hdr h = {
 			.events = run->events, .frame_hops = run->frame_hops, .pool_frames = run->pool_frames,
 			.cross_events = run->cross_events, .spilled = run->spilled, .peak_rss = *peak_rss,
@@ -432,35 +469,15 @@ static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabr
 		};
 		size_t cap = sizeof(h) + r->nhost * hs + r->nsw * ss + r->nport * ps, o = sizeof(h);
 		uint8_t *buf = emu_xmalloc(cap);
-		/* records of other ranks' nodes are zero here; zero records need no sending */
-		for (uint32_t i = 0; i < r->nhost; i++)
-			if (memcmp(&r->host[i], &(struct host_rec){ 0 }, sizeof(r->host[i]))) {
-				memcpy(buf + o, &i, 4);
-				memcpy(buf + o + 4, &r->host[i], sizeof(r->host[i]));
-				o += hs;
-				h.nhost++;
-			}
-		for (uint32_t i = 0; i < r->nsw; i++)
-			if (memcmp(&r->sw[i], &(struct emu_sw_stats){ 0 }, sizeof(r->sw[i]))) {
-				memcpy(buf + o, &i, 4);
-				memcpy(buf + o + 4, &r->sw[i], sizeof(r->sw[i]));
-				o += ss;
-				h.nsw++;
-			}
-		for (uint32_t i = 0; i < r->nport; i++)
-			if (memcmp(&r->port[i], &(struct port_rec){ 0 }, sizeof(r->port[i]))) {
-				memcpy(buf + o, &i, 4);
-				memcpy(buf + o + 4, &r->port[i], sizeof(r->port[i]));
-				o += ps;
-				h.nport++;
-			}
+		h.nhost = pack_recs(buf, &o, r->host, r->nhost, sizeof(*r->host));
+		h.nsw = pack_recs(buf, &o, r->sw, r->nsw, sizeof(*r->sw));
+		h.nport = pack_recs(buf, &o, r->port, r->nport, sizeof(*r->port));
 		memcpy(buf, &h, sizeof(h));
 		int rc = emu_dist_gather(d, buf, o, NULL, NULL);
 
 		free(buf);
 		if (rc)
 			snprintf(err, errlen, "distributed run failed: %s", emu_dist_error(d));
-		(void)fab;
 		return rc;
 	}
 	void *parts[EMU_DIST_MAX_RANKS];
@@ -492,35 +509,12 @@ static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabr
 			rc = -1;
 			break;
 		}
-		for (uint32_t k = 0; k < h.nhost && !rc; k++, o += hs) {
-			uint32_t i;
-
-			memcpy(&i, p + o, 4);
-			if (i >= r->nhost)
-				rc = -1;
-			else
-				memcpy(&r->host[i], p + o + 4, sizeof(r->host[i]));
-		}
-		for (uint32_t k = 0; k < h.nsw && !rc; k++, o += ss) {
-			uint32_t i;
-
-			memcpy(&i, p + o, 4);
-			if (i >= r->nsw)
-				rc = -1;
-			else
-				memcpy(&r->sw[i], p + o + 4, sizeof(r->sw[i]));
-		}
-		for (uint32_t k = 0; k < h.nport && !rc; k++, o += ps) {
-			uint32_t i;
-
-			memcpy(&i, p + o, 4);
-			if (i >= r->nport)
-				rc = -1;
-			else
-				memcpy(&r->port[i], p + o + 4, sizeof(r->port[i]));
-		}
-		if (rc)
+		if (unpack_recs(p, &o, h.nhost, r->host, r->nhost, sizeof(*r->host)) ||
+		    unpack_recs(p, &o, h.nsw, r->sw, r->nsw, sizeof(*r->sw)) ||
+		    unpack_recs(p, &o, h.nport, r->port, r->nport, sizeof(*r->port))) {
+			rc = -1;
 			break;
+		}
 		run->events += h.events;
 		run->frame_hops += h.frame_hops;
 		run->pool_frames += h.pool_frames;
@@ -543,7 +537,6 @@ static int recs_gather(struct emu_dist *d, struct recs *r, const struct emu_fabr
 		run->emulated = run->last_event;
 	run->workers = emu_dist_wbase(d, P);
 	run->frame_hops_per_s = run->wall_ns ? (double)run->frame_hops * 1e9 / (double)run->wall_ns : 0;
-	(void)fab;
 	return 0;
 }
 
@@ -828,7 +821,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	recs_fill(recs, eng, fab);
 	res->run = *emu_engine_stats(eng);
 	res->peak_rss = emu_peak_rss();
-	if (cfg->dist && recs_gather(cfg->dist, recs, fab, &res->run, &res->peak_rss, res, &dstats, err, errlen)) {
+	if (cfg->dist && recs_gather(cfg->dist, recs, &res->run, &res->peak_rss, res, &dstats, err, errlen)) {
 		rc = -EPIPE;
 		goto out;
 	}
