@@ -66,15 +66,25 @@ void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t des
 	n->passes = (elements + p->elements_per_pass - 1) / p->elements_per_pass;
 	if (n->passes == 0)
 		n->passes = 1;
+	unsigned words = (ports + 31) / 32;
+
 	/*
 	 * id, counter, hosts, leader, first arrival + state (one register: the
 	 * timer checks the timeout and marks the descriptor flushed in one
-	 * stateful ALU, as hw/canary.p4 does) + children bitmap words
+	 * stateful ALU, as hw/canary.p4 does), children bitmap words, and the
+	 * ECMP action selector (Tofino keeps its member bits in a stateful ALU)
 	 */
-	n->salu_regs = 5 + (ports + 31) / 32;
+	n->salu_regs = 6 + words;
 	n->salu = per_pass + n->salu_regs;
-	/* registers are spread over stages, salu_per_stage at a time */
-	n->stages = (n->salu + p->salu_per_stage - 1) / p->salu_per_stage;
+	/*
+	 * Stages follow the dependencies of hw/canary.p4 as bf-p4c placed it:
+	 * r_id; then first arrival/state, leader, hosts and children (they need
+	 * r_id's verdict); then the counter, the elements and the selector (they
+	 * need the operation r_tstate returns), salu_per_stage at a time.
+	 */
+	unsigned spp = p->salu_per_stage;
+
+	n->stages = 1 + (3 + words + spp - 1) / spp + (per_pass + 2 + spp - 1) / spp;
 	/* parse/port one-hot + hash + timeout check + routing + multicast select */
 	n->tables = n->salu + 5;
 	uint64_t words_per_block = 1024 * 4;	/* 1024 rows of 128 b = 4 x 32-bit words */
@@ -142,8 +152,8 @@ void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_
 	if (n->passes > 1)
 		fprintf(f, "  recirculation: %u extra pass%s per Canary packet; each costs 1/%.1f ns of pipeline time\n",
 			n->passes - 1, n->passes == 2 ? "" : "es", p->pipe_gpps);
-	fprintf(f, "  stateful ALUs: %u element registers + %u descriptor registers (id, counter, hosts, "
-		   "leader, first arrival/state, %u children word%s)\n",
-		n->salu - n->salu_regs, n->salu_regs, n->salu_regs - 5, n->salu_regs - 5 == 1 ? "" : "s");
+	fprintf(f, "  stateful ALUs: %u element registers + %u others (id, counter, hosts, leader, "
+		   "first arrival/state, %u children word%s, ECMP selector)\n",
+		n->salu - n->salu_regs, n->salu_regs, n->salu_regs - 6, n->salu_regs - 6 == 1 ? "" : "s");
 	fprintf(f, "  verdict: %s%s\n", n->fits ? "fits" : "DOES NOT FIT: ", n->fits ? "" : n->why);
 }

@@ -13,9 +13,13 @@
  *                  pass) + one per other descriptor register: id, counter,
  *                  hosts, leader address, first arrival + state (one
  *                  register, as hw/canary.p4 compiled with bf-p4c needs),
- *                  and the children bitmap (one 32-bit register per 32
- *                  ports). 32 elements on a 32-port switch: 32 + 6 = 38 of
- *                  48 (the paper's prototype reports 39).
+ *                  the children bitmap (one 32-bit register per 32
+ *                  ports), and the ECMP action selector. 32 elements on a
+ *                  32-port switch: 32 + 7 = 39 of 48, as hw/canary.p4
+ *                  compiled with bf-p4c and as the paper's prototype.
+ *   stages         the dependency chain of hw/canary.p4: r_id, then the
+ *                  descriptor registers, then counter + elements +
+ *                  selector: 11 of 12 for that configuration.
  *   passes         ceil(elements / elements_per_pass); each extra pass is a
  *                  recirculation through the pipeline (the emulated switch
  *                  charges it against the pipeline's packet rate).

@@ -12,18 +12,23 @@
  * read or written at most once per packet (one stateful ALU each):
  *   r_id        block id (0: free)
  *   r_tstate    0 free, TS_FLUSHED flushed, else the first arrival time
- *               (the timeout and the flushed state in one register)
+ *               (the timeout and the flushed state in one register); its
+ *               output is what the counter and the elements do (elem_op)
  *   r_leader, r_hosts, r_children (ports 0..31)
  *   r_counter   contributions; CNT_DONE once the root sent the result
  *   r_e00..r_e31 the partial sums
- * 6 + 32 = 38 stateful ALUs of 48, what the emulator's tofino1 model
- * reports for this configuration (emu/tofino.c).
- * Dependencies (the compiler's placement is in hw/README.md):
- *   slot hash, port one-hot, is-root, need -> r_id -> r_tstate, r_leader,
- *   r_hosts, r_children -> r_counter -> the 32 elements
- * Elements: a reduce adds and returns the new sums; the root's last
- * contribution and a timer flush send them; a broadcast that frees the
- * descriptor clears them, so a new block starts from zero.
+ * 6 + 32 + the ECMP selector = 39 stateful ALUs of 48, what the emulator's
+ * tofino1 model reports for this configuration (emu/tofino.c) and what the
+ * paper's prototype reports.
+ * Dependencies, one stage each (bf-p4c places the program in 11 of the 12
+ * stages; the per-stage table is in hw/README.md):
+ *   slot hash, r_id -> r_tstate, r_leader, r_hosts, r_children
+ *   -> r_counter, the 32 elements and the route's selector (4 per stage)
+ * Elements: one table per element keyed by elem_op (one logical table and
+ * one stateful ALU each, so four fit a stage): ADD adds and returns the new
+ * sums (the root's last contribution sends them), READ returns them (a timer
+ * flush sends them), CLEAR zeroes them when a broadcast frees the
+ * descriptor, so a new block starts from zero.
  * Timeouts: the packet generator's periodic app sends one clock packet per
  * tick; packet i of a batch checks slot i (packet_id), so with a batch of
  * N_DESC packets and an inter-packet gap g the table is swept every
@@ -141,17 +146,15 @@ struct ig_md_t {
     bit<32> onehot;
     bit<32> old_id;
     bit<1>  id_res;
-    bit<1>  flushed;
+    bit<1>  unreach;     /* no route */
     bit<16> cnt;
     bit<16> need;        /* the root is done when old_cnt >= need */
-    bit<1>  expired;
     bit<1>  is_root;
     bit<1>  is_timer;
-    bit<2>  elem_op;
+    bit<2>  elem_op;     /* what the counter and the elements do: r_tstate's output */
     bit<32> children;
     bit<32> route_ip;
-    bit<3>  ecmp;
-    bit<16> group;
+    bit<32> flow;        /* the selector's hash input */
     bit<1>  complete;    /* the root's last contribution */
     bit<32> now;         /* ns, never 0 or TS_FLUSHED */
     bit<16> hosts;
@@ -166,17 +169,15 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.onehot = 0;
         md.old_id = 0;
         md.id_res = 0;
-        md.flushed = 0;
+        md.unreach = 0;
         md.cnt = 0;
         md.need = 0;
-        md.expired = 0;
         md.is_root = 0;
         md.is_timer = 0;
         md.elem_op = ELEM_NONE;
         md.children = 0;
         md.route_ip = 0;
-        md.ecmp = 0;
-        md.group = 0;
+        md.flow = 0;
         md.complete = 0;
         md.now = 0;
         md.hosts = 0;
@@ -224,7 +225,9 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     Hash<bit<15>>(HashAlgorithm_t.CRC16) slot_hash;
-    Hash<bit<16>>(HashAlgorithm_t.CRC16) ecmp_hash;
+    Hash<bit<16>>(HashAlgorithm_t.CRC16) sel_hash;
+    ActionProfile(4096) ecmp_members;
+    ActionSelector(ecmp_members, sel_hash, SelectorMode_t.FAIR, 64, 1024) ecmp_sel;
 
     /* ---- tables filled by the control plane ---- */
     action set_onehot(bit<32> bit_) { md.onehot = bit_; }
@@ -244,27 +247,22 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
     }
 
     /*
-     * Routing, IPv4 and Canary destinations alike: the LPM gives an ECMP
-     * group, the group and 3 bits of a flow hash pick the next hop (the
-     * control plane spreads a group's members over the 8 values). No action
-     * selector: that would take a stateful ALU in a stage the elements need.
+     * Routing, IPv4 and Canary destinations alike: LPM on the destination,
+     * each entry an ECMP group of an action selector (up to 64 next hops,
+     * 1024 groups); the selector hashes md.flow: the block id for Canary
+     * frames (every frame of a block takes the same path), the addresses
+     * for IPv4.
      */
-    action set_group(bit<16> group) { md.group = group; }
-    action unreachable() { ig_dprsr_md.drop_ctl = 1; }
-    table route {
-        key = { md.route_ip : lpm; }
-        actions = { set_group; unreachable; }
-        size = 4096;
-        default_action = unreachable();
-    }
     action fwd(PortId_t port, bit<48> dmac) {
         ig_tm_md.ucast_egress_port = port;
         hdr.ethernet.dst_addr = dmac;
     }
-    table nexthop {
-        key = { md.group : exact; md.ecmp : exact; }
+    action unreachable() { md.unreach = 1; }
+    table route {
+        key = { md.route_ip : lpm; md.flow : selector; }
         actions = { fwd; unreachable; }
-        size = 8192;
+        implementation = ecmp_sel;
+        size = 4096;
         default_action = unreachable();
     }
 
@@ -294,23 +292,23 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
 
-    /* ---- r_tstate: first arrival, or flushed ---- */
+    /* ---- r_tstate: first arrival, or flushed; returns the element operation ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_tstate;
-    RegisterAction<bit<32>, bit<15>, bit<1>>(r_tstate) tstate_reduce = {    /* 1: flushed */
-        void apply(inout bit<32> v, out bit<1> rv) {
-            rv = 0;
-            if (v == 0) { v = md.now; }
-            else if (v == TS_FLUSHED) { rv = 1; }
+    RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_reduce = {    /* ADD; NONE: straggler */
+        void apply(inout bit<32> v, out bit<2> rv) {
+            if (v == 0) { v = md.now; rv = ELEM_ADD; }
+            else if (v == TS_FLUSHED) { rv = ELEM_NONE; }
+            else { rv = ELEM_ADD; }
         }
     };
-    RegisterAction<bit<32>, bit<15>, bit<1>>(r_tstate) tstate_timer = {    /* open and expired: flush */
-        void apply(inout bit<32> v, out bit<1> rv) {
-            rv = 0;
-            if (v != TS_FLUSHED && md.now - v >= TIMEOUT_NS) { v = TS_FLUSHED; rv = 1; }
+    RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_timer = {    /* open and expired: flush, READ */
+        void apply(inout bit<32> v, out bit<2> rv) {
+            if (v != TS_FLUSHED && md.now - v >= TIMEOUT_NS) { v = TS_FLUSHED; rv = ELEM_READ; }
+            else { rv = ELEM_NONE; }
         }
     };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_tstate) tstate_clear = {
-        void apply(inout bit<32> v) { v = 0; }
+    RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_clear = {     /* freed: CLEAR */
+        void apply(inout bit<32> v, out bit<2> rv) { v = 0; rv = ELEM_CLEAR; }
     };
 
     /* ---- r_leader, r_hosts ---- */
@@ -361,6 +359,26 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
     RegisterAction<bit<16>, bit<15>, bit<16>>(r_counter) counter_take = {
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; v = 0; }
     };
+
+
+    action c_add() { counter_add.execute(md.slot); }
+    action c_add_root() { md.cnt = counter_add_root.execute(md.slot); }
+    action c_read() { hdr.canary.counter = counter_take.execute(md.slot); }
+    action c_clear() { counter_take.execute(md.slot); }
+    table t_counter {
+        key = { md.elem_op : exact; md.is_root : exact; }
+        actions = { c_add; c_add_root; c_read; c_clear; NoAction; }
+        const entries = {
+            (ELEM_ADD, 0) : c_add();
+            (ELEM_ADD, 1) : c_add_root();
+            (ELEM_READ, 0) : c_read();
+            (ELEM_READ, 1) : c_read();
+            (ELEM_CLEAR, 0) : c_clear();
+            (ELEM_CLEAR, 1) : c_clear();
+        }
+        size = 8;
+        default_action = NoAction();
+    }
 
     /* ---- the elements ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_e00;
@@ -588,6 +606,329 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_e31) clear_e31 = {
         void apply(inout bit<32> v) { v = 0; } };
 
+
+    /* one table per element: the operation is chosen by md.elem_op, one stateful ALU each */
+    action a_add_e00() { hdr.data.e00 = add_e00.execute(md.slot); }
+    action a_read_e00() { hdr.data.e00 = read_e00.execute(md.slot); }
+    action a_clear_e00() { clear_e00.execute(md.slot); }
+    table t_e00 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e00; a_read_e00; a_clear_e00; NoAction; }
+        const entries = { ELEM_ADD : a_add_e00(); ELEM_READ : a_read_e00(); ELEM_CLEAR : a_clear_e00(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e01() { hdr.data.e01 = add_e01.execute(md.slot); }
+    action a_read_e01() { hdr.data.e01 = read_e01.execute(md.slot); }
+    action a_clear_e01() { clear_e01.execute(md.slot); }
+    table t_e01 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e01; a_read_e01; a_clear_e01; NoAction; }
+        const entries = { ELEM_ADD : a_add_e01(); ELEM_READ : a_read_e01(); ELEM_CLEAR : a_clear_e01(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e02() { hdr.data.e02 = add_e02.execute(md.slot); }
+    action a_read_e02() { hdr.data.e02 = read_e02.execute(md.slot); }
+    action a_clear_e02() { clear_e02.execute(md.slot); }
+    table t_e02 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e02; a_read_e02; a_clear_e02; NoAction; }
+        const entries = { ELEM_ADD : a_add_e02(); ELEM_READ : a_read_e02(); ELEM_CLEAR : a_clear_e02(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e03() { hdr.data.e03 = add_e03.execute(md.slot); }
+    action a_read_e03() { hdr.data.e03 = read_e03.execute(md.slot); }
+    action a_clear_e03() { clear_e03.execute(md.slot); }
+    table t_e03 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e03; a_read_e03; a_clear_e03; NoAction; }
+        const entries = { ELEM_ADD : a_add_e03(); ELEM_READ : a_read_e03(); ELEM_CLEAR : a_clear_e03(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e04() { hdr.data.e04 = add_e04.execute(md.slot); }
+    action a_read_e04() { hdr.data.e04 = read_e04.execute(md.slot); }
+    action a_clear_e04() { clear_e04.execute(md.slot); }
+    table t_e04 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e04; a_read_e04; a_clear_e04; NoAction; }
+        const entries = { ELEM_ADD : a_add_e04(); ELEM_READ : a_read_e04(); ELEM_CLEAR : a_clear_e04(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e05() { hdr.data.e05 = add_e05.execute(md.slot); }
+    action a_read_e05() { hdr.data.e05 = read_e05.execute(md.slot); }
+    action a_clear_e05() { clear_e05.execute(md.slot); }
+    table t_e05 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e05; a_read_e05; a_clear_e05; NoAction; }
+        const entries = { ELEM_ADD : a_add_e05(); ELEM_READ : a_read_e05(); ELEM_CLEAR : a_clear_e05(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e06() { hdr.data.e06 = add_e06.execute(md.slot); }
+    action a_read_e06() { hdr.data.e06 = read_e06.execute(md.slot); }
+    action a_clear_e06() { clear_e06.execute(md.slot); }
+    table t_e06 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e06; a_read_e06; a_clear_e06; NoAction; }
+        const entries = { ELEM_ADD : a_add_e06(); ELEM_READ : a_read_e06(); ELEM_CLEAR : a_clear_e06(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e07() { hdr.data.e07 = add_e07.execute(md.slot); }
+    action a_read_e07() { hdr.data.e07 = read_e07.execute(md.slot); }
+    action a_clear_e07() { clear_e07.execute(md.slot); }
+    table t_e07 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e07; a_read_e07; a_clear_e07; NoAction; }
+        const entries = { ELEM_ADD : a_add_e07(); ELEM_READ : a_read_e07(); ELEM_CLEAR : a_clear_e07(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e08() { hdr.data.e08 = add_e08.execute(md.slot); }
+    action a_read_e08() { hdr.data.e08 = read_e08.execute(md.slot); }
+    action a_clear_e08() { clear_e08.execute(md.slot); }
+    table t_e08 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e08; a_read_e08; a_clear_e08; NoAction; }
+        const entries = { ELEM_ADD : a_add_e08(); ELEM_READ : a_read_e08(); ELEM_CLEAR : a_clear_e08(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e09() { hdr.data.e09 = add_e09.execute(md.slot); }
+    action a_read_e09() { hdr.data.e09 = read_e09.execute(md.slot); }
+    action a_clear_e09() { clear_e09.execute(md.slot); }
+    table t_e09 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e09; a_read_e09; a_clear_e09; NoAction; }
+        const entries = { ELEM_ADD : a_add_e09(); ELEM_READ : a_read_e09(); ELEM_CLEAR : a_clear_e09(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e10() { hdr.data.e10 = add_e10.execute(md.slot); }
+    action a_read_e10() { hdr.data.e10 = read_e10.execute(md.slot); }
+    action a_clear_e10() { clear_e10.execute(md.slot); }
+    table t_e10 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e10; a_read_e10; a_clear_e10; NoAction; }
+        const entries = { ELEM_ADD : a_add_e10(); ELEM_READ : a_read_e10(); ELEM_CLEAR : a_clear_e10(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e11() { hdr.data.e11 = add_e11.execute(md.slot); }
+    action a_read_e11() { hdr.data.e11 = read_e11.execute(md.slot); }
+    action a_clear_e11() { clear_e11.execute(md.slot); }
+    table t_e11 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e11; a_read_e11; a_clear_e11; NoAction; }
+        const entries = { ELEM_ADD : a_add_e11(); ELEM_READ : a_read_e11(); ELEM_CLEAR : a_clear_e11(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e12() { hdr.data.e12 = add_e12.execute(md.slot); }
+    action a_read_e12() { hdr.data.e12 = read_e12.execute(md.slot); }
+    action a_clear_e12() { clear_e12.execute(md.slot); }
+    table t_e12 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e12; a_read_e12; a_clear_e12; NoAction; }
+        const entries = { ELEM_ADD : a_add_e12(); ELEM_READ : a_read_e12(); ELEM_CLEAR : a_clear_e12(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e13() { hdr.data.e13 = add_e13.execute(md.slot); }
+    action a_read_e13() { hdr.data.e13 = read_e13.execute(md.slot); }
+    action a_clear_e13() { clear_e13.execute(md.slot); }
+    table t_e13 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e13; a_read_e13; a_clear_e13; NoAction; }
+        const entries = { ELEM_ADD : a_add_e13(); ELEM_READ : a_read_e13(); ELEM_CLEAR : a_clear_e13(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e14() { hdr.data.e14 = add_e14.execute(md.slot); }
+    action a_read_e14() { hdr.data.e14 = read_e14.execute(md.slot); }
+    action a_clear_e14() { clear_e14.execute(md.slot); }
+    table t_e14 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e14; a_read_e14; a_clear_e14; NoAction; }
+        const entries = { ELEM_ADD : a_add_e14(); ELEM_READ : a_read_e14(); ELEM_CLEAR : a_clear_e14(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e15() { hdr.data.e15 = add_e15.execute(md.slot); }
+    action a_read_e15() { hdr.data.e15 = read_e15.execute(md.slot); }
+    action a_clear_e15() { clear_e15.execute(md.slot); }
+    table t_e15 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e15; a_read_e15; a_clear_e15; NoAction; }
+        const entries = { ELEM_ADD : a_add_e15(); ELEM_READ : a_read_e15(); ELEM_CLEAR : a_clear_e15(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e16() { hdr.data.e16 = add_e16.execute(md.slot); }
+    action a_read_e16() { hdr.data.e16 = read_e16.execute(md.slot); }
+    action a_clear_e16() { clear_e16.execute(md.slot); }
+    table t_e16 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e16; a_read_e16; a_clear_e16; NoAction; }
+        const entries = { ELEM_ADD : a_add_e16(); ELEM_READ : a_read_e16(); ELEM_CLEAR : a_clear_e16(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e17() { hdr.data.e17 = add_e17.execute(md.slot); }
+    action a_read_e17() { hdr.data.e17 = read_e17.execute(md.slot); }
+    action a_clear_e17() { clear_e17.execute(md.slot); }
+    table t_e17 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e17; a_read_e17; a_clear_e17; NoAction; }
+        const entries = { ELEM_ADD : a_add_e17(); ELEM_READ : a_read_e17(); ELEM_CLEAR : a_clear_e17(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e18() { hdr.data.e18 = add_e18.execute(md.slot); }
+    action a_read_e18() { hdr.data.e18 = read_e18.execute(md.slot); }
+    action a_clear_e18() { clear_e18.execute(md.slot); }
+    table t_e18 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e18; a_read_e18; a_clear_e18; NoAction; }
+        const entries = { ELEM_ADD : a_add_e18(); ELEM_READ : a_read_e18(); ELEM_CLEAR : a_clear_e18(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e19() { hdr.data.e19 = add_e19.execute(md.slot); }
+    action a_read_e19() { hdr.data.e19 = read_e19.execute(md.slot); }
+    action a_clear_e19() { clear_e19.execute(md.slot); }
+    table t_e19 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e19; a_read_e19; a_clear_e19; NoAction; }
+        const entries = { ELEM_ADD : a_add_e19(); ELEM_READ : a_read_e19(); ELEM_CLEAR : a_clear_e19(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e20() { hdr.data.e20 = add_e20.execute(md.slot); }
+    action a_read_e20() { hdr.data.e20 = read_e20.execute(md.slot); }
+    action a_clear_e20() { clear_e20.execute(md.slot); }
+    table t_e20 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e20; a_read_e20; a_clear_e20; NoAction; }
+        const entries = { ELEM_ADD : a_add_e20(); ELEM_READ : a_read_e20(); ELEM_CLEAR : a_clear_e20(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e21() { hdr.data.e21 = add_e21.execute(md.slot); }
+    action a_read_e21() { hdr.data.e21 = read_e21.execute(md.slot); }
+    action a_clear_e21() { clear_e21.execute(md.slot); }
+    table t_e21 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e21; a_read_e21; a_clear_e21; NoAction; }
+        const entries = { ELEM_ADD : a_add_e21(); ELEM_READ : a_read_e21(); ELEM_CLEAR : a_clear_e21(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e22() { hdr.data.e22 = add_e22.execute(md.slot); }
+    action a_read_e22() { hdr.data.e22 = read_e22.execute(md.slot); }
+    action a_clear_e22() { clear_e22.execute(md.slot); }
+    table t_e22 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e22; a_read_e22; a_clear_e22; NoAction; }
+        const entries = { ELEM_ADD : a_add_e22(); ELEM_READ : a_read_e22(); ELEM_CLEAR : a_clear_e22(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e23() { hdr.data.e23 = add_e23.execute(md.slot); }
+    action a_read_e23() { hdr.data.e23 = read_e23.execute(md.slot); }
+    action a_clear_e23() { clear_e23.execute(md.slot); }
+    table t_e23 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e23; a_read_e23; a_clear_e23; NoAction; }
+        const entries = { ELEM_ADD : a_add_e23(); ELEM_READ : a_read_e23(); ELEM_CLEAR : a_clear_e23(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e24() { hdr.data.e24 = add_e24.execute(md.slot); }
+    action a_read_e24() { hdr.data.e24 = read_e24.execute(md.slot); }
+    action a_clear_e24() { clear_e24.execute(md.slot); }
+    table t_e24 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e24; a_read_e24; a_clear_e24; NoAction; }
+        const entries = { ELEM_ADD : a_add_e24(); ELEM_READ : a_read_e24(); ELEM_CLEAR : a_clear_e24(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e25() { hdr.data.e25 = add_e25.execute(md.slot); }
+    action a_read_e25() { hdr.data.e25 = read_e25.execute(md.slot); }
+    action a_clear_e25() { clear_e25.execute(md.slot); }
+    table t_e25 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e25; a_read_e25; a_clear_e25; NoAction; }
+        const entries = { ELEM_ADD : a_add_e25(); ELEM_READ : a_read_e25(); ELEM_CLEAR : a_clear_e25(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e26() { hdr.data.e26 = add_e26.execute(md.slot); }
+    action a_read_e26() { hdr.data.e26 = read_e26.execute(md.slot); }
+    action a_clear_e26() { clear_e26.execute(md.slot); }
+    table t_e26 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e26; a_read_e26; a_clear_e26; NoAction; }
+        const entries = { ELEM_ADD : a_add_e26(); ELEM_READ : a_read_e26(); ELEM_CLEAR : a_clear_e26(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e27() { hdr.data.e27 = add_e27.execute(md.slot); }
+    action a_read_e27() { hdr.data.e27 = read_e27.execute(md.slot); }
+    action a_clear_e27() { clear_e27.execute(md.slot); }
+    table t_e27 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e27; a_read_e27; a_clear_e27; NoAction; }
+        const entries = { ELEM_ADD : a_add_e27(); ELEM_READ : a_read_e27(); ELEM_CLEAR : a_clear_e27(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e28() { hdr.data.e28 = add_e28.execute(md.slot); }
+    action a_read_e28() { hdr.data.e28 = read_e28.execute(md.slot); }
+    action a_clear_e28() { clear_e28.execute(md.slot); }
+    table t_e28 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e28; a_read_e28; a_clear_e28; NoAction; }
+        const entries = { ELEM_ADD : a_add_e28(); ELEM_READ : a_read_e28(); ELEM_CLEAR : a_clear_e28(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e29() { hdr.data.e29 = add_e29.execute(md.slot); }
+    action a_read_e29() { hdr.data.e29 = read_e29.execute(md.slot); }
+    action a_clear_e29() { clear_e29.execute(md.slot); }
+    table t_e29 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e29; a_read_e29; a_clear_e29; NoAction; }
+        const entries = { ELEM_ADD : a_add_e29(); ELEM_READ : a_read_e29(); ELEM_CLEAR : a_clear_e29(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e30() { hdr.data.e30 = add_e30.execute(md.slot); }
+    action a_read_e30() { hdr.data.e30 = read_e30.execute(md.slot); }
+    action a_clear_e30() { clear_e30.execute(md.slot); }
+    table t_e30 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e30; a_read_e30; a_clear_e30; NoAction; }
+        const entries = { ELEM_ADD : a_add_e30(); ELEM_READ : a_read_e30(); ELEM_CLEAR : a_clear_e30(); }
+        size = 4;
+        default_action = NoAction();
+    }
+    action a_add_e31() { hdr.data.e31 = add_e31.execute(md.slot); }
+    action a_read_e31() { hdr.data.e31 = read_e31.execute(md.slot); }
+    action a_clear_e31() { clear_e31.execute(md.slot); }
+    table t_e31 {
+        key = { md.elem_op : exact; }
+        actions = { a_add_e31; a_read_e31; a_clear_e31; NoAction; }
+        const entries = { ELEM_ADD : a_add_e31(); ELEM_READ : a_read_e31(); ELEM_CLEAR : a_clear_e31(); }
+        size = 4;
+        default_action = NoAction();
+    }
+
     action prepare() {
         md.need = hdr.canary.hosts - hdr.canary.counter;
     }
@@ -602,11 +943,15 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         prepare2();
         switch_addr.apply();
         if (md.is_timer == 1) {
-            /* a clock packet: check slot packet_id; flush it if open and expired */
+            /* a clock packet: check slot packet_id; it becomes that descriptor's REDUCE frame if it flushes */
             md.slot = hdr.timer.packet_id[14:0];
+            hdr.timer.setInvalid();
+            hdr.ethernet.setValid();
+            hdr.canary.setValid();
+            hdr.data.setValid();
             md.old_id = id_read.execute(md.slot);
             if (md.old_id != 0) {
-                md.expired = tstate_timer.execute(md.slot);
+                md.elem_op = tstate_timer.execute(md.slot);    /* READ: open and expired */
                 md.route_ip = leader_read.execute(md.slot);
                 md.hosts = hosts_read.execute(md.slot);
             }
@@ -622,29 +967,19 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
                 hdr.canary.switch_addr = md.this_switch;
                 hdr.canary.children = (bit<32>)ig_intr_md.ingress_port;
             } else {
+                /* ADD; NONE if flushed: a straggler, forwarded at once, untouched */
+                md.elem_op = tstate_reduce.execute(md.slot);
                 /* every frame of a block carries the same leader and hosts */
-                md.flushed = tstate_reduce.execute(md.slot);
                 leader_set.execute(md.slot);
                 hosts_set.execute(md.slot);
                 children_or.execute(md.slot);
-                if (md.flushed == 1) {
-                    /* straggler: forwarded at once, untouched */
-                } else {
-                    md.elem_op = ELEM_ADD;
-                    if (md.is_root == 1) {
-                        md.cnt = counter_add_root.execute(md.slot);
-                    } else {
-                        counter_add.execute(md.slot);
-                    }
-                }
             }
         } else if (hdr.canary.isValid() && hdr.canary.bypass == 0 && hdr.canary.opcode == OP_BCAST) {
             md.slot = slot_hash.get({ hdr.canary.id });
             md.id_res = id_free.execute(md.slot);
             if (md.id_res == 1) {
-                tstate_clear.execute(md.slot);
+                md.elem_op = tstate_clear.execute(md.slot);    /* CLEAR */
                 md.children = children_take.execute(md.slot);
-                md.elem_op = ELEM_CLEAR;
             } else {
                 ig_dprsr_md.drop_ctl = 1;    /* no descriptor: dropped */
             }
@@ -660,146 +995,71 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             md.route_ip = hdr.canary.dst;      /* bypass and control frames: routed */
         } else if (hdr.ipv4.isValid()) {
             md.route_ip = hdr.ipv4.dst_addr;
-            md.ecmp = ecmp_hash.get({ hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol })[2:0];
+            md.flow = hdr.ipv4.src_addr ^ hdr.ipv4.dst_addr;
         } else {
             ig_dprsr_md.drop_ctl = 1;          /* neither Canary nor IPv4 */
         }
 
-        /* the timer's flush and the broadcast's free take the counter */
-        if (md.expired == 1) {
-            md.elem_op = ELEM_READ;
-            hdr.canary.counter = counter_take.execute(md.slot);
-        } else if (md.elem_op == ELEM_CLEAR) {
-            counter_take.execute(md.slot);
-        }
-
-        /* the elements: add and return the sums, read them (timer), clear them (freed) */
-        if (md.elem_op == ELEM_ADD) { hdr.data.e00 = add_e00.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e00 = read_e00.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e00.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e01 = add_e01.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e01 = read_e01.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e01.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e02 = add_e02.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e02 = read_e02.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e02.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e03 = add_e03.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e03 = read_e03.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e03.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e04 = add_e04.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e04 = read_e04.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e04.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e05 = add_e05.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e05 = read_e05.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e05.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e06 = add_e06.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e06 = read_e06.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e06.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e07 = add_e07.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e07 = read_e07.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e07.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e08 = add_e08.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e08 = read_e08.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e08.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e09 = add_e09.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e09 = read_e09.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e09.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e10 = add_e10.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e10 = read_e10.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e10.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e11 = add_e11.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e11 = read_e11.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e11.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e12 = add_e12.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e12 = read_e12.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e12.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e13 = add_e13.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e13 = read_e13.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e13.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e14 = add_e14.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e14 = read_e14.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e14.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e15 = add_e15.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e15 = read_e15.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e15.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e16 = add_e16.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e16 = read_e16.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e16.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e17 = add_e17.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e17 = read_e17.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e17.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e18 = add_e18.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e18 = read_e18.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e18.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e19 = add_e19.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e19 = read_e19.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e19.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e20 = add_e20.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e20 = read_e20.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e20.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e21 = add_e21.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e21 = read_e21.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e21.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e22 = add_e22.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e22 = read_e22.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e22.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e23 = add_e23.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e23 = read_e23.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e23.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e24 = add_e24.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e24 = read_e24.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e24.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e25 = add_e25.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e25 = read_e25.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e25.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e26 = add_e26.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e26 = read_e26.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e26.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e27 = add_e27.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e27 = read_e27.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e27.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e28 = add_e28.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e28 = read_e28.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e28.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e29 = add_e29.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e29 = read_e29.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e29.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e30 = add_e30.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e30 = read_e30.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e30.execute(md.slot); }
-        if (md.elem_op == ELEM_ADD) { hdr.data.e31 = add_e31.execute(md.slot); }
-        else if (md.elem_op == ELEM_READ) { hdr.data.e31 = read_e31.execute(md.slot); }
-        else if (md.elem_op == ELEM_CLEAR) { clear_e31.execute(md.slot); }
+        /*
+         * The counter and the 32 elements: ADD (reduce: add, return the new
+         * sums), READ (timer flush: return the sums, take the counter),
+         * CLEAR (freed by a broadcast: zero, so a new block starts from zero).
+         */
+        t_counter.apply();
+        t_e00.apply();
+        t_e01.apply();
+        t_e02.apply();
+        t_e03.apply();
+        t_e04.apply();
+        t_e05.apply();
+        t_e06.apply();
+        t_e07.apply();
+        t_e08.apply();
+        t_e09.apply();
+        t_e10.apply();
+        t_e11.apply();
+        t_e12.apply();
+        t_e13.apply();
+        t_e14.apply();
+        t_e15.apply();
+        t_e16.apply();
+        t_e17.apply();
+        t_e18.apply();
+        t_e19.apply();
+        t_e20.apply();
+        t_e21.apply();
+        t_e22.apply();
+        t_e23.apply();
+        t_e24.apply();
+        t_e25.apply();
+        t_e26.apply();
+        t_e27.apply();
+        t_e28.apply();
+        t_e29.apply();
+        t_e30.apply();
+        t_e31.apply();
 
         if (md.is_timer == 1) {
-            if (md.expired == 1) {
-                /* the clock packet becomes the descriptor's REDUCE frame toward the leader */
-                hdr.ethernet.setValid();
-                hdr.canary.setValid();
-                hdr.data.setValid();
-                hdr.ethernet.src_addr = 0;
-                hdr.ethernet.ether_type = ETHERTYPE_CANARY;
-                hdr.canary.dst = md.route_ip;
-                hdr.canary.id = md.old_id;
-                hdr.canary.hosts = md.hosts;
-                hdr.canary.children = 0;
-                hdr.canary.switch_addr = 0;
-                hdr.canary.bypass = 0;
-                hdr.canary.multicast = 0;
-                hdr.canary.opcode = OP_REDUCE;
-                hdr.timer.setInvalid();
-            } else {
-                ig_dprsr_md.drop_ctl = 1;
-            }
+            /* the flushed descriptor's REDUCE frame toward the leader */
+            hdr.ethernet.src_addr = 0;
+            hdr.ethernet.ether_type = ETHERTYPE_CANARY;
+            hdr.canary.dst = md.route_ip;
+            hdr.canary.id = md.old_id;
+            hdr.canary.hosts = md.hosts;
+            hdr.canary.children = 0;
+            hdr.canary.switch_addr = 0;
+            hdr.canary.bypass = 0;
+            hdr.canary.multicast = 0;
+            hdr.canary.opcode = OP_REDUCE;
         }
         if (md.cnt == CNT_DONE) {
             /* every host but the leader is in: the sums go to the leader */
             hdr.canary.counter = hdr.canary.hosts - 1;
-        } else if (md.elem_op == ELEM_ADD) {
-            ig_dprsr_md.drop_ctl = 1;          /* consumed into the descriptor */
         }
-        if (md.is_timer == 1 || hdr.canary.isValid()) {
-            md.ecmp = md.slot[2:0];            /* the same path for every frame of a block */
+        if (md.is_timer == 1) {
+            md.flow = md.old_id;               /* the same path for every frame of a block */
+        } else if (hdr.canary.isValid()) {
+            md.flow = hdr.canary.id;
         }
 
         /*
@@ -815,11 +1075,18 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             hdr.bridge.children = md.children;
             if (md.children[15:0] != 0) { ig_tm_md.mcast_grp_a = 1; }
             if (md.children[31:16] != 0) { ig_tm_md.mcast_grp_b = 2; }
-        }
-        /* unicast: every frame that is not multicast (dropped ones are dropped anyway) */
-        if (md.children == 0) {
+        } else {
+            /* unicast: every frame that is not multicast */
             route.apply();
-            nexthop.apply();
+        }
+
+        /* dropped: consumed into the descriptor, a clock packet that flushed nothing, no route */
+        if (md.is_timer == 1 && md.elem_op != ELEM_READ) {
+            ig_dprsr_md.drop_ctl = 1;
+        } else if (md.elem_op == ELEM_ADD && md.cnt != CNT_DONE) {
+            ig_dprsr_md.drop_ctl = 1;
+        } else if (md.unreach == 1) {
+            ig_dprsr_md.drop_ctl = 1;
         }
     }
 }

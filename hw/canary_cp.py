@@ -94,19 +94,30 @@ def route_entries(routes):
     return out
 
 
-def ecmp_entries(routes, ways=8):
-    """The route table gives a group per prefix; nexthop maps (group, 3 hash
-    bits) to a member, the members spread round-robin over the 8 values.
-    -> ([(addr, plen, group)], [(group, ecmp, port, mac)])."""
-    lpm, nh = [], []
-    for group, (addr, plen, hops) in enumerate(route_entries(routes), start=1):
+SEL_MAX_GROUP = 64        # ActionSelector(ecmp_members, ..., 64, 1024) in canary.p4
+SEL_GROUPS = 1024
+SEL_MEMBERS = 4096        # ActionProfile(4096) ecmp_members
+
+
+def selector_entries(routes):
+    """The route table's LPM entries point at groups of the ECMP action
+    selector; a group's members are (port, next-hop MAC) entries of the
+    action profile, shared between groups.
+    -> ([(member, port, mac)], [(group, [member, ...])], [(addr, plen, group)])."""
+    members, groups, lpm = {}, {}, []
+    for addr, plen, hops in route_entries(routes):
         if not hops:
             raise ValueError("route %s/%d has no next hop" % (addr, plen))
+        if len(hops) > SEL_MAX_GROUP:
+            raise ValueError("route %s/%d: %d next hops, a group holds %d" % (addr, plen, len(hops), SEL_MAX_GROUP))
+        ids = tuple(members.setdefault((port, mac), len(members) + 1) for port, mac in hops)
+        group = groups.setdefault(ids, len(groups) + 1)
         lpm.append((addr, plen, group))
-        for e in range(ways):
-            port, mac = hops[e % len(hops)]
-            nh.append((group, e, port, mac))
-    return lpm, nh
+    if len(members) > SEL_MEMBERS or len(groups) > SEL_GROUPS:
+        raise ValueError("%d members, %d groups: the selector holds %d and %d"
+                         % (len(members), len(groups), SEL_MEMBERS, SEL_GROUPS))
+    return ([(m, port, mac) for (port, mac), m in members.items()],
+            [(g, list(ids)) for ids, g in groups.items()], lpm)
 
 
 def prune_entries(ports):
@@ -126,11 +137,14 @@ def setup(bfrt, cfg):  # pragma: no cover - needs the SDE
     ig.switch_addr.set_default_with_set_switch(addr=cfg["switch_addr"])
     for leader in cfg.get("leaders", []):
         ig.leader_local.add_with_set_root(dst=leader)
-    lpm, nh = ecmp_entries(cfg["routes"])
+    members, groups, lpm = selector_entries(cfg["routes"])
+    for member, port, mac in members:
+        ig.ecmp_members.entry_with_fwd(ACTION_MEMBER_ID=member, port=port, dmac=mac).push()
+    for group, ids in groups:
+        ig.ecmp_sel.entry(SELECTOR_GROUP_ID=group, MAX_GROUP_SIZE=SEL_MAX_GROUP, ACTION_MEMBER_ID=ids,
+                          ACTION_MEMBER_STATUS=[True] * len(ids)).push()
     for addr, plen, group in lpm:
-        ig.route.add_with_set_group(route_ip=addr, route_ip_p_length=plen, group=group)
-    for group, ecmp, port, mac in nh:
-        ig.nexthop.add_with_fwd(group=group, ecmp=ecmp, port=port, dmac=mac)
+        ig.route.entry(route_ip=addr, route_ip_p_length=plen, SELECTOR_GROUP_ID=group).push()
     pre = bfrt.pre
     node = 1
     for mgid, dev_ports in canary_mcast_groups(cfg["ports"]):

@@ -3,9 +3,10 @@
  * DOC: hw/canary.p4 against the emulator: the Canary header's fields,
  * widths and order against wire.h (DESIGN §5), the element count, the
  * EtherType and opcodes, the table size, and the stateful ALUs (one
- * Register per descriptor register and per element) against the tofino1
- * resource model for the same configuration (32 elements, 32K descriptors,
- * 32 ports: 38 of 48).
+ * Register per descriptor register and per element, one for the ECMP
+ * ActionSelector) against the tofino1 resource model for the same
+ * configuration (32 elements, 32K descriptors, 32 ports: 39 of 48), and one
+ * element table per element register.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,7 @@ int main(void)
 
 	if (!src)
 		skip_all("hw/canary.p4 not found (run from the top directory)");
-	plan(9);
+	plan(11);
 
 	/* the header, field by field, as wire.h lays it out */
 	static const struct {
@@ -142,11 +143,14 @@ int main(void)
 
 	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, &need);
 	is_int(define(src, "N_DESC"), need.descriptors, "N_DESC = the tofino1 table (%u)", need.descriptors);
-	int regs = count(src, "Register<bit<");
+	int regs = count(src, "Register<bit<"), sels = count(src, "ActionSelector(ecmp_members");
 
-	is_int(regs, need.salu, "one Register (stateful ALU) per descriptor register and element: %d = the model's %u",
-	       regs, need.salu);
+	is_int(sels, 1, "one ECMP ActionSelector");
+	is_int(regs + sels, need.salu,
+	       "one stateful ALU per descriptor register, element and selector: %d + %d = the model's %u", regs, sels,
+	       need.salu);
 	is_int(count(src, "Register<bit<32>, bit<15>>(N_DESC, 0) r_e"), 32, "32 element registers");
+	is_int(count(src, "key = { md.elem_op : exact; }"), 32, "32 element tables keyed by the operation r_tstate returns");
 	free(src);
 	return done_testing();
 }

@@ -19,7 +19,7 @@ def ok(cond, what):
     print("%sok %d - %s" % ("" if cond else "not ", n, what))
 
 
-print("1..12")
+print("1..14")
 g = cp.paper_shard_groups(64, 4)
 ok(len(g) == 2 ** 16 * 4 == 262144, "64 ports in 4 shards: 2^16 x 4 = 262144 groups (the paper's figure)")
 ok(len(cp.paper_shard_groups(32, 4)) == 1024, "32 ports in 4 shards: 1024 groups")
@@ -45,9 +45,21 @@ ok(pg["resolution_ns"] == 32768 and pg["worst_case_flush_ns"] == 33768,
    "pktgen: 32768 slots at 1 ns sweep in 32.768 us; flush by timeout + sweep")
 r = cp.route_entries({"10.0.0.0/24": [[1, "02:00:00:00:00:01"]]})
 ok(r == [("10.0.0.0", 24, [(1, "02:00:00:00:00:01")])], "route entries parsed")
-lpm, nh = cp.ecmp_entries({"10.0.0.0/24": [[1, "02:00:00:00:00:01"]],
-                            "0.0.0.0/0": [[128, "02:01:00:00:00:20"], [136, "02:01:00:00:00:21"]]})
-ok(lpm == [("10.0.0.0", 24, 1), ("0.0.0.0", 0, 2)] and len(nh) == 16 and
-   [p for g, e, p, m in nh if g == 2] == [128, 136] * 4, "ECMP: one group per prefix, members spread over 8 hash values")
+spine = [[128, "02:01:00:00:00:20"], [136, "02:01:00:00:00:21"]]
+mem, grp, lpm = cp.selector_entries({"10.0.0.0/24": [[1, "02:00:00:00:00:01"]], "0.0.0.0/0": spine,
+                                     "10.0.1.0/24": spine})
+ok(mem == [(1, 1, "02:00:00:00:00:01"), (2, 128, "02:01:00:00:00:20"), (3, 136, "02:01:00:00:00:21")] and
+   grp == [(1, [1]), (2, [2, 3])] and lpm == [("10.0.0.0", 24, 1), ("0.0.0.0", 0, 2), ("10.0.1.0", 24, 2)],
+   "ECMP selector: members shared, one group per distinct next-hop set, LPM entries point at groups")
+try:
+    cp.selector_entries({"0.0.0.0/0": [[i, "02:00:00:00:00:00"] for i in range(65)]})
+    ok(False, "65 next hops refused")
+except ValueError:
+    ok(True, "65 next hops refused (a group holds 64)")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hw", "canary.p4")) as f:
+    p4 = f.read()
+ok("ActionProfile(%d) ecmp_members;" % cp.SEL_MEMBERS in p4 and
+   "SelectorMode_t.FAIR, %d, %d) ecmp_sel;" % (cp.SEL_MAX_GROUP, cp.SEL_GROUPS) in p4,
+   "the selector's sizes in canary_cp.py are canary.p4's")
 ok(cp.prune_entries([0, 4]) == [(0, 1, 1), (4, 2, 2)], "egress pruning keeps a copy when the port's bit is set")
 sys.exit(1 if bad else 0)
