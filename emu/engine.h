@@ -87,6 +87,16 @@ struct emu_port_stats {
 	uint64_t credit_stalls;		/* times the head frame waited for credit */
 };
 
+/*
+ * Traffic classes: with cfg.tc_collective, collective frames (Canary
+ * EtherType, or IPv4 with DSCP EMU_DSCP_COLLECTIVE) go to class 1, everything
+ * else to class 0. Each port then has one egress queue per class served in
+ * strict priority, and each ingress buffer one credit pool of buffer_bytes
+ * per class (per-priority flow control, as PFC), so a class never waits for
+ * the other's buffer. Without it every frame is class 0.
+ */
+#define EMU_TC_N 2
+
 struct emu_port {
 	/* configuration (from the fabric) */
 	uint64_t rate_bps;
@@ -104,11 +114,12 @@ struct emu_port {
 	bool tap;
 	uint32_t gen;			/* link generation: bumps on every state change */
 	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
-	struct emu_frame *qhead, *qtail;
+	struct emu_frame *qhead[EMU_TC_N], *qtail[EMU_TC_N];	/* egress queue per class */
 	uint32_t qframes;
-	uint64_t qbytes;
+	uint64_t qbytes;		/* all classes */
+	uint64_t qbytes_tc[EMU_TC_N];
 	emu_time_t busy_until;
-	int64_t credits;		/* lossless: free bytes in the peer's ingress buffer */
+	int64_t credits[EMU_TC_N];	/* lossless: free bytes in the peer's ingress buffer, per class */
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
 	struct emu_port_stats st;
 };
@@ -137,6 +148,7 @@ struct emu_engine_cfg {
 	unsigned workers;		/* 0: one per core available to the process */
 	bool per_node;			/* a pinned thread per node */
 	bool lossy;			/* drop-tail instead of credit-based lossless */
+	bool tc_collective;		/* strict priority + own credits for collective frames */
 	bool no_pin;			/* do not pin workers */
 	uint64_t buffer_bytes;		/* per port; 0: EMU_DEFAULT_BUFFER */
 	uint64_t seed;
@@ -309,7 +321,7 @@ static inline bool emu_port_busy(const struct emu_node *n, unsigned port)
 {
 	const struct emu_port *p = &n->ports[port];
 
-	return p->qhead || p->busy_until > emu_node_now(n);
+	return p->qframes || p->busy_until > emu_node_now(n);
 }
 
 #endif /* EMU_ENGINE_H */

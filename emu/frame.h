@@ -32,7 +32,9 @@ struct emu_frame {
 	uint32_t gen;		/* generation of the link it travels on */
 	uint16_t in_port;	/* ingress port whose buffer it holds, or EMU_PORT_NONE */
 	uint16_t hops;		/* links traversed so far */
-	uint32_t pad_;
+	uint8_t tc;		/* traffic class of its egress queue (engine) */
+	uint8_t in_tc;		/* class of the ingress buffer it holds */
+	uint8_t pad_[2];
 	uint8_t pad2_[24];
 	uint8_t data[EMU_FRAME_MAX];
 };

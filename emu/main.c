@@ -50,6 +50,8 @@ static void usage(FILE *f)
 	      "  --loss P             drop probability on every link (implies --lossy)\n"
 	      "  --lossy              drop-tail Ethernet instead of lossless credit flow control\n"
 	      "  --buffer BYTES       per-port buffer (default 128KiB)\n"
+	      "  --priority NAME      none | collective: allreduce frames (Canary, ring) get their own\n"
+	      "                       traffic class, served first, with its own buffer credits (default none)\n"
 	      "  --fail SPEC          switch:S3@20us | link:L0/33@5us-30us | node:H5@1us (repeatable)\n"
 	      "  --drop NODE/PORT#N   lose exactly the N-th frame sent on that port (repeatable)\n"
 	      "  --profile NAME       tofino1 | tofino2 | unbounded (default tofino1)\n"
@@ -211,7 +213,7 @@ int main(int argc, char **argv)
 		O_ROUTING, O_NOISE, O_LOSS, O_LOSSY, O_BUFFER, O_FAIL, O_PROFILE, O_DESC, O_SHARDS, O_RES, O_WINDOW,
 		O_RETX, O_MAXF, O_LIMIT, O_SEED, O_WORKERS, O_CLOCK, O_DIL, O_PCAP, O_PCAPL, O_JSON, O_CSV, O_PROG,
 		O_NOPROG, O_HELP, O_DROP, O_STALL, O_TABLE, O_PROCS, O_RANK, O_RANKS, O_COORD, O_BIND, O_CURVE,
-		O_KEYGEN, O_PEERTO,
+		O_KEYGEN, O_PEERTO, O_PRIO,
 	};
 	static const struct option opts[] = {
 		{ "topology", required_argument, NULL, O_TOPO }, { "algo", required_argument, NULL, O_ALGO },
@@ -222,6 +224,7 @@ int main(int argc, char **argv)
 		{ "pktgen-tick", required_argument, NULL, O_TICK }, { "routing", required_argument, NULL, O_ROUTING },
 		{ "noise", required_argument, NULL, O_NOISE }, { "loss", required_argument, NULL, O_LOSS },
 		{ "lossy", no_argument, NULL, O_LOSSY }, { "buffer", required_argument, NULL, O_BUFFER },
+		{ "priority", required_argument, NULL, O_PRIO },
 		{ "fail", required_argument, NULL, O_FAIL }, { "profile", required_argument, NULL, O_PROFILE },
 		{ "descriptors", required_argument, NULL, O_DESC }, { "shards", required_argument, NULL, O_SHARDS },
 		{ "resources", no_argument, NULL, O_RES }, { "window", required_argument, NULL, O_WINDOW },
@@ -336,6 +339,14 @@ int main(int argc, char **argv)
 				return bad("--loss", a, "is not a probability below 1 (e.g. 0.01 or 1%)");
 			break;
 		case O_LOSSY: cfg.lossy = true; break;
+		case O_PRIO:
+			if (!strcmp(a, "collective"))
+				cfg.priority = true;
+			else if (!strcmp(a, "none"))
+				cfg.priority = false;
+			else
+				return bad("--priority", a, "is not collective or none");
+			break;
 		case O_BUFFER:
 			if (emu_parse_size(a, &v) || v < 4096 || v > (1ULL << 32))
 				return bad("--buffer", a, "is not a size between 4KiB and 4GiB");

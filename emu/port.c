@@ -12,6 +12,7 @@
  * notifications), so an idle fabric costs nothing.
  */
 #include "engine_internal.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <string.h>
@@ -56,6 +57,24 @@ struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
 	return c;
 }
 
+/*
+ * The traffic class of @f from its bytes (engine.h): Canary frames and IPv4
+ * with the collective DSCP are class 1 when the run separates them.
+ */
+static unsigned frame_tc(const struct emu_node *n, const struct emu_frame *f)
+{
+	if (!n->eng->cfg.tc_collective || f->len < EMU_ETH_HLEN + 2)
+		return 0;
+	uint16_t et = emu_get16(f->data + 12);
+
+	if (et == EMU_ETHERTYPE_CANARY)
+		return 1;
+	return et == EMU_ETHERTYPE_IPV4 && f->data[EMU_ETH_HLEN + 1] >> 2 == EMU_DSCP_COLLECTIVE;
+}
+
+/* credit event argument: bytes (31 bits), class (bit 31), link generation (high word) */
+#define CREDIT_ARG(bytes, tc, gen) ((uint64_t)(bytes) | (uint64_t)(tc) << 31 | (uint64_t)(gen) << 32)
+
 /* Give back the ingress buffer space @f holds: a credit to the upstream. */
 static void ingress_release(struct emu_node *n, struct emu_frame *f)
 {
@@ -67,7 +86,7 @@ static void ingress_release(struct emu_node *n, struct emu_frame *f)
 	if (f->gen == ip->gen && ip->up) {
 		struct emu_ev ev = {
 			.t = n->w->now + ip->latency,
-			.arg = (uint64_t)f->len | (uint64_t)ip->gen << 32,
+			.arg = CREDIT_ARG(f->len, f->in_tc, ip->gen),
 			.node = ip->peer_node,
 			.type = EMU_EV_CREDIT,
 			.port = ip->peer_port,
@@ -149,7 +168,7 @@ static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f
 		return;
 	}
 	if (!n->eng->cfg.lossy)
-		p->credits -= f->len;
+		p->credits[f->tc] -= f->len;
 	f->gen = p->gen;
 	f->t_sent = w->now;
 	f->hops++;
@@ -169,27 +188,36 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 	emu_time_t now = n->w->now;
 
 	if (p->busy_until > now) {
-		if (p->qhead || n->ops->txdone)
+		if (p->qframes || n->ops->txdone)
 			arm_txdone(n, pi, p);
 		return;
 	}
-	struct emu_frame *f = p->qhead;
-
-	if (!f)
+	if (!p->qframes)
 		return;
-	if (!n->eng->cfg.lossy && p->credits < (int64_t)f->len) {
+	/* strict priority: the highest class whose head the peer has room for */
+	struct emu_frame *f = NULL;
+	unsigned c = EMU_TC_N;
+
+	while (c-- > 0) {
+		f = p->qhead[c];
+		if (f && (n->eng->cfg.lossy || p->credits[c] >= (int64_t)f->len))
+			break;
+		f = NULL;
+	}
+	if (!f) {
 		p->st.credit_stalls++;
 		return;	/* a credit event will kick us */
 	}
-	p->qhead = f->next;
-	if (!p->qhead)
-		p->qtail = NULL;
+	p->qhead[c] = f->next;
+	if (!p->qhead[c])
+		p->qtail[c] = NULL;
 	p->qframes--;
 	p->qbytes -= f->len;
+	p->qbytes_tc[c] -= f->len;
 	f->next = NULL;
 	ingress_release(n, f);
 	transmit(n, p, f);
-	if (p->qhead || n->ops->txdone)
+	if (p->qframes || n->ops->txdone)
 		arm_txdone(n, pi, p);
 }
 
@@ -211,22 +239,26 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 		emu_frame_free(n, f);
 		return -EMSGSIZE;
 	}
-	if (n->eng->cfg.lossy && p->qbytes + f->len > n->eng->cfg.buffer_bytes) {
+	unsigned c = frame_tc(n, f);
+
+	if (n->eng->cfg.lossy && p->qbytes_tc[c] + f->len > n->eng->cfg.buffer_bytes) {
 		p->st.drops_queue++;
 		emu_frame_free(n, f);
 		return -ENOBUFS;
 	}
+	f->tc = (uint8_t)c;
 	f->next = NULL;
-	if (p->qtail)
-		p->qtail->next = f;
+	if (p->qtail[c])
+		p->qtail[c]->next = f;
 	else
-		p->qhead = f;
-	p->qtail = f;
+		p->qhead[c] = f;
+	p->qtail[c] = f;
 	p->qframes++;
 	p->qbytes += f->len;
+	p->qbytes_tc[c] += f->len;
 	if (p->qbytes > p->st.q_peak_bytes)
 		p->st.q_peak_bytes = p->qbytes;
-	if (p->qhead == f)
+	if (p->qhead[c] == f)
 		emu_port_kick(n, port);
 	return 0;
 }
@@ -245,6 +277,7 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 	f->next = NULL;
 	if (!n->eng->cfg.lossy) {
 		f->in_port = (uint16_t)pi;
+		f->in_tc = (uint8_t)frame_tc(n, f);
 		p->in_bytes += f->len;
 		if (p->in_bytes > p->st.in_peak_bytes)
 			p->st.in_peak_bytes = p->in_bytes;
@@ -258,7 +291,7 @@ void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)
 
 	if ((uint32_t)(arg >> 32) != p->gen)
 		return;	/* a credit from before the link last changed state */
-	p->credits += (uint32_t)arg;
+	p->credits[arg >> 31 & 1] += (uint32_t)arg & 0x7fffffffu;
 	if (p->busy_until <= n->w->now)
 		emu_port_kick(n, pi);
 }
@@ -268,7 +301,7 @@ void emu_port_txdone(struct emu_node *n, unsigned pi)
 	struct emu_port *p = &n->ports[pi];
 
 	p->txdone_pending = false;
-	if (p->qhead) {
+	if (p->qframes) {
 		emu_port_kick(n, pi);
 		return;
 	}
@@ -286,21 +319,25 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 	p->gen++;
 	if (!up) {
 		/* what waits for a dead link is lost */
-		struct emu_frame *f = p->qhead;
+		for (unsigned c = 0; c < EMU_TC_N; c++) {
+			struct emu_frame *f = p->qhead[c];
 
-		while (f) {
-			struct emu_frame *next = f->next;
+			while (f) {
+				struct emu_frame *next = f->next;
 
-			p->st.drops_down++;
-			emu_frame_free(n, f);
-			f = next;
+				p->st.drops_down++;
+				emu_frame_free(n, f);
+				f = next;
+			}
+			p->qhead[c] = p->qtail[c] = NULL;
+			p->qbytes_tc[c] = 0;
+			p->credits[c] = 0;
 		}
-		p->qhead = p->qtail = NULL;
 		p->qframes = 0;
 		p->qbytes = 0;
-		p->credits = 0;
 	} else {
-		p->credits = (int64_t)n->eng->cfg.buffer_bytes;
+		for (unsigned c = 0; c < EMU_TC_N; c++)
+			p->credits[c] = (int64_t)n->eng->cfg.buffer_bytes;
 		if (p->busy_until < n->w->now)
 			p->busy_until = n->w->now;
 	}

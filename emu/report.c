@@ -14,10 +14,10 @@ void report_header(struct report *r)
 	const struct emu_scn_cfg *c = r->cfg;
 	char sz[32], to[32];
 
-	fprintf(r->out, "# canary-emu: %s, %s, %u element%s/packet, %s routing, %s%s, timeout %s (%s), profile %s, seed %llu\n",
+	fprintf(r->out, "# canary-emu: %s, %s, %u element%s/packet, %s routing, %s%s%s, timeout %s (%s), profile %s, seed %llu\n",
 		c->topology, emu_fmt_size(c->size_bytes, sz, sizeof(sz)), c->elements, c->elements == 1 ? "" : "s",
 		emu_routing_name(c->routing), c->lossy || c->loss > 0 ? "lossy" : "lossless",
-		c->loss > 0 ? " + injected loss" : "", emu_fmt_time(c->timeout, to, sizeof(to)),
+		c->loss > 0 ? " + injected loss" : "", c->priority ? ", collective priority" : "", emu_fmt_time(c->timeout, to, sizeof(to)),
 		c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile, (unsigned long long)c->seed);
 	fprintf(r->out, "#\n# %-9s %9s %6s %3s %11s %11s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "algo", "size",
 		"hosts", "ar", "time(us)", "barrier(us)", "goodput", "exact", "frm/host", "ldr-rx", "stragglers",
@@ -122,6 +122,7 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"elements\": %u,\n", ind, c->elements);
 	fprintf(f, "%s  \"concurrent\": %u,\n", ind, res->nar);
 	fprintf(f, "%s  \"seed\": %llu,\n", ind, (unsigned long long)c->seed);
+	fprintf(f, "%s  \"priority\": \"%s\",\n", ind, c->priority ? "collective" : "none");
 	fprintf(f, "%s  \"runtime_ns\": %.3f,\n", ind, (double)res->runtime / 1e3);
 	fprintf(f, "%s  \"goodput_gbps\": %.6f,\n", ind, res->goodput_gbps);
 	fprintf(f, "%s  \"result_exact\": %s,\n", ind, res->exact ? "true" : "false");

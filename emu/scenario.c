@@ -682,6 +682,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	/* engine */
 	struct emu_engine_cfg ecfg = {
 		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || cfg->loss > 0,
+		.tc_collective = cfg->priority,
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
 		.progress = cfg->progress, .progress_ctx = cfg->progress_ctx, .stall = cfg->stall,

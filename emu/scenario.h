@@ -62,6 +62,7 @@ struct emu_scn_cfg {
 	double noise;
 	double loss;			/* every link, both directions */
 	bool lossy;
+	bool priority;			/* collective frames in their own class, strict priority */
 	struct emu_fail fail[EMU_SCN_MAX_FAIL];
 	unsigned nfail;
 	struct emu_drop drop[EMU_SCN_MAX_FAIL];	/* lose exactly the n-th frame of a port */

@@ -66,6 +66,15 @@ uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], 
 	return EMU_ETH_HLEN + iplen;
 }
 
+void emu_wire_ipv4_dscp(uint8_t *p, unsigned dscp)
+{
+	uint8_t *ip = p + EMU_ETH_HLEN;
+
+	ip[1] = (uint8_t)(dscp << 2 | (ip[1] & 3));
+	emu_put16(ip + 10, 0);
+	emu_put16(ip + 10, ip_checksum(ip, EMU_IPV4_HLEN));
+}
+
 enum emu_wire_err emu_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
 {
 	const uint8_t *ip = p + EMU_ETH_HLEN;

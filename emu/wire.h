@@ -36,6 +36,7 @@
 #define EMU_ETH_HLEN 14
 #define EMU_ETHERTYPE_IPV4 0x0800
 #define EMU_ETHERTYPE_CANARY 0x88B5
+#define EMU_DSCP_COLLECTIVE 46		/* IPv4 DSCP of collective (ring) frames: their traffic class */
 #define EMU_IPV4_HLEN 20
 #define EMU_UDP_HLEN 8
 #define EMU_UDP_OFF (EMU_ETH_HLEN + EMU_IPV4_HLEN)
@@ -129,6 +130,8 @@ uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], 
 /* emu_wire_ipv4 - parse IPv4; fill source/destination. */
 enum emu_wire_err emu_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip);
 
+/* emu_wire_ipv4_dscp - set the DSCP of the IPv4 header after Ethernet (checksum updated). */
+void emu_wire_ipv4_dscp(uint8_t *p, unsigned dscp);
 /* emu_wire_udp_port - UDP destination port of an IPv4/UDP frame, or -1. */
 int emu_wire_udp_dport(const uint8_t *p, uint32_t len);
 

@@ -79,6 +79,16 @@ static size_t chunk_sent(const struct lh_req *r, unsigned rank, unsigned s)
 	return (size_t)((rank + r->P - s % r->P) % r->P);
 }
 
+/* Ethernet/IPv4/UDP to @to, marked with the collective DSCP (a traffic class for --priority) */
+static uint32_t ring_udp(const struct lh_req *r, uint8_t *buf, const struct lh_peer *to, uint32_t payload)
+{
+	uint32_t len = emu_wire_udp(buf, to->mac, r->comm->host->self.mac, r->comm->host->self.ipv4, to->ipv4,
+				    LH_RING_PORT, LH_RING_PORT, payload);
+
+	emu_wire_ipv4_dscp(buf, EMU_DSCP_COLLECTIVE);
+	return len;
+}
+
 static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const int32_t *data, bool ctl)
 {
 	unsigned next = (r->rank + 1) % r->P;
@@ -87,8 +97,7 @@ static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const i
 	size_t n = pkt_len(r, g, c, k);
 	void *hd;
 	uint8_t *buf = lh_frame(r, &hd);
-	uint32_t len = emu_wire_udp(buf, to->mac, r->comm->host->self.mac, r->comm->host->self.ipv4, to->ipv4,
-				    LH_RING_PORT, LH_RING_PORT, (uint32_t)(RING_HDR + 4 * n));
+	uint32_t len = ring_udp(r, buf, to, (uint32_t)(RING_HDR + 4 * n));
 	uint8_t *p = buf + EMU_UDP_PAYLOAD_OFF;
 
 	p[0] = (uint8_t)r->comm->tenant;
@@ -272,8 +281,7 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 			const struct lh_peer *to = &r->comm->peers[prev];
 			void *hd;
 			uint8_t *buf = lh_frame(r, &hd);
-			uint32_t len = emu_wire_udp(buf, to->mac, r->comm->host->self.mac, r->comm->host->self.ipv4,
-						    to->ipv4, LH_RING_PORT, LH_RING_PORT, RING_HDR + 8 * cnt);
+			uint32_t len = ring_udp(r, buf, to, RING_HDR + 8 * cnt);
 			uint8_t *p = buf + EMU_UDP_PAYLOAD_OFF;
 
 			memset(p, 0, RING_HDR);
