@@ -4,7 +4,7 @@
 # hosts, 2-level fat tree, 100 Gb/s, 256 elements per packet, 4 MiB unless
 # stated, random placement and static-tree roots per seed.
 #
-#   bench/paper.sh [EXPERIMENT...]      1..7, default all; SEEDS="1 2 3 4 5"
+#   bench/paper.sh [EXPERIMENT...]      1..8 (8: not in the paper), default all; SEEDS="1 2 3 4 5"
 #
 # CSV rows go to bench/results/expN*.csv (appended: remove them for a fresh
 # run), plots to bench/results/*.png (bench/plot.gp).
@@ -92,7 +92,23 @@ TOPO
 	done
 }
 
-exps=${*:-1 2 3 4 5 6 7}
+exp8() {	# not in the paper: the congestion experiments with collective frames in their own class
+	local f=$RESULTS/exp8-priority.csv
+	for seed in $SEEDS; do
+		for prio in none collective; do
+			csv_run "$f" "case=512/512,prio=$prio" $PAPER --hosts 512 --background uniform \
+				--priority $prio --seed $seed --algo ring,static:1,static:4,canary
+		done
+		# the low-share point of experiment 3 and the 16 MiB point of experiment 4 (their
+		# prio=none rows are exp3-share.csv and exp4-size.csv)
+		csv_run "$f" "case=5%,prio=collective" $PAPER --hosts 5% --background uniform \
+			--priority collective --seed $seed --algo ring,static:1,static:4,canary
+		csv_run "$f" "case=20%/16MiB,prio=collective" $PAPER --hosts 20% --size 16MiB --background uniform \
+			--priority collective --seed $seed --algo ring,static:4,canary
+	done
+}
+
+exps=${*:-1 2 3 4 5 6 7 8}
 start=$(date +%s)
 for e in $exps; do
 	echo "== experiment $e ($(date +%T))"

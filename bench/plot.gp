@@ -29,6 +29,14 @@ if (have(R."exp1-motivation.wide")) {
 	set xtics norotate
 }
 
+if (have(R."exp8-priority.wide")) {
+	set output R."exp8-priority.png"
+	set title "not in the paper: collective frames in their own traffic class (--priority collective), background uniform"
+	set xtics rotate by -20
+	plot for [i=2:5] R."exp8-priority.wide" using i:xtic(1) title columnhead(i)
+	set xtics norotate
+}
+
 set style data linespoints
 do for [v in "exp3-share exp3-share-tofino1"] {
 	if (!have(R.v.".wide")) { continue }
