@@ -67,11 +67,11 @@ static const struct lh_transport_ops emu_nic_ops = {
 	.done = t_done,
 };
 
-static int32_t in_fn(void *arg, size_t i)
+static void in_fn(void *arg, size_t off, int32_t *out, size_t n)
 {
 	struct emu_host_state *s = arg;
 
-	return s->cfg->input(s->cfg, i);
+	s->cfg->input(s->cfg, off, out, n);
 }
 
 static void block_fn(void *arg, size_t off, const int32_t *d, size_t n)
@@ -88,7 +88,8 @@ static int start_allreduce(struct emu_host_state *s)
 	const struct emu_host_cfg *c = s->cfg;
 	struct lh_ar_cfg ar = *c->ar;
 
-	ar.input = in_fn;
+	ar.input = NULL;
+	ar.input_block = in_fn;
 	ar.input_arg = s;
 	ar.on_block = block_fn;
 	ar.block_arg = s;

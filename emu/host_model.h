@@ -30,7 +30,8 @@ struct emu_host_cfg {
 	const struct lh_ar_cfg *ar;	/* input/on_block args are set per host */
 	size_t count;
 	lh_time_t start;
-	int32_t (*input)(const struct emu_host_cfg *c, size_t i);
+	/* elements [off, off + n) of this host's input */
+	void (*input)(const struct emu_host_cfg *c, size_t off, int32_t *out, size_t n);
 	void (*check)(const struct emu_host_cfg *c, void *state, size_t off, const int32_t *d, size_t n);
 	void *check_arg;
 	/* background */

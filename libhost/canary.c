@@ -225,8 +225,7 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 		h.flags = EMU_CANARY_OP_TREE_REDUCE;
 		to = NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		c->buf[i] = lh_input(r, b * c->E + i);
+	lh_input_block(r, b * c->E, c->buf, n);
 	uint32_t len = lh_canary_frame(r, buf, to, &h, c->buf, (unsigned)n);
 
 	if (ctl)
@@ -333,8 +332,7 @@ static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clea
 {
 	size_t n = block_len(r, c, b);
 
-	for (size_t i = 0; i < n; i++)
-		l->acc[i] = lh_input(r, b * c->E + i);
+	lh_input_block(r, b * c->E, l->acc, n);
 	l->counter = 1;
 	l->ncoll = 0;
 	if (l->seen) {

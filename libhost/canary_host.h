@@ -102,6 +102,8 @@ enum lh_redop {
 
 /* input element @i of this host (when no input array is given) */
 typedef int32_t (*lh_input_fn)(void *arg, size_t i);
+/* input elements [@off, @off + @n) into @out at once (optional, faster) */
+typedef void (*lh_input_block_fn)(void *arg, size_t off, int32_t *out, size_t n);
 /* a block of the result is final on this host (when no output array is given) */
 typedef void (*lh_block_fn)(void *arg, size_t offset, const int32_t *data, size_t count);
 
@@ -121,6 +123,7 @@ struct lh_ar_cfg {
 	lh_time_t noise_delay;		/* default 1 us */
 	bool reliable;			/* ring: keep sent data for NACK retransmission */
 	lh_input_fn input;		/* used when in == NULL */
+	lh_input_block_fn input_block;	/* if set, used instead of input */
 	void *input_arg;
 	lh_block_fn on_block;		/* used when out == NULL */
 	void *block_arg;

@@ -142,9 +142,15 @@ void lh_req_timer(struct lh_req *r, lh_time_t at, uint64_t arg)
 	h->t.ops->timer(h->t.ctx, at, LH_COOKIE(LH_T_REQ, r->slot, arg));
 }
 
-int32_t lh_input(const struct lh_req *r, size_t i)
+void lh_input_block(const struct lh_req *r, size_t off, int32_t *out, size_t n)
 {
-	return r->in ? r->in[i] : r->cfg.input(r->cfg.input_arg, i);
+	if (r->in)
+		memcpy(out, r->in + off, n * sizeof(*out));
+	else if (r->cfg.input_block)
+		r->cfg.input_block(r->cfg.input_arg, off, out, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			out[i] = r->cfg.input(r->cfg.input_arg, off + i);
 }
 
 void lh_output(struct lh_req *r, size_t off, const int32_t *data, size_t n)
@@ -342,7 +348,7 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 	const struct lh_algo_ops *ops;
 
 	if (!c || !cfg || (c->req && !c->req->done) || cfg->dtype != LH_INT32 || cfg->op != LH_SUM ||
-	    cfg->elements == 0 || cfg->elements > EMU_CANARY_MAX_ELEMENTS || (!in && !cfg->input) ||
+	    cfg->elements == 0 || cfg->elements > EMU_CANARY_MAX_ELEMENTS || (!in && !cfg->input && !cfg->input_block) ||
 	    (!out && !cfg->on_block) || count == 0 || !(cfg->noise >= 0 && cfg->noise <= 1))
 		return NULL;
 	switch (cfg->algo) {

@@ -125,7 +125,8 @@ void lh_req_timer(struct lh_req *r, lh_time_t at, uint64_t arg);
 void lh_kick(struct lh_host *h);
 /* the algorithm finished the data: starts the completion barrier */
 void lh_req_data_complete(struct lh_req *r);
-int32_t lh_input(const struct lh_req *r, size_t i);
+/* lh_input_block - input elements [@off, @off + @n) into @out */
+void lh_input_block(const struct lh_req *r, size_t off, int32_t *out, size_t n);
 void lh_output(struct lh_req *r, size_t off, const int32_t *data, size_t n);
 
 /* build a Canary frame toward @to; returns its length */

@@ -166,8 +166,7 @@ static bool ring_pull(struct lh_req *r)
 		size_t k = g->step0_next++;
 		size_t lo = chunk_lo(r, c) + k * g->E, n = pkt_len(r, g, c, k);
 
-		for (size_t i = 0; i < n; i++)
-			g->buf[i] = lh_input(r, lo + i);
+		lh_input_block(r, lo, g->buf, n);
 		emit(r, g, 0, k, g->buf, false);
 		return true;
 	}
@@ -207,11 +206,15 @@ static void ring_data(struct lh_req *r, struct ring *g, const uint8_t *p, uint32
 	g->progress++;
 	size_t lo = chunk_lo(r, c) + k * g->E;
 
-	for (size_t i = 0; i < n; i++)
-		g->buf[i] = (int32_t)emu_get32(p + RING_HDR + 4 * i);
 	if (s < r->P - 1) {
+		lh_input_block(r, lo, g->buf, n);
 		for (size_t i = 0; i < n; i++)
-			g->buf[i] = (int32_t)((uint32_t)g->buf[i] + (uint32_t)lh_input(r, lo + i));
+			g->buf[i] = (int32_t)((uint32_t)g->buf[i] + emu_get32(p + RING_HDR + 4 * i));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			g->buf[i] = (int32_t)emu_get32(p + RING_HDR + 4 * i);
+	}
+	if (s < r->P - 1) {
 		if (s == r->P - 2)
 			store_final(r, g, c, k, g->buf, n);
 	} else {
@@ -335,8 +338,7 @@ static int ring_start(struct lh_req *r)
 		for (size_t k = 0; k < chunk_pkts(r, g, 0); k++) {
 			size_t n = pkt_len(r, g, 0, k);
 
-			for (size_t i = 0; i < n; i++)
-				g->buf[i] = lh_input(r, k * g->E + i);
+			lh_input_block(r, k * g->E, g->buf, n);
 			store_final(r, g, 0, k, g->buf, n);
 		}
 		return 0;
