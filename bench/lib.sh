@@ -26,7 +26,7 @@ csv_run() {
 		echo "bench: FAILED: $EMU $* ($(head -1 /tmp/bench-err.txt))" >&2
 	fi
 	[ -s "$file" ] || printf '%s,%s\n' "$names" "$(printf '%s\n' "$out" | head -1)" > "$file"
-	printf '%s\n' "$out" | tail -n +2 | sed "s/^/$values,/" >> "$file"
+	printf '%s\n' "$out" | tail -n +2 | V="$values" perl -pe 's/^/$ENV{V},/' >> "$file"
 	printf '%s\n' "$out" | tail -n +2 | T="$tags" perl -MText::ParseWords -ne 'chomp; my @f = parse_line(",", 0, $_);
 		printf "  %-40s %-9s %9.2f us %7.2f Gb/s exact=%s\n", $ENV{T}, $f[0], $f[7] / 1000, $f[9], $f[10];'
 }
