@@ -86,3 +86,27 @@ do for [v in "exp2-util exp5-util"] {
 	     "" using 6 title "30-40", "" using 7 title "40-50", "" using 8 title "50-60", "" using 9 title "60-70", \
 	     "" using 10 title "70-80", "" using 11 title "80-90", "" using 12 title "90+"
 }
+
+# the emulator's scaling (bench/run-quick): wall time and memory vs fabric size
+if (have(R."scaling.csv")) {
+	set output R."scaling.png"
+	set title "emulator scaling: uniform 1 KiB frames at 30 % load for 10 us emulated, 2 workers"
+	set datafile separator ","
+	set style data linespoints
+	set logscale x 2
+	set xlabel "hosts"
+	set ylabel "wall time (s)"
+	set y2label "peak RSS (MiB)"
+	set yrange [0:*]
+	set y2range [0:*]
+	set ytics nomirror
+	set y2tics
+	set xtics norotate
+	set key inside top left
+	plot R."scaling.csv" using 2:3 skip 1 title "wall time" lw 2 pt 7 axes x1y1, \
+	     R."scaling.csv" using 2:6 skip 1 title "peak RSS" lw 2 pt 5 axes x1y2
+	unset logscale x
+	unset y2tics
+	unset y2label
+	set datafile separator whitespace
+}
