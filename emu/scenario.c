@@ -622,7 +622,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 
 	if (res->prof->unbounded && !cfg->descriptors)
 		descriptors = 32768;
-	tofino_need(res->prof, cfg->elements, descriptors, maxports, cfg->shards, &res->need);
+	tofino_need(res->prof, cfg->elements, descriptors, maxports, cfg->shards, cfg->routing != EMU_ROUTE_ECMP,
+		    &res->need);
 	if (cfg->resources_only) {
 		emu_fabric_destroy(fab);
 		return res->need.fits ? 0 : -ENOSPC;

@@ -55,7 +55,7 @@ static uint64_t mcast_entries(unsigned ports, unsigned shards)
 }
 
 void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
-		 unsigned shards, struct tofino_need *n)
+		 unsigned shards, bool adaptive, struct tofino_need *n)
 {
 	memset(n, 0, sizeof(*n));
 	n->elements = elements;
@@ -71,20 +71,22 @@ void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t des
 	/*
 	 * id, counter, hosts, leader, first arrival + state (one register: the
 	 * timer checks the timeout and marks the descriptor flushed in one
-	 * stateful ALU, as hw/canary.p4 does), children bitmap words, and the
-	 * ECMP action selector (Tofino keeps its member bits in a stateful ALU)
+	 * stateful ALU, as hw/canary.p4 does), children bitmap words, the ECMP
+	 * action selector (Tofino keeps its member bits in a stateful ALU), and
+	 * for adaptive routing the depth per up port, the least-loaded up port
+	 * and (egress) the last depth reported
 	 */
-	n->salu_regs = 6 + words;
+	n->adaptive = adaptive;
+	n->salu_regs = 6 + words + (adaptive ? 3 : 0);
 	n->salu = per_pass + n->salu_regs;
 	/*
-	 * Stages follow the dependencies of hw/canary.p4 as bf-p4c placed it:
-	 * r_id; then first arrival/state, leader, hosts and children (they need
-	 * r_id's verdict); then the counter, the elements and the selector (they
-	 * need the operation r_tstate returns), salu_per_stage at a time.
+	 * Stages as bf-p4c placed hw/canary.p4: r_id alone in the first (every
+	 * other register needs its verdict), then the rest salu_per_stage at a
+	 * time (11 stages for 39, 12 for 42).
 	 */
 	unsigned spp = p->salu_per_stage;
 
-	n->stages = 1 + (3 + words + spp - 1) / spp + (per_pass + 2 + spp - 1) / spp;
+	n->stages = 1 + (n->salu - 1 + spp - 1) / spp;
 	/* parse/port one-hot + hash + timeout check + routing + multicast select */
 	n->tables = n->salu + 5;
 	uint64_t words_per_block = 1024 * 4;	/* 1024 rows of 128 b = 4 x 32-bit words */
@@ -152,8 +154,11 @@ void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_
 	if (n->passes > 1)
 		fprintf(f, "  recirculation: %u extra pass%s per Canary packet; each costs 1/%.1f ns of pipeline time\n",
 			n->passes - 1, n->passes == 2 ? "" : "es", p->pipe_gpps);
+	unsigned words = n->salu_regs - 6 - (n->adaptive ? 3 : 0);
+
 	fprintf(f, "  stateful ALUs: %u element registers + %u others (id, counter, hosts, leader, "
-		   "first arrival/state, %u children word%s, ECMP selector)\n",
-		n->salu - n->salu_regs, n->salu_regs, n->salu_regs - 6, n->salu_regs - 6 == 1 ? "" : "s");
+		   "first arrival/state, %u children word%s, ECMP selector%s)\n",
+		n->salu - n->salu_regs, n->salu_regs, words, words == 1 ? "" : "s",
+		n->adaptive ? ", 3 for adaptive routing" : "");
 	fprintf(f, "  verdict: %s%s\n", n->fits ? "fits" : "DOES NOT FIT: ", n->fits ? "" : n->why);
 }

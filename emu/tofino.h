@@ -58,7 +58,8 @@ struct tofino_need {
 	unsigned shards;
 	uint32_t descriptors;
 	unsigned salu;
-	unsigned salu_regs;		/* descriptor registers other than elements */
+	unsigned salu_regs;		/* stateful ALUs other than elements */
+	bool adaptive;			/* adaptive next hop (3 stateful ALUs) */
 	unsigned stages;
 	unsigned tables;
 	uint64_t sram_blocks;
@@ -76,7 +77,7 @@ const struct tofino_profile *tofino_profile_get(const char *name);
  * smallest count that fits). Sets ->fits and ->why.
  */
 void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
-		 unsigned shards, struct tofino_need *out);
+		 unsigned shards, bool adaptive, struct tofino_need *out);
 
 /* tofino_report - the bf-p4c-style table, over-budget lines marked "<-- over". */
 void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_need *n);

@@ -6,7 +6,8 @@
  * emu/wire.h): Ethernet, EtherType 0x88B5, the 19-byte Canary header in the
  * paper's field order, 32 x bit<32> elements (one pass, the paper's
  * prototype). IPv4 and Canary destinations are forwarded by LPM with ECMP
- * through an action selector.
+ * through an action selector, and moved to the least-loaded up port when
+ * the chosen one is loaded (adaptive next hop, below).
  *
  * Descriptor registers, indexed by a CRC16 hash of id (N_DESC = 32768), each
  * read or written at most once per packet (one stateful ALU each):
@@ -17,11 +18,12 @@
  *   r_leader, r_hosts, r_children (ports 0..31)
  *   r_counter   contributions; CNT_DONE once the root sent the result
  *   r_e00..r_e31 the partial sums
- * 6 + 32 + the ECMP selector = 39 stateful ALUs of 48, what the emulator's
- * tofino1 model reports for this configuration (emu/tofino.c) and what the
- * paper's prototype reports.
- * Dependencies, one stage each (bf-p4c places the program in 11 of the 12
- * stages; the per-stage table is in hw/README.md):
+ * 6 + 32 + the ECMP selector + 3 for the adaptive next hop = 42 stateful
+ * ALUs of 48 (39 with -DCANARY_NO_ADAPTIVE, the paper's prototype figure),
+ * what the emulator's tofino1 model reports for this configuration with
+ * --routing adaptive (ecmp) (emu/tofino.c).
+ * Dependencies, one stage each (bf-p4c places the program in 12 of the 12
+ * stages, 11 without the adaptive part; hw/README.md has the table):
  *   slot hash, r_id -> r_tstate, r_leader, r_hosts, r_children
  *   -> r_counter, the 32 elements and the route's selector (4 per stage)
  * Elements: one table per element keyed by elem_op (one logical table and
@@ -40,6 +42,19 @@
 
 #define N_DESC 32768
 #define TIMEOUT_NS 1000
+
+/*
+ * Adaptive next hop (the emulator's --routing adaptive, the default):
+ * compiled in unless -DCANARY_NO_ADAPTIVE. Egress reports the dequeue
+ * depth of every up port (in units of 8 cells of 80 B) to ingress through
+ * an egress-to-egress mirror copy looped back by QPROBE_PORT (a port in
+ * loopback mode), whenever it changed; ingress keeps the depth per up port
+ * and the least-loaded up port. A frame routed to an up port whose depth is
+ * above ADAPT_THRESH goes to the least-loaded up port instead.
+ */
+#define QPROBE_PORT 64
+#define QPROBE_SESSION 1
+#define ADAPT_THRESH 102        /* 50 % of 128 KiB in units of 8 x 80 B */
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_CANARY = 0x88B5;
@@ -127,12 +142,25 @@ header ipv4_h {
     bit<32> dst_addr;
 }
 
+/* egress -> ingress: the queue depth of an up port (E2E mirror header, looped back) */
+header qprobe_h {
+    bit<16> port;
+    bit<16> depth;
+    bit<8>  idx;
+}
+
+struct best_t {
+    bit<16> depth;
+    bit<16> port;
+}
+
 /* ingress -> egress: the children bitmap of a multicast */
 header bridge_h {
     bit<32> children;
 }
 
 struct headers_t {
+    qprobe_h qprobe;
     bridge_h bridge;
     pktgen_timer_header_t timer;
     ethernet_h ethernet;
@@ -159,6 +187,9 @@ struct ig_md_t {
     bit<32> now;         /* ns, never 0 or TS_FLUSHED */
     bit<16> hosts;
     bit<16> this_switch;
+    bit<1>  is_up;       /* routed to an up port */
+    bit<8>  up_idx;
+    bit<1>  over;        /* that port's reported depth is above ADAPT_THRESH */
 }
 
 parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_intrinsic_metadata_t ig_intr_md) {
@@ -182,10 +213,18 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.now = 0;
         md.hosts = 0;
         md.this_switch = 0;
+        md.is_up = 0;
+        md.up_idx = 0;
+        md.over = 0;
         transition select(ig_intr_md.ingress_port) {
             68: parse_timer;          /* pipe 0 packet generator */
+            QPROBE_PORT: parse_qprobe;
             default: parse_ethernet;
         }
+    }
+    state parse_qprobe {
+        pkt.extract(hdr.qprobe);
+        transition accept;
     }
     state parse_timer {
         pkt.extract(hdr.timer);
@@ -257,14 +296,46 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         ig_tm_md.ucast_egress_port = port;
         hdr.ethernet.dst_addr = dmac;
     }
+    action fwd_up(PortId_t port, bit<48> dmac, bit<8> idx) {
+        ig_tm_md.ucast_egress_port = port;
+        hdr.ethernet.dst_addr = dmac;
+        md.is_up = 1;
+        md.up_idx = idx;
+    }
     action unreachable() { md.unreach = 1; }
     table route {
         key = { md.route_ip : lpm; md.flow : selector; }
-        actions = { fwd; unreachable; }
+        actions = { fwd; fwd_up; unreachable; }
         implementation = ecmp_sel;
         size = 4096;
         default_action = unreachable();
     }
+
+#ifndef CANARY_NO_ADAPTIVE
+    /* ---- adaptive next hop: depth per up port, the least-loaded one ---- */
+    Register<bit<16>, bit<8>>(256, 0) r_qdepth;
+    RegisterAction<bit<16>, bit<8>, bit<16>>(r_qdepth) qdepth_set = {
+        void apply(inout bit<16> v) { v = hdr.qprobe.depth; }
+    };
+    RegisterAction<bit<16>, bit<8>, bit<1>>(r_qdepth) qdepth_over = {    /* 1: above the threshold */
+        void apply(inout bit<16> v, out bit<1> rv) {
+            if (v > ADAPT_THRESH) { rv = 1; }
+            else { rv = 0; }
+        }
+    };
+    Register<best_t, bit<1>>(1, { 0xffff, 0 }) r_best;
+    RegisterAction<best_t, bit<1>, bit<16>>(r_best) best_update = {    /* the reporting port, if least loaded */
+        void apply(inout best_t v) {
+            if (v.port == hdr.qprobe.port || hdr.qprobe.depth < v.depth) {
+                v.depth = hdr.qprobe.depth;
+                v.port = hdr.qprobe.port;
+            }
+        }
+    };
+    RegisterAction<best_t, bit<1>, bit<16>>(r_best) best_read = {
+        void apply(inout best_t v, out bit<16> rv) { rv = v.port; }
+    };
+#endif
 
     action set_switch(bit<16> addr) { md.this_switch = addr; }
     table switch_addr {
@@ -1080,6 +1151,19 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             route.apply();
         }
 
+#ifndef CANARY_NO_ADAPTIVE
+        /* adaptive: a depth report updates the tables; a frame to a loaded up port moves */
+        if (hdr.qprobe.isValid()) {
+            qdepth_set.execute(hdr.qprobe.idx);
+            best_update.execute(0);
+        } else if (md.is_up == 1) {
+            md.over = qdepth_over.execute(md.up_idx);
+            if (md.over == 1) {
+                ig_tm_md.ucast_egress_port = (PortId_t)best_read.execute(0);
+            }
+        }
+#endif
+
         /* dropped: consumed into the descriptor, a clock packet that flushed nothing, no route */
         if (md.is_timer == 1 && md.elem_op != ELEM_READ) {
             ig_dprsr_md.drop_ctl = 1;
@@ -1103,13 +1187,31 @@ control IgDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t md,
 }
 
 struct eg_md_t {
-    bit<8> unused;
+    bit<8>  up_idx;
+    bit<16> up_port;
+    bit<32> depth;
+    bit<16> bucket;
+    MirrorId_t sess;
 }
 
 parser EgParser(packet_in pkt, out headers_t hdr, out eg_md_t md, out egress_intrinsic_metadata_t eg_intr_md) {
     state start {
         pkt.extract(eg_intr_md);
-        md.unused = 0;
+        md.up_idx = 0;
+        md.up_port = 0;
+        md.depth = 0;
+        md.bucket = 0;
+        md.sess = 0;
+        transition select(eg_intr_md.egress_port) {
+            QPROBE_PORT: parse_qprobe;    /* a depth report on its way back to ingress */
+            default: parse_by_rid;
+        }
+    }
+    state parse_qprobe {
+        pkt.extract(hdr.qprobe);
+        transition accept;
+    }
+    state parse_by_rid {
         /* multicast copies carry the bridged bitmap (the deparser emits it first) */
         transition select(eg_intr_md.egress_rid) {
             0: parse_ethernet_plain;
@@ -1142,17 +1244,63 @@ control Egress(inout headers_t hdr, inout eg_md_t md, in egress_intrinsic_metada
         size = 64;
         default_action = prune();
     }
+#ifndef CANARY_NO_ADAPTIVE
+    /* up ports: index and the next hop's MAC (a frame may have been moved here by ingress) */
+    action set_up(bit<8> idx, bit<48> dmac) {
+        md.up_idx = idx;
+        hdr.ethernet.dst_addr = dmac;
+    }
+    table eg_up {
+        key = { eg_intr_md.egress_port : exact; }
+        actions = { set_up; NoAction; }
+        size = 64;
+        default_action = NoAction();
+    }
+    /* the last depth reported per up port: report only changes */
+    Register<bit<16>, bit<8>>(256, 0) r_lastq;
+    RegisterAction<bit<16>, bit<8>, bit<1>>(r_lastq) lastq_changed = {
+        void apply(inout bit<16> v, out bit<1> rv) {
+            if (v != md.bucket) { v = md.bucket; rv = 1; }
+            else { rv = 0; }
+        }
+    };
+#endif
     apply {
-        if (hdr.bridge.isValid()) {
-            eg_prune.apply();
-            hdr.bridge.setInvalid();
+        if (hdr.qprobe.isValid()) {
+            /* a depth report: out of the loopback port into ingress */
+        } else {
+            if (hdr.bridge.isValid()) {
+                eg_prune.apply();
+                hdr.bridge.setInvalid();
+            }
+#ifndef CANARY_NO_ADAPTIVE
+            md.depth = (bit<32>)eg_intr_md.deq_qdepth;
+            md.bucket = md.depth[18:3];
+            md.up_port = (bit<16>)eg_intr_md.egress_port;
+            if (eg_up.apply().hit) {
+                if (lastq_changed.execute(md.up_idx) == 1) {
+                    eg_dprsr_md.mirror_type = 1;
+                    md.sess = QPROBE_SESSION;
+                }
+            }
+#endif
         }
     }
 }
 
 control EgDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t md,
                    in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+#ifndef CANARY_NO_ADAPTIVE
+    Mirror() mirror;
+#endif
     apply {
+#ifndef CANARY_NO_ADAPTIVE
+        if (eg_dprsr_md.mirror_type == 1) {
+            /* the depth report: this header, then the (truncated) frame */
+            mirror.emit<qprobe_h>(md.sess, { md.up_port, md.bucket, md.up_idx });
+        }
+#endif
+        pkt.emit(hdr.qprobe);
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.canary);
         pkt.emit(hdr.data);

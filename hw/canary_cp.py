@@ -18,6 +18,8 @@ import os
 N_DESC = 32768
 PKTGEN_PORT = 68          # pipe 0 packet generator
 PKTGEN_APP = 1
+QPROBE_PORT = 64          # canary.p4: loopback port of the queue-depth reports
+QPROBE_SESSION = 1        # canary.p4: their egress mirror session
 
 
 def port_onehot(ports):
@@ -99,11 +101,36 @@ SEL_GROUPS = 1024
 SEL_MEMBERS = 4096        # ActionProfile(4096) ecmp_members
 
 
-def selector_entries(routes):
+def uplink_index(uplinks):
+    """Up ports (toward the spines) get indexes 0.. for the adaptive next
+    hop's per-port depth register: {port: index}."""
+    if len(uplinks) > 256:
+        raise ValueError("at most 256 up ports (r_qdepth)")
+    return {int(port): i for i, port in enumerate(uplinks)}
+
+
+def eg_up_entries(uplinks, routes):
+    """Egress eg_up entries: (port, index, next-hop MAC) for every up port,
+    the MAC taken from the routes that use that port."""
+    idx = uplink_index(uplinks)
+    macs = {}
+    for _, _, hops in route_entries(routes):
+        for port, mac in hops:
+            macs.setdefault(int(port), mac)
+    missing = [p for p in idx if p not in macs]
+    if missing:
+        raise ValueError("up port %d is in no route: its next-hop MAC is unknown" % missing[0])
+    return [(port, i, macs[port]) for port, i in idx.items()]
+
+
+def selector_entries(routes, uplinks=()):
     """The route table's LPM entries point at groups of the ECMP action
     selector; a group's members are (port, next-hop MAC) entries of the
-    action profile, shared between groups.
-    -> ([(member, port, mac)], [(group, [member, ...])], [(addr, plen, group)])."""
+    action profile, shared between groups; members on up ports carry the
+    port's index (action fwd_up, for the adaptive next hop), others None
+    (action fwd).
+    -> ([(member, port, mac, up_index)], [(group, [member, ...])], [(addr, plen, group)])."""
+    up = uplink_index(uplinks)
     members, groups, lpm = {}, {}, []
     for addr, plen, hops in route_entries(routes):
         if not hops:
@@ -116,7 +143,7 @@ def selector_entries(routes):
     if len(members) > SEL_MEMBERS or len(groups) > SEL_GROUPS:
         raise ValueError("%d members, %d groups: the selector holds %d and %d"
                          % (len(members), len(groups), SEL_MEMBERS, SEL_GROUPS))
-    return ([(m, port, mac) for (port, mac), m in members.items()],
+    return ([(m, port, mac, up.get(int(port))) for (port, mac), m in members.items()],
             [(g, list(ids)) for ids, g in groups.items()], lpm)
 
 
@@ -137,14 +164,27 @@ def setup(bfrt, cfg):  # pragma: no cover - needs the SDE
     ig.switch_addr.set_default_with_set_switch(addr=cfg["switch_addr"])
     for leader in cfg.get("leaders", []):
         ig.leader_local.add_with_set_root(dst=leader)
-    members, groups, lpm = selector_entries(cfg["routes"])
-    for member, port, mac in members:
-        ig.ecmp_members.entry_with_fwd(ACTION_MEMBER_ID=member, port=port, dmac=mac).push()
+    uplinks = cfg.get("uplinks", [])
+    members, groups, lpm = selector_entries(cfg["routes"], uplinks)
+    for member, port, mac, idx in members:
+        if idx is None:
+            ig.ecmp_members.entry_with_fwd(ACTION_MEMBER_ID=member, port=port, dmac=mac).push()
+        else:
+            ig.ecmp_members.entry_with_fwd_up(ACTION_MEMBER_ID=member, port=port, dmac=mac, idx=idx).push()
     for group, ids in groups:
         ig.ecmp_sel.entry(SELECTOR_GROUP_ID=group, MAX_GROUP_SIZE=SEL_MAX_GROUP, ACTION_MEMBER_ID=ids,
                           ACTION_MEMBER_STATUS=[True] * len(ids)).push()
     for addr, plen, group in lpm:
         ig.route.entry(route_ip=addr, route_ip_p_length=plen, SELECTOR_GROUP_ID=group).push()
+    # adaptive next hop: up ports, their depth reports mirrored to the loopback port
+    for port, idx, mac in eg_up_entries(uplinks, cfg["routes"]):
+        p4.Egress.eg_up.add_with_set_up(egress_port=port, idx=idx, dmac=mac)
+    if uplinks:
+        bfrt.port.port.add(DEV_PORT=QPROBE_PORT, SPEED="BF_SPEED_100G", FEC="BF_FEC_TYP_NONE",
+                           LOOPBACK_MODE="BF_LPBK_MAC_NEAR", PORT_ENABLE=True)
+        bfrt.mirror.cfg.entry_with_normal(sid=QPROBE_SESSION, direction="EGRESS", session_enable=True,
+                                          ucast_egress_port=QPROBE_PORT, ucast_egress_port_valid=True,
+                                          max_pkt_len=64).push()
     pre = bfrt.pre
     node = 1
     for mgid, dev_ports in canary_mcast_groups(cfg["ports"]):

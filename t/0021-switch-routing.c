@@ -49,7 +49,7 @@ int main(void)
 {
 	uint64_t e[2], a[2];
 
-	plan(11);
+	plan(12);
 	emu_time_t te = run(EMU_ROUTE_ECMP, e);
 	emu_time_t ta = run(EMU_ROUTE_ADAPTIVE, a);
 	double re = (double)(e[0] > e[1] ? e[0] : e[1]) / (double)(e[0] < e[1] ? e[0] : e[1]);
@@ -66,26 +66,29 @@ int main(void)
 
 	ok(t1 && tofino_profile_get("tofino2") && tofino_profile_get("unbounded") && !tofino_profile_get("tofino3"),
 	   "profiles: tofino1, tofino2, unbounded");
-	tofino_need(t1, 32, 32768, 64, 0, &n);
+	tofino_need(t1, 32, 32768, 64, 0, false, &n);
 	ok(n.fits && n.salu == 40, "64 ports need a second children register: 40 ALUs (%u)", n.salu);
-	tofino_need(t1, 256, 32768, 64, 0, &n);
+	tofino_need(t1, 32, 32768, 64, 0, true, &n);
+	ok(n.fits && n.salu == 43 && n.stages == 12, "... 43 ALUs in 12 stages with adaptive routing (%u, %u)", n.salu,
+	   n.stages);
+	tofino_need(t1, 256, 32768, 64, 0, false, &n);
 	ok(n.fits && n.passes == 8, "256 elements on tofino1: 8 passes (7 recirculations), still fits");
-	tofino_need(t1, 32, 65536, 32, 0, &n);
+	tofino_need(t1, 32, 65536, 32, 0, false, &n);
 	ok(!n.fits && strstr(n.why, "descriptors"), "65536 descriptors on tofino1: refused (%s)", n.why);
-	tofino_need(t1, 32, 32768, 64, 4, &n);
+	tofino_need(t1, 32, 32768, 64, 4, false, &n);
 	ok(n.mcast_entries == 262144, "64 ports in 4 shards: 2^16 x 4 = 262144 multicast entries");
-	tofino_need(t1, 32, 32768, 64, 2, &n);
+	tofino_need(t1, 32, 32768, 64, 2, false, &n);
 	ok(!n.fits && strstr(n.why, "multicast"), "64 ports in 2 shards: refused (%s)", n.why);
 
 	char buf[4096];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 
-	tofino_need(t1, 32, 32768, 32, 0, &n);
+	tofino_need(t1, 32, 32768, 32, 0, false, &n);
 	tofino_report(f, t1, &n);
 	fclose(f);
 	ok(strstr(buf, "stateful ALUs") && strstr(buf, "81.25%"), "the report shows stateful ALUs at 81.25%%");
 	f = fmemopen(buf, sizeof(buf), "w");
-	tofino_need(t1, 32, 65536, 32, 0, &n);
+	tofino_need(t1, 32, 65536, 32, 0, false, &n);
 	tofino_report(f, t1, &n);
 	fclose(f);
 	ok(strstr(buf, "<-- over") && strstr(buf, "DOES NOT FIT"), "an over-budget report marks the line");

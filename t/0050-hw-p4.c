@@ -5,7 +5,8 @@
  * EtherType and opcodes, the table size, and the stateful ALUs (one
  * Register per descriptor register and per element, one for the ECMP
  * ActionSelector) against the tofino1 resource model for the same
- * configuration (32 elements, 32K descriptors, 32 ports: 39 of 48), and one
+ * configuration (32 elements, 32K descriptors, 32 ports: 42 of 48 with
+ * adaptive routing, 39 with -DCANARY_NO_ADAPTIVE, ECMP only), and one
  * element table per element register.
  */
 #include <stdio.h>
@@ -75,6 +76,23 @@ static int count(const char *src, const char *needle)
 	return n;
 }
 
+/* occurrences of @needle inside the #ifndef CANARY_NO_ADAPTIVE ... #endif blocks */
+static int count_adaptive(const char *src, const char *needle)
+{
+	static const char open[] = "#ifndef CANARY_NO_ADAPTIVE";
+	int n = 0;
+
+	for (const char *p = strstr(src, open); p; p = strstr(p + 1, open)) {
+		const char *end = strstr(p, "#endif");
+
+		if (!end)
+			break;
+		for (const char *q = strstr(p, needle); q && q < end; q = strstr(q + 1, needle))
+			n++;
+	}
+	return n;
+}
+
 static long define(const char *src, const char *name)
 {
 	char key[64];
@@ -93,7 +111,7 @@ int main(void)
 
 	if (!src)
 		skip_all("hw/canary.p4 not found (run from the top directory)");
-	plan(11);
+	plan(13);
 
 	/* the header, field by field, as wire.h lays it out */
 	static const struct {
@@ -139,16 +157,21 @@ int main(void)
 	ops = ops && strstr(src, op);
 	ok(ops, "opcodes REDUCE, BCAST, RESTORE have wire.h's values");
 
-	struct tofino_need need;
+	struct tofino_need need, ecmp;
 
-	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, &need);
+	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, &need);
+	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, &ecmp);
 	is_int(define(src, "N_DESC"), need.descriptors, "N_DESC = the tofino1 table (%u)", need.descriptors);
-	int regs = count(src, "Register<bit<"), sels = count(src, "ActionSelector(ecmp_members");
+	int regs = count(src, "Register<"), adapt = count_adaptive(src, "Register<"),
+	    sels = count(src, "ActionSelector(ecmp_members");
 
 	is_int(sels, 1, "one ECMP ActionSelector");
 	is_int(regs + sels, need.salu,
-	       "one stateful ALU per descriptor register, element and selector: %d + %d = the model's %u", regs, sels,
-	       need.salu);
+	       "default build (adaptive): one stateful ALU per register and the selector: %d + %d = the model's %u", regs,
+	       sels, need.salu);
+	is_int(regs - adapt + sels, ecmp.salu, "-DCANARY_NO_ADAPTIVE: %d + %d = the model's %u with ECMP", regs - adapt,
+	       sels, ecmp.salu);
+	is_int(adapt, 3, "adaptive routing: 3 registers (depth per up port, least-loaded port, last report)");
 	is_int(count(src, "Register<bit<32>, bit<15>>(N_DESC, 0) r_e"), 32, "32 element registers");
 	is_int(count(src, "key = { md.elem_op : exact; }"), 32, "32 element tables keyed by the operation r_tstate returns");
 	free(src);

@@ -19,7 +19,7 @@ def ok(cond, what):
     print("%sok %d - %s" % ("" if cond else "not ", n, what))
 
 
-print("1..14")
+print("1..17")
 g = cp.paper_shard_groups(64, 4)
 ok(len(g) == 2 ** 16 * 4 == 262144, "64 ports in 4 shards: 2^16 x 4 = 262144 groups (the paper's figure)")
 ok(len(cp.paper_shard_groups(32, 4)) == 1024, "32 ports in 4 shards: 1024 groups")
@@ -46,11 +46,19 @@ ok(pg["resolution_ns"] == 32768 and pg["worst_case_flush_ns"] == 33768,
 r = cp.route_entries({"10.0.0.0/24": [[1, "02:00:00:00:00:01"]]})
 ok(r == [("10.0.0.0", 24, [(1, "02:00:00:00:00:01")])], "route entries parsed")
 spine = [[128, "02:01:00:00:00:20"], [136, "02:01:00:00:00:21"]]
-mem, grp, lpm = cp.selector_entries({"10.0.0.0/24": [[1, "02:00:00:00:00:01"]], "0.0.0.0/0": spine,
-                                     "10.0.1.0/24": spine})
-ok(mem == [(1, 1, "02:00:00:00:00:01"), (2, 128, "02:01:00:00:00:20"), (3, 136, "02:01:00:00:00:21")] and
+routes = {"10.0.0.0/24": [[1, "02:00:00:00:00:01"]], "0.0.0.0/0": spine, "10.0.1.0/24": spine}
+mem, grp, lpm = cp.selector_entries(routes, [128, 136])
+ok(mem == [(1, 1, "02:00:00:00:00:01", None), (2, 128, "02:01:00:00:00:20", 0), (3, 136, "02:01:00:00:00:21", 1)] and
    grp == [(1, [1]), (2, [2, 3])] and lpm == [("10.0.0.0", 24, 1), ("0.0.0.0", 0, 2), ("10.0.1.0", 24, 2)],
-   "ECMP selector: members shared, one group per distinct next-hop set, LPM entries point at groups")
+   "ECMP selector: members shared, one group per distinct next-hop set, LPM entries point at groups, "
+   "up ports carry their index (fwd_up)")
+ok(cp.eg_up_entries([128, 136], routes) == [(128, 0, "02:01:00:00:00:20"), (136, 1, "02:01:00:00:00:21")],
+   "eg_up: index and next-hop MAC per up port")
+try:
+    cp.eg_up_entries([200], routes)
+    ok(False, "an up port in no route refused")
+except ValueError:
+    ok(True, "an up port in no route refused (no next-hop MAC)")
 try:
     cp.selector_entries({"0.0.0.0/0": [[i, "02:00:00:00:00:00"] for i in range(65)]})
     ok(False, "65 next hops refused")
@@ -61,5 +69,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hw", "
 ok("ActionProfile(%d) ecmp_members;" % cp.SEL_MEMBERS in p4 and
    "SelectorMode_t.FAIR, %d, %d) ecmp_sel;" % (cp.SEL_MAX_GROUP, cp.SEL_GROUPS) in p4,
    "the selector's sizes in canary_cp.py are canary.p4's")
+ok("#define QPROBE_PORT %d\n" % cp.QPROBE_PORT in p4 and "#define QPROBE_SESSION %d\n" % cp.QPROBE_SESSION in p4,
+   "the depth reports' loopback port and mirror session are canary.p4's")
 ok(cp.prune_entries([0, 4]) == [(0, 1, 1), (4, 2, 2)], "egress pruning keeps a copy when the port's bit is set")
 sys.exit(1 if bad else 0)
