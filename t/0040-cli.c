@@ -66,12 +66,13 @@ static double json_num(const char *key)
 
 int main(void)
 {
-	plan(41);
+	plan(42);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
 	bad_opt("--hosts 0", "--hosts");
 	bad_opt("--size 3", "--size");
+	bad_opt("--priority high", "--priority: 'high' is not collective or none");
 	bad_opt("--elements 0", "--elements");
 	bad_opt("--elements 300", "--elements");
 	bad_opt("--algo foo", "--algo");
