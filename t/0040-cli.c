@@ -66,7 +66,7 @@ static double json_num(const char *key)
 
 int main(void)
 {
-	plan(42);
+	plan(43);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -192,7 +192,7 @@ int main(void)
 
 	/* pcap through tshark and the Lua dissector */
 	if (sh("command -v tshark") != 0) {
-		skip(2, "tshark not installed");
+		skip(3, "tshark not installed");
 	} else {
 		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
 			"--background none --no-progress --pcap /tmp/canary-cli.pcap --pcap-link L0/0");
@@ -203,6 +203,15 @@ int main(void)
 		ok(rc == 0 && strstr(sh_out, "1\t1\t1\t4\t8\t0x88b5") && strstr(sh_out, "1\t7\t1\t4\t8\t0x88b5") &&
 		   strstr(sh_out, "\t8\t"), "tshark decodes opcode, id, counter, hosts, elements from the pcap");
 		if (rc != 0)
+			diag("%s", sh_out);
+		/* ring frames carry the collective DSCP (the class --priority collective serves first) */
+		rc = sh(EMU " --algo ring --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
+			"--background none --no-progress --pcap /tmp/canary-cli-ring.pcap --pcap-link L0/0 && "
+			"tshark -r /tmp/canary-cli-ring.pcap -T fields -e ip.dsfield.dscp -e ip.checksum.status "
+			"-o ip.check_checksum:TRUE | sort | uniq -c");
+		ok(rc == 0 && strstr(sh_out, " 46\t1") && !strstr(sh_out, "\t0"),
+		   "tshark: ring frames carry DSCP 46 and a good IPv4 checksum");
+		if (rc != 0 || !strstr(sh_out, " 46\t1"))
 			diag("%s", sh_out);
 	}
 	return done_testing();
