@@ -5,6 +5,7 @@
  * the same scenario gives the same results for 1, 2 and per-node workers.
  */
 #include "emu/scenario.h"
+#include "scn.h"
 #include "tap.h"
 
 static void base(struct emu_scn_cfg *c)
@@ -21,16 +22,7 @@ static void base(struct emu_scn_cfg *c)
 
 static int run(const struct emu_scn_cfg *c, struct emu_scn_result *r)
 {
-	char err[256];
-	int rc = emu_scenario_run(c, r, err, sizeof(err));
-
-	if (rc)
-		diag("scenario: %s", err);
-	else
-		diag("%s: %u tenant(s), runtime %.2f us, goodput %.1f Gb/s, exact %d, stragglers %llu, retx %llu",
-		     r->algo, r->nar, (double)r->runtime / 1e6, r->goodput_gbps, r->exact,
-		     (unsigned long long)r->sw.stragglers, (unsigned long long)r->ar[0].retransmissions);
-	return rc;
+	return t_scn_run(c, r);
 }
 
 int main(void)

@@ -9,6 +9,7 @@
  * buffers drops per class and the protocol still recovers exactly.
  */
 #include "emu/scenario.h"
+#include "scn.h"
 #include "emu/wire.h"
 #include "tap.h"
 
@@ -24,16 +25,7 @@ static void base(struct emu_scn_cfg *c)
 
 static int run(const struct emu_scn_cfg *c, struct emu_scn_result *r)
 {
-	char err[256];
-	int rc = emu_scenario_run(c, r, err, sizeof(err));
-
-	if (rc)
-		diag("scenario: %s", err);
-	else
-		diag("%s%s: runtime %.2f us, goodput %.1f Gb/s, exact %d, background %llu B, queue drops %llu", r->algo,
-		     c->priority ? " (priority)" : "", (double)r->runtime / 1e6, r->goodput_gbps, r->exact,
-		     (unsigned long long)r->bg_bytes, (unsigned long long)r->drops_queue);
-	return rc;
+	return t_scn_run(c, r);
 }
 
 int main(void)
