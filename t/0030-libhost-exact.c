@@ -20,11 +20,6 @@ static void base(struct emu_scn_cfg *c)
 	c->limit = 20 * EMU_MS;
 }
 
-static int run(const struct emu_scn_cfg *c, struct emu_scn_result *r)
-{
-	return t_scn_run(c, r);
-}
-
 int main(void)
 {
 	struct emu_scn_cfg c;
@@ -38,7 +33,7 @@ int main(void)
 		base(&c);
 		c.algo = algos[i].a;
 		c.ntrees = algos[i].n;
-		ok(run(&c, &r) == 0 && r.exact && r.nar == 1 && r.ar[0].hosts == 8,
+		ok(t_scn_run(&c, &r) == 0 && r.exact && r.nar == 1 && r.ar[0].hosts == 8,
 		   "%s: exact on all 8 hosts, with background traffic on the other 8", r.algo);
 		emu_scenario_result_fini(&r);
 	}
@@ -50,7 +45,7 @@ int main(void)
 		c.concurrent = 3;
 		c.algo = algos[i].a;
 		c.ntrees = 2;
-		bool all = run(&c, &r) == 0 && r.nar == 3;
+		bool all = t_scn_run(&c, &r) == 0 && r.nar == 3;
 
 		for (unsigned t = 0; all && t < 3; t++)
 			all = r.ar[t].exact && r.ar[t].hosts == 4;
@@ -64,13 +59,13 @@ int main(void)
 	c.concurrent = 3;
 	c.descriptors = 3 * 512;	/* a slice holds all 385 blocks of a tenant */
 	c.table_per_tenant = true;
-	int rc = run(&c, &r);
+	int rc = t_scn_run(&c, &r);
 
 	ok(rc == 0 && r.exact && r.sw.collisions == 0, "canary, 3 tenants in 3 x 512 static slots: exact, no collision (%llu)",
 	   (unsigned long long)r.sw.collisions);
 	emu_scenario_result_fini(&r);
 	c.table_per_tenant = false;
-	rc = run(&c, &r);
+	rc = t_scn_run(&c, &r);
 	ok(rc == 0 && r.exact && r.sw.collisions > 0, "...the same table hashed: exact, with %llu collisions",
 	   (unsigned long long)r.sw.collisions);
 	emu_scenario_result_fini(&r);
@@ -78,7 +73,7 @@ int main(void)
 	/* congestion does not break exactness: random (incast) background */
 	base(&c);
 	c.bg_pattern = LH_BG_RANDOM;
-	ok(run(&c, &r) == 0 && r.exact && r.bg_bytes > 0, "canary under incast background: exact");
+	ok(t_scn_run(&c, &r) == 0 && r.exact && r.bg_bytes > 0, "canary under incast background: exact");
 	emu_scenario_result_fini(&r);
 
 	/* determinism of the whole protocol: 1, 2, per-node workers */
@@ -87,11 +82,11 @@ int main(void)
 	base(&c);
 	c.noise = 0.05;
 	c.workers = 1;
-	run(&c, &a);
+	t_scn_run(&c, &a);
 	c.workers = 2;
-	run(&c, &b);
+	t_scn_run(&c, &b);
 	c.per_node = true;
-	run(&c, &d);
+	t_scn_run(&c, &d);
 	ok(a.exact && b.exact && d.exact, "noisy canary: exact with 1, 2 and per-node workers");
 	is_u64(b.runtime, a.runtime, "2 workers: same runtime to the picosecond");
 	ok(d.runtime == a.runtime && d.run.frame_hops == a.run.frame_hops && d.run.events == a.run.events,
@@ -105,7 +100,7 @@ int main(void)
 	c.seed = 99;
 	struct emu_scn_result e;
 
-	run(&c, &e);
+	t_scn_run(&c, &e);
 	ok(e.exact && e.runtime != a.runtime, "another seed: another run (still exact)");
 	emu_scenario_result_fini(&a);
 	emu_scenario_result_fini(&b);

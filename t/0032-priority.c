@@ -23,11 +23,6 @@ static void base(struct emu_scn_cfg *c)
 	c->limit = 20 * EMU_MS;
 }
 
-static int run(const struct emu_scn_cfg *c, struct emu_scn_result *r)
-{
-	return t_scn_run(c, r);
-}
-
 int main(void)
 {
 	struct emu_scn_cfg c;
@@ -41,10 +36,10 @@ int main(void)
 		base(&c);
 		c.algo = algos[i].a;
 		c.ntrees = algos[i].n;
-		int rc = run(&c, &r0);
+		int rc = t_scn_run(&c, &r0);
 
 		c.priority = true;
-		rc |= run(&c, &r1);
+		rc |= t_scn_run(&c, &r1);
 		ok(rc == 0 && r0.exact && r1.exact, "%s: exact with and without priority", r1.algo);
 		ok(r1.goodput_gbps > 1.2 * r0.goodput_gbps && r1.bg_bytes > 0,
 		   "%s: priority lifts goodput under congestion (%.1f -> %.1f Gb/s), background still moves (%llu B)",
@@ -57,10 +52,10 @@ int main(void)
 	base(&c);
 	c.priority = true;
 	c.workers = 1;
-	int rc = run(&c, &r1);
+	int rc = t_scn_run(&c, &r1);
 
 	c.workers = 2;
-	rc |= run(&c, &r2);
+	rc |= t_scn_run(&c, &r2);
 	ok(rc == 0 && r1.runtime == r2.runtime && r1.sw.stragglers == r2.sw.stragglers && r1.bg_bytes == r2.bg_bytes &&
 	   r1.run.frame_hops == r2.run.frame_hops && r1.util_mean == r2.util_mean,
 	   "priority: 1 and 2 workers give the same runtime, stragglers, background bytes, frame-hops, utilization");
@@ -72,7 +67,7 @@ int main(void)
 	c.priority = true;
 	c.lossy = true;
 	c.buffer_bytes = 8 * 1024;
-	rc = run(&c, &r1);
+	rc = t_scn_run(&c, &r1);
 	ok(rc == 0 && r1.exact && r1.drops_queue > 0, "priority + drop-tail 8 KiB queues: %llu queue drops, still exact",
 	   (unsigned long long)r1.drops_queue);
 	emu_scenario_result_fini(&r1);
@@ -80,9 +75,9 @@ int main(void)
 	/* no background: priority changes nothing measurable for the allreduce */
 	base(&c);
 	c.background = false;
-	rc = run(&c, &r0);
+	rc = t_scn_run(&c, &r0);
 	c.priority = true;
-	rc |= run(&c, &r1);
+	rc |= t_scn_run(&c, &r1);
 	ok(rc == 0 && r0.exact && r1.exact && r0.runtime == r1.runtime,
 	   "no background: the same runtime with and without priority (%.3f us)", (double)r1.runtime / 1e6);
 	emu_scenario_result_fini(&r0);
