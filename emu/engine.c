@@ -808,6 +808,7 @@ static void process(struct emu_worker *w, emu_time_t end)
 			emu_port_credit(n, ev.port, ev.arg);
 			break;
 		case EMU_EV_TIMER:
+			emu_timer_fired(n);
 			if (n->up && n->ops->timer)
 				n->ops->timer(n, ev.arg);
 			break;
@@ -1053,6 +1054,8 @@ void emu_engine_destroy(struct emu_engine *eng)
 		if (n->state && n->ops && n->ops->fini)
 			n->ops->fini(n);
 		free(n->state);
+		free(n->tfifo);
+		free(n->theap);
 	}
 	/* frames still queued or in flight belong to some chunk: free chunks last */
 	for (unsigned i = 0; i < eng->nworkers; i++)

@@ -137,6 +137,24 @@ struct emu_node {
 	struct emu_port *ports;
 	uint64_t seq;			/* per-source event sequence (tie-break) */
 	struct emu_rng rng;
+	/*
+	 * Pending timers, ordered on (t, key). Only the earliest is always in
+	 * the worker's event queue (a "wake"); the others wait here, so a
+	 * host with a timer per block in flight costs the event queue one
+	 * entry, not one far-future event per block. Timers mostly come in
+	 * time order: those go to a FIFO (O(1)); the rest to a small heap.
+	 */
+	struct emu_tmr *tfifo;		/* ring of captf (a power of two) */
+	uint32_t tf_head, tf_n, captf;
+	struct emu_tmr *theap;
+	uint32_t nth, capth;
+};
+
+struct emu_tmr {
+	emu_time_t t;
+	uint64_t key;
+	uint64_t cookie;
+	bool woken;			/* its wake is in the event queue */
 };
 
 enum emu_clock {

@@ -120,5 +120,7 @@ void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg);
 void emu_port_txdone(struct emu_node *n, unsigned pi);
 void emu_port_link(struct emu_node *n, unsigned pi, bool up);
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
+/* emu_timer_fired - the wake of @n's earliest timer popped: drop it, wake the next */
+void emu_timer_fired(struct emu_node *n);
 
 #endif /* EMU_ENGINE_INTERNAL_H */

@@ -15,6 +15,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <urcu-qsbr.h>
 
@@ -102,16 +103,133 @@ void emu_frame_free(struct emu_node *n, struct emu_frame *f)
 	emu_pool_put(&n->w->pool, f);
 }
 
-void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
+static bool tmr_before(const struct emu_tmr *a, const struct emu_tmr *b)
+{
+	return a->t < b->t || (a->t == b->t && a->key < b->key);
+}
+
+static struct emu_tmr *tf_at(const struct emu_node *n, uint32_t i)
+{
+	return &n->tfifo[(n->tf_head + i) & (n->captf - 1)];
+}
+
+/* the node's earliest timer (there is one) */
+static struct emu_tmr *tmr_min(struct emu_node *n)
+{
+	if (!n->tf_n)
+		return &n->theap[0];
+	struct emu_tmr *f = tf_at(n, 0);
+
+	return n->nth && tmr_before(&n->theap[0], f) ? &n->theap[0] : f;
+}
+
+/* put the wake of timer @x in the event queue: an event with its (t, key) */
+static void tmr_wake(struct emu_node *n, struct emu_tmr *x)
 {
 	struct emu_ev ev = {
-		.t = t < n->w->now ? n->w->now : t,
-		.arg = cookie,
+		.t = x->t,
+		.key = x->key,
+		.arg = x->cookie,
 		.node = n->id,
 		.type = EMU_EV_TIMER,
 	};
 
-	emu_post(n, &ev, NULL);
+	x->woken = true;
+	emu_evq_push(&n->w->q, &ev);
+}
+
+static void tf_push(struct emu_node *n, const struct emu_tmr *x)
+{
+	if (emu_unlikely(n->tf_n == n->captf)) {
+		uint32_t cap = n->captf ? 2 * n->captf : 16;
+		struct emu_tmr *a = emu_xmalloc(cap * sizeof(*a));
+
+		for (uint32_t i = 0; i < n->tf_n; i++)
+			a[i] = *tf_at(n, i);
+		free(n->tfifo);
+		n->tfifo = a;
+		n->captf = cap;
+		n->tf_head = 0;
+	}
+	*tf_at(n, n->tf_n++) = *x;
+}
+
+static void th_push(struct emu_node *n, const struct emu_tmr *x)
+{
+	if (emu_unlikely(n->nth == n->capth)) {
+		n->capth = n->capth ? 2 * n->capth : 16;
+		n->theap = emu_xrealloc(n->theap, n->capth * sizeof(*n->theap));
+	}
+	struct emu_tmr *a = n->theap;
+	uint32_t i = n->nth++;
+
+	while (i > 0 && tmr_before(x, &a[(i - 1) / 2])) {
+		a[i] = a[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	a[i] = *x;
+}
+
+static void th_pop(struct emu_node *n)
+{
+	struct emu_tmr *a = n->theap;
+	uint32_t cnt = --n->nth;
+	struct emu_tmr last = a[cnt];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= cnt)
+			break;
+		if (c + 1 < cnt && tmr_before(&a[c + 1], &a[c]))
+			c++;
+		if (!tmr_before(&a[c], &last))
+			break;
+		a[i] = a[c];
+		i = c;
+	}
+	a[i] = last;
+}
+
+/*
+ * Timers keep the (t, key) they would have had as events, and the node's
+ * earliest timer always has its wake in the event queue (pushed when it
+ * became the earliest), so wakes pop in the order the timers themselves
+ * would have: any timer woken before is later than the earliest.
+ */
+void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
+{
+	struct emu_tmr x = {
+		.t = t < n->w->now ? n->w->now : t,
+		.key = EMU_EV_KEY(n->id, n->seq++),
+		.cookie = cookie,
+	};
+	bool first = !n->tf_n && !n->nth;
+	bool earliest = first || tmr_before(&x, tmr_min(n));
+
+	if (!n->tf_n || !tmr_before(&x, tf_at(n, n->tf_n - 1)))
+		tf_push(n, &x);
+	else
+		th_push(n, &x);
+	if (earliest)
+		tmr_wake(n, tmr_min(n));
+}
+
+void emu_timer_fired(struct emu_node *n)
+{
+	if (n->tf_n && (!n->nth || tmr_before(tf_at(n, 0), &n->theap[0]))) {
+		n->tf_head = (n->tf_head + 1) & (n->captf - 1);
+		n->tf_n--;
+	} else {
+		th_pop(n);
+	}
+	if (n->tf_n || n->nth) {
+		struct emu_tmr *m = tmr_min(n);
+
+		if (!m->woken)
+			tmr_wake(n, m);
+	}
 }
 
 void emu_stop(struct emu_node *n)
