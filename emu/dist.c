@@ -864,7 +864,8 @@ static bool take_window(struct emu_dist *d, unsigned from, zmq_msg_t *m, void *a
 	if (s.failed > x->sum->failed)
 		x->sum->failed = s.failed;
 	x->sum->done += s.done;
-	x->sum->progress += s.progress;
+	if (s.progress > x->sum->progress)
+		x->sum->progress = s.progress;
 	d->held[from] = *m;
 	d->holding[from] = true;
 	return true;

@@ -82,7 +82,7 @@ struct emu_dist_sum {
 	uint64_t stop_req;	/* min */
 	uint64_t done_max;	/* max */
 	uint64_t done;		/* sum */
-	uint64_t progress;	/* sum */
+	uint64_t progress;	/* max: 1 + time of the latest progress, 0: none */
 	uint64_t failed;	/* max: a node failed to start */
 };
 

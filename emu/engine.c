@@ -629,7 +629,8 @@ static void local_sum(struct emu_engine *eng, struct emu_dist_sum *s)
 		if (w->stop_req < s->stop_req)
 			s->stop_req = w->stop_req;
 		w->stop_req = EMU_TIME_INF;
-		s->progress += w->progress;
+		if (w->progress_t > s->progress)
+			s->progress = w->progress_t;
 	}
 	/* events in flight to other processes are pending too */
 	for (uint32_t k = 0; k < eng->nrout; k++) {
@@ -672,18 +673,25 @@ static void plan_window(void *arg)
 			eng->stop_at = s;
 		eng->st.stopped = true;
 	}
-	/* watchdog: nothing moved for cfg.stall of emulated time */
+	/*
+	 * watchdog: nothing moved for cfg.stall of emulated time. Windows are
+	 * cut at the deadline so that when it stops does not depend on where
+	 * windows fall (they depend on the event set, not on the results).
+	 */
 	if (eng->cfg.stall && eng->expect_done && next != EMU_TIME_INF) {
-		uint64_t prog = sum.progress;
-
-		if (prog != eng->progress_seen || eng->st.last_progress == 0) {
-			eng->progress_seen = prog;
+		if (sum.progress && sum.progress - 1 > eng->st.last_progress)
+			eng->st.last_progress = sum.progress - 1;
+		if (!eng->stall_armed) {
+			eng->stall_armed = true;
 			eng->st.last_progress = next;
-		} else if (next - eng->st.last_progress > eng->cfg.stall && eng->ndone < eng->expect_done) {
+		}
+		emu_time_t deadline = eng->st.last_progress + eng->cfg.stall;
+
+		if (next >= deadline && eng->ndone < eng->expect_done) {
 			eng->st.stalled = true;
 			eng->st.stopped = true;
 			eng->done = true;
-			eng->st.emulated = next;
+			eng->st.emulated = deadline;
 			return;
 		}
 	}
@@ -715,6 +723,8 @@ static void plan_window(void *arg)
 		end = eng->act[eng->next_act].t;
 	if (eng->stop_at < end)
 		end = eng->stop_at;
+	if (eng->stall_armed && eng->ndone < eng->expect_done && eng->st.last_progress + eng->cfg.stall < end)
+		end = eng->st.last_progress + eng->cfg.stall;
 	eng->win_start = next;
 	eng->win_end = end;
 	eng->st.windows++;
@@ -787,7 +797,12 @@ static void wall_wait(struct emu_engine *eng)
 
 static void sink_evq(void *arg, const struct emu_ev *ev)
 {
-	emu_evq_push(arg, ev);
+	struct emu_worker *w = arg;
+
+	if (ev->type == EMU_EV_CREDIT)
+		emu_port_credit_in(&w->eng->nodes[ev->node], ev);
+	else
+		emu_evq_push(&w->q, ev);
 }
 
 static void process(struct emu_worker *w, emu_time_t end)
@@ -797,7 +812,8 @@ static void process(struct emu_worker *w, emu_time_t end)
 
 	while (emu_evq_pop_before(&w->q, end, &ev)) {
 		w->now = ev.t;
-		w->events++;
+		w->cur_key = ev.key;
+		w->events += ev.type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
 		struct emu_node *n = &eng->nodes[ev.node];
 
 		switch (ev.type) {
@@ -836,7 +852,7 @@ static void process(struct emu_worker *w, emu_time_t end)
 static void drain_in(struct emu_worker *w)
 {
 	for (uint32_t i = 0; i < w->nin; i++)
-		w->in[i]->ops->drain(w->in[i], sink_evq, &w->q);
+		w->in[i]->ops->drain(w->in[i], sink_evq, w);
 }
 
 static void flush_out(struct emu_worker *w)
@@ -875,7 +891,7 @@ static void *worker_main(void *arg)
 		if (eng->done)
 			break;
 		for (uint32_t i = 0; i < w->nrin; i++)
-			w->rin[i]->ops->drain(w->rin[i], sink_evq, &w->q);
+			w->rin[i]->ops->drain(w->rin[i], sink_evq, w);
 		wall_wait(eng);
 		process(w, eng->win_end);
 		flush_out(w);
@@ -1055,6 +1071,8 @@ void emu_engine_destroy(struct emu_engine *eng)
 			n->ops->fini(n);
 		free(n->state);
 		free(n->tfifo);
+		for (unsigned p = 0; p < n->nports; p++)
+			free(n->ports[p].cq);
 		free(n->theap);
 	}
 	/* frames still queued or in flight belong to some chunk: free chunks last */

@@ -121,7 +121,23 @@ struct emu_port {
 	emu_time_t busy_until;
 	int64_t credits[EMU_TC_N];	/* lossless: free bytes in the peer's ingress buffer, per class */
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
+	/*
+	 * Credits on their way back from the peer, not yet applied: a ring
+	 * of capcq (a power of two), in (t, key) order. They are applied
+	 * when the serializer next looks at its credits, exactly as if each
+	 * had been an event; only while the port waits for credit (stalled)
+	 * are they real events, since one of them has to wake it.
+	 */
+	struct emu_credit *cq;
+	uint32_t cq_head, cq_n, capcq;
+	bool stalled;
 	struct emu_port_stats st;
+};
+
+struct emu_credit {
+	emu_time_t t;
+	uint64_t key;
+	uint64_t arg;
 };
 
 struct emu_node {
@@ -209,7 +225,7 @@ struct emu_run_stats {
 	bool stopped;			/* ended by emu_stop()/cfg.end rather than running dry */
 	uint64_t done;			/* emu_node_done() calls */
 	bool stalled;			/* ended by the watchdog */
-	emu_time_t last_progress;	/* window of the last emu_node_progress() */
+	emu_time_t last_progress;	/* time of the last emu_node_progress() (or of the first event) */
 	emu_time_t last_done;		/* time of the latest */
 	uint64_t pool_frames;		/* frames carved from chunks (memory use) */
 	emu_time_t last_event;		/* of this process's workers */

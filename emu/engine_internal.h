@@ -21,6 +21,7 @@ struct emu_worker {
 	struct emu_evq q;
 	struct emu_pool pool;
 	emu_time_t now;
+	uint64_t cur_key;	/* key of the event being processed */
 	uint32_t *nodes;
 	uint32_t nnodes;
 	struct emu_chan **in;
@@ -33,7 +34,7 @@ struct emu_worker {
 	/* stats */
 	uint64_t events;
 	uint64_t frame_hops;
-	uint64_t progress;	/* emu_node_progress() calls */
+	emu_time_t progress_t;	/* 1 + time of the latest emu_node_progress(), 0: none */
 	/* published at the window barrier */
 	alignas(EMU_CACHELINE) emu_time_t next_local;
 	emu_time_t stop_req;
@@ -78,7 +79,7 @@ struct emu_engine {
 	bool done;
 	uint64_t expect_done;
 	uint64_t ndone;
-	uint64_t progress_seen;
+	bool stall_armed;		/* the watchdog has a start time */
 
 	/* routing, RCU-published */
 	struct emu_routes *routes;
@@ -117,6 +118,8 @@ struct emu_engine {
 void emu_port_kick(struct emu_node *n, unsigned pi);
 void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f);
 void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg);
+/* emu_port_credit_in - a credit event for @n's port from a channel: queue it or keep it an event */
+void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev);
 void emu_port_txdone(struct emu_node *n, unsigned pi);
 void emu_port_link(struct emu_node *n, unsigned pi, bool up);
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);

@@ -76,6 +76,74 @@ static unsigned frame_tc(const struct emu_node *n, const struct emu_frame *f)
 /* credit event argument: bytes (31 bits), class (bit 31), link generation (high word) */
 #define CREDIT_ARG(bytes, tc, gen) ((uint64_t)(bytes) | (uint64_t)(tc) << 31 | (uint64_t)(gen) << 32)
 
+/* is (t, key) before the event being processed? */
+static inline bool before_now(const struct emu_worker *w, emu_time_t t, uint64_t key)
+{
+	return t < w->now || (t == w->now && key < w->cur_key);
+}
+
+static void apply_credit(struct emu_port *p, uint64_t arg)
+{
+	if ((uint32_t)(arg >> 32) == p->gen)	/* else from before the link last changed state */
+		p->credits[arg >> 31 & 1] += (uint32_t)arg & 0x7fffffffu;
+}
+
+/* apply the queued credits that would have been processed by now */
+static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
+{
+	while (p->cq_n) {
+		struct emu_credit *c = &p->cq[p->cq_head];
+
+		if (!before_now(w, c->t, c->key))
+			break;
+		apply_credit(p, c->arg);
+		p->cq_head = (p->cq_head + 1) & (p->capcq - 1);
+		p->cq_n--;
+	}
+}
+
+static void cq_push(const struct emu_worker *w, struct emu_port *p, const struct emu_ev *ev)
+{
+	absorb_credits(w, p);
+	if (emu_unlikely(p->cq_n == p->capcq)) {
+		uint32_t cap = p->capcq ? 2 * p->capcq : 16;
+		struct emu_credit *a = emu_xmalloc(cap * sizeof(*a));
+
+		for (uint32_t i = 0; i < p->cq_n; i++)
+			a[i] = p->cq[(p->cq_head + i) & (p->capcq - 1)];
+		free(p->cq);
+		p->cq = a;
+		p->capcq = cap;
+		p->cq_head = 0;
+	}
+	p->cq[(p->cq_head + p->cq_n++) & (p->capcq - 1)] = (struct emu_credit){ .t = ev->t, .key = ev->key, .arg = ev->arg };
+}
+
+/* the port waits for credit: what is on its way has to be able to wake it */
+static void stall(struct emu_node *n, unsigned pi, struct emu_port *p)
+{
+	p->stalled = true;
+	for (; p->cq_n; p->cq_n--) {
+		struct emu_credit *c = &p->cq[p->cq_head];
+		struct emu_ev ev = {
+			.t = c->t, .key = c->key, .arg = c->arg, .node = n->id, .type = EMU_EV_CREDIT, .port = (uint16_t)pi,
+		};
+
+		emu_evq_push(&n->w->q, &ev);
+		p->cq_head = (p->cq_head + 1) & (p->capcq - 1);
+	}
+}
+
+void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
+{
+	struct emu_port *p = &n->ports[ev->port];
+
+	if (p->stalled)
+		emu_evq_push(&n->w->q, ev);
+	else
+		cq_push(n->w, p, ev);
+}
+
 /* Give back the ingress buffer space @f holds: a credit to the upstream. */
 static void ingress_release(struct emu_node *n, struct emu_frame *f)
 {
@@ -92,7 +160,20 @@ static void ingress_release(struct emu_node *n, struct emu_frame *f)
 			.type = EMU_EV_CREDIT,
 			.port = ip->peer_port,
 		};
-		emu_post(n, &ev, ip->chan);
+
+		/*
+		 * Counted here: whether it becomes a queue event or is applied
+		 * lazily depends on the partition, the count must not.
+		 */
+		n->w->events++;
+		if (ip->chan) {
+			emu_post(n, &ev, ip->chan);
+		} else {
+			struct emu_node *up = &n->eng->nodes[ip->peer_node];
+
+			ev.key = EMU_EV_KEY(n->id, n->seq++);
+			emu_port_credit_in(up, &ev);
+		}
 	}
 	f->in_port = EMU_PORT_NONE;
 }
@@ -240,7 +321,8 @@ void emu_stop(struct emu_node *n)
 
 void emu_node_progress(struct emu_node *n)
 {
-	n->w->progress++;
+	if (n->w->now >= n->w->progress_t)
+		n->w->progress_t = n->w->now + 1;	/* 0 stays "none yet" */
 }
 
 void emu_node_done(struct emu_node *n)
@@ -312,6 +394,7 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 	}
 	if (!p->qframes)
 		return;
+	absorb_credits(n->w, p);
 	/* strict priority: the highest class whose head the peer has room for */
 	struct emu_frame *f = NULL;
 	unsigned c = EMU_TC_N;
@@ -324,8 +407,10 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 	}
 	if (!f) {
 		p->st.credit_stalls++;
+		stall(n, pi, p);
 		return;	/* a credit event will kick us */
 	}
+	p->stalled = false;
 	p->qhead[c] = f->next;
 	if (!p->qhead[c])
 		p->qtail[c] = NULL;
@@ -409,7 +494,7 @@ void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)
 
 	if ((uint32_t)(arg >> 32) != p->gen)
 		return;	/* a credit from before the link last changed state */
-	p->credits[arg >> 31 & 1] += (uint32_t)arg & 0x7fffffffu;
+	apply_credit(p, arg);
 	if (p->busy_until <= n->w->now)
 		emu_port_kick(n, pi);
 }
@@ -419,6 +504,12 @@ void emu_port_txdone(struct emu_node *n, unsigned pi)
 	struct emu_port *p = &n->ports[pi];
 
 	p->txdone_pending = false;
+	if (p->busy_until > n->w->now) {
+		/* a credit restarted the serializer at this very time: wait for that frame */
+		if (p->qframes || n->ops->txdone)
+			arm_txdone(n, pi, p);
+		return;
+	}
 	if (p->qframes) {
 		emu_port_kick(n, pi);
 		return;
@@ -435,6 +526,7 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 		return;
 	p->up = up;
 	p->gen++;
+	p->stalled = false;
 	if (!up) {
 		/* what waits for a dead link is lost */
 		for (unsigned c = 0; c < EMU_TC_N; c++) {
