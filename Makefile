@@ -69,9 +69,11 @@ check: all
 bench: $(PROGS)
 	bench/run-quick
 
-# the whole evaluation of the paper (long: see bench/README.md); SEEDS="1 2 3 4 5"
+# the whole evaluation of the paper (long: see bench/README.md); SEEDS="1 2 3 4 5",
+# JOBS runs at a time (one worker each; default: the cores available)
+BENCH_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 bench-paper: $(PROGS)
-	bench/paper.sh
+	JOBS=$${JOBS:-$(BENCH_JOBS)} bench/paper.sh
 	perl bench/summarize.pl bench/results > bench/results/summary.md
 	gnuplot bench/plot.gp
 

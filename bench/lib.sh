@@ -14,21 +14,82 @@ PAPER="--topology fattree2:leaves=32,spines=32,hosts=32 --elements 256 --profile
 
 mkdir -p "$RESULTS"
 
-# csv_run FILE TAGS ARGS...: TAGS is "name=value,..." columns prepended to each row
-csv_run() {
-	local file=$1 tags=$2
-	shift 2
+# JOBS=N runs N emulator runs at a time, each with one worker (results do not
+# depend on the worker count; on 2 cores two 1-worker runs side by side get
+# more done than one 2-worker run). Rows still land in the order of the
+# calls: every run writes its own file and bench_flush appends them in order.
+JOBS=${JOBS:-1}
+BENCH_TMP=$(mktemp -d /tmp/bench.XXXXXX)
+BENCH_SEQ=0
+trap 'rm -rf "$BENCH_TMP"' EXIT
+
+# csv_append FILE TAGS OUT: append OUT's rows (canary-emu --csv) to FILE
+csv_append() {
+	local file=$1 tags=$2 out=$3
 	local names values
 	names=$(printf '%s' "$tags" | tr ',' '\n' | cut -d= -f1 | paste -sd, -)
 	values=$(printf '%s' "$tags" | tr ',' '\n' | cut -d= -f2- | paste -sd, -)
-	local out
-	if ! out=$("$EMU" "$@" --csv 2>/tmp/bench-err.txt); then
-		echo "bench: FAILED: $EMU $* ($(head -1 /tmp/bench-err.txt))" >&2
-	fi
 	[ -s "$file" ] || printf '%s,%s\n' "$names" "$(printf '%s\n' "$out" | head -1)" > "$file"
 	printf '%s\n' "$out" | tail -n +2 | V="$values" perl -pe 's/^/$ENV{V},/' >> "$file"
 	printf '%s\n' "$out" | tail -n +2 | T="$tags" perl -MText::ParseWords -ne 'chomp; my @f = parse_line(",", 0, $_);
 		printf "  %-40s %-9s %9.2f us %7.2f Gb/s exact=%s\n", $ENV{T}, $f[0], $f[7] / 1000, $f[9], $f[10];'
+}
+
+# one command's run into $BENCH_TMP/N.{out,err,rc}
+bench_one() {
+	local n=$1
+	shift
+	if "$@" > "$BENCH_TMP/$n.out" 2> "$BENCH_TMP/$n.err"; then
+		echo 0 > "$BENCH_TMP/$n.rc"
+	else
+		echo $? > "$BENCH_TMP/$n.rc"
+	fi
+}
+
+# bench_flush: wait for the runs started so far, append their rows in call order
+bench_flush() {
+	wait
+	local m
+	for m in $(ls "$BENCH_TMP" | grep '\.meta$' | sort -n); do
+		local n=${m%.meta} kind file tags
+		{ read -r kind; read -r file; read -r tags; } < "$BENCH_TMP/$m"
+		if [ "$(cat "$BENCH_TMP/$n.rc")" != 0 ] && [ "$kind" = csv ]; then
+			echo "bench: FAILED: $(head -1 "$BENCH_TMP/$n.cmd") ($(head -1 "$BENCH_TMP/$n.err"))" >&2
+		fi
+		if [ "$kind" = csv ]; then
+			csv_append "$file" "$tags" "$(cat "$BENCH_TMP/$n.out")"
+		else
+			cat "$BENCH_TMP/$n.out" >> "$file"
+		fi
+		rm -f "$BENCH_TMP/$n".*
+	done
+}
+
+# bench_start KIND FILE TAGS CMD...: start (with JOBS=1: run) one emulator
+# run whose output goes to FILE (KIND csv: rows to tag; util: rows as they are)
+bench_start() {
+	local kind=$1 file=$2 tags=$3
+	shift 3
+	local n=$BENCH_SEQ
+	BENCH_SEQ=$((BENCH_SEQ + 1))
+	printf '%s\n%s\n%s\n' "$kind" "$file" "$tags" > "$BENCH_TMP/$n.meta"
+	echo "$*" > "$BENCH_TMP/$n.cmd"
+	if [ "$JOBS" -le 1 ]; then
+		bench_one "$n" "$@"
+		bench_flush
+		return
+	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+		wait -n
+	done
+	bench_one "$n" "$@" --workers 1 &
+}
+
+# csv_run FILE TAGS ARGS...: TAGS is "name=value,..." columns prepended to each row
+csv_run() {
+	local file=$1 tags=$2
+	shift 2
+	bench_start csv "$file" "$tags" "$EMU" "$@" --csv
 }
 
 # util_run FILE TAGS ARGS...: the per-link utilization of one run (one row per link)
@@ -36,9 +97,5 @@ util_run() {
 	local file=$1 tags=$2
 	shift 2
 	[ -s "$file" ] || echo "tags,algo,link,util" > "$file"
-	"$EMU" "$@" --json 2>/dev/null | perl -MJSON::PP -e '
-		local $/; my $j = decode_json(<STDIN>);
-		my @runs = exists $j->{runs} ? @{$j->{runs}} : ($j);
-		for my $r (@runs) { my $i = 0; print "\"$ARGV[0]\",$r->{algo},", $i++, ",$_\n" for @{$r->{link_util}}; }
-	' "$tags" >> "$file"
+	bench_start util "$file" "$tags" bench/util-rows "$tags" "$EMU" "$@"
 }

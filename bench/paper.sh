@@ -113,6 +113,7 @@ start=$(date +%s)
 for e in $exps; do
 	echo "== experiment $e ($(date +%T))"
 	"exp$e"
+	bench_flush
 done
 echo "== done in $(( $(date +%s) - start )) s"
 command -v gnuplot >/dev/null && gnuplot bench/plot.gp 2>/dev/null && echo "plots: $RESULTS/*.png"
