@@ -70,10 +70,9 @@ bench: $(PROGS)
 	bench/run-quick
 
 # the whole evaluation of the paper (long: see bench/README.md); SEEDS="1 2 3 4 5",
-# JOBS runs at a time (one worker each; default: the cores available)
-BENCH_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+# JOBS=N: N runs side by side (bench/lib.sh)
 bench-paper: $(PROGS)
-	JOBS=$${JOBS:-$(BENCH_JOBS)} bench/paper.sh
+	bench/paper.sh
 	perl bench/summarize.pl bench/results > bench/results/summary.md
 	gnuplot bench/plot.gp
 
