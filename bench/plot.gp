@@ -56,6 +56,31 @@ do for [v in "exp5-tenants exp5-tenants-tofino1 exp5-tenants-hash"] {
 	unset logscale x
 }
 
+# exp6: goodput vs noise, one line per Canary timeout and four static trees
+do for [v in "exp6-noise-none exp6-noise-uniform"] {
+	if (!have(R.v.".wide")) { continue }
+	set output R.v.".png"
+	set title "512 hosts, 4 MiB: goodput vs noise (a send delayed by 1 us), ".(v eq "exp6-noise-none" ? "no background" : "512 hosts background")." (paper fig. 9)"
+	set xlabel "noise probability per send (%)"
+	set logscale x 10
+	plot for [i=2:5] R.v.".wide" using ($1 * 100):i title columnhead(i) lw 2 pt 7
+	unset logscale x
+}
+
+# exp7: the single-switch goodput against its bound
+if (have(R."exp7-tofino.dat")) {
+	set output R."exp7-tofino.png"
+	set title "one switch, two senders and the leader, 32 elements (128 B) per packet, tofino1 (paper fig. 4)"
+	set xlabel ""
+	set xrange [-1:1]
+	set xtics ("canary, 4 MiB" 0)
+	set style fill solid 0.85 border -1
+	plot R."exp7-tofino.dat" using (0):3:(0.6) with boxes title "measured (mean over seeds)", \
+	     100.0 * 128 / 185 with lines lw 2 dt 2 title "bound: 128/185 of 100 Gb/s = 69.19"
+	set autoscale x
+	set xtics autofreq
+}
+
 # exp4: runtime vs size (runtime = size x 8 / goodput)
 do for [v in "exp4-size-none exp4-size-uniform"] {
 	if (!have(R.v.".wide")) { continue }

@@ -62,7 +62,8 @@ sub summarize {
 }
 
 # pivot NAME.csv: one row per value of @rowcols, one column per value of
-# $colcol, mean goodput -> NAME.wide (for gnuplot)
+# $colcol (a column name, or a list of them joined with _), mean goodput ->
+# NAME.wide (for gnuplot); only rows with $fcol = $fval if given
 sub pivot {
 	my ($name, $rowcols, $colcol, $out, $fcol, $fval) = @_;
 	my ($cols, $rows) = readcsv("$dir/$name.csv");
@@ -71,12 +72,13 @@ sub pivot {
 	for my $r (@$rows) {
 		next if defined $fcol && $r->{$fcol} ne $fval;
 		my $rk = join('_', map { $r->{$_} } @$rowcols);
-		my $ck = $r->{$colcol};
+		my $ck = ref $colcol ? join('_', grep { $_ ne '-' } map { $r->{$_} } @$colcol) : $r->{$colcol};
 		push @rk, $rk unless $seenr{$rk}++;
 		push @ck, $ck unless $seenc{$ck}++;
 		$sum{$rk}{$ck} += $r->{goodput_gbps};
 		$n{$rk}{$ck}++;
 	}
+	@rk = sort { $a <=> $b } @rk unless grep { !/^[0-9.eE+-]+$/ } @rk;	# numeric keys: in order
 	open(my $o, '>', "$dir/" . ($out // $name) . ".wide") or die;
 	print $o join(' ', 'key', @ck), "\n";
 	for my $rk (@rk) {
@@ -130,6 +132,8 @@ pivot('exp3-share', ['share'], 'algo');
 pivot('exp4-size', ['size_bytes'], 'algo', 'exp4-size-none', 'bg', 'none');
 pivot('exp4-size', ['size_bytes'], 'algo', 'exp4-size-uniform', 'bg', 'uniform');
 pivot('exp5-tenants', ['tenants'], 'algo');
+pivot('exp6-noise', ['noise'], ['algo', 'timeout'], 'exp6-noise-none', 'bg', 'none');
+pivot('exp6-noise', ['noise'], ['algo', 'timeout'], 'exp6-noise-uniform', 'bg', 'uniform');
 pivot('exp8-priority', ['case', 'prio'], 'algo');
 pivot('exp2-trees-tofino1', ['algo'], 'bg');
 pivot('exp3-share-tofino1', ['share'], 'algo');
