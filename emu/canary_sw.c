@@ -286,8 +286,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		d->gen++;
 		d->state = D_OPEN;
 		d->acc = acc_get(s);
-		for (unsigned i = 0; i < nelem; i++)
-			d->acc[i] = emu_wire_elem(f->data, i);
+		emu_wire_get_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
 		set_open(s, slot, true);
 		s->st.allocated++;
 		s->st.aggregated++;
@@ -302,8 +301,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	if (d->id == h->id) {
 		d->children |= 1ULL << port;
 		if (d->state == D_OPEN && nelem == d->nelem && d->counter + h->counter <= d->hosts) {
-			for (unsigned i = 0; i < nelem; i++)
-				d->acc[i] = (int32_t)((uint32_t)d->acc[i] + (uint32_t)emu_wire_elem(f->data, i));
+			emu_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
 			d->counter = (uint16_t)(d->counter + h->counter);
 			s->st.aggregated++;
 			emu_frame_free(n, f);
@@ -516,8 +514,7 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 		emu_frame_free(n, f);
 		return;
 	}
-	for (unsigned i = 0; i < nelem; i++)
-		d->acc[i] = (int32_t)((uint32_t)d->acc[i] + (uint32_t)emu_wire_elem(f->data, i));
+	emu_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
 	d->counter = (uint16_t)(d->counter + h->counter);
 	d->arrived++;
 	s->st.aggregated++;

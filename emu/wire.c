@@ -117,6 +117,30 @@ void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
 	c[18] = h->flags;
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(EMU_NO_CLONES)
+#define ELEM_CLONES __attribute__((target_clones("default", "avx2")))
+#else
+#define ELEM_CLONES
+#endif
+
+ELEM_CLONES void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		emu_put32(d + 4 * i, (uint32_t)src[i]);
+}
+
+ELEM_CLONES void emu_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = (int32_t)emu_get32(p + 4 * i);
+}
+
+ELEM_CLONES void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		acc[i] = (int32_t)((uint32_t)acc[i] + emu_get32(p + 4 * i));
+}
+
 uint32_t emu_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
 			       const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem)
 {
@@ -125,8 +149,7 @@ uint32_t emu_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t 
 	uint8_t *d = p + EMU_CANARY_DATA_OFF;
 
 	if (data)
-		for (unsigned i = 0; i < nelem; i++)
-			emu_put32(d + 4 * i, (uint32_t)data[i]);
+		emu_wire_put_elems(d, data, nelem);
 	else
 		memset(d, 0, 4 * (size_t)nelem);
 	return EMU_CANARY_DATA_OFF + 4 * nelem;

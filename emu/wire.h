@@ -151,10 +151,23 @@ enum emu_wire_err emu_wire_canary_parse(const uint8_t *p, uint32_t len, struct e
 /* emu_wire_canary_write_hdr - rewrite the header of a Canary frame in place. */
 void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h);
 
+/* emu_wire_elem - element @i of the Canary frame at @p, in host order */
 static inline int32_t emu_wire_elem(const uint8_t *p, unsigned i)
 {
 	return (int32_t)emu_get32(p + EMU_CANARY_DATA_OFF + 4 * i);
 }
+
+/*
+ * Element vectors on the wire (big-endian int32) and in host order; the
+ * buffers must not overlap. Built for AVX2 too where the compiler can
+ * (picked at load time), since a frame carries up to 256 elements.
+ */
+/* emu_wire_put_elems - @n elements of @src to the wire at @d */
+void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n);
+/* emu_wire_get_elems - @n elements from the wire at @p into @dst */
+void emu_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n);
+/* emu_wire_add_elems - @acc[i] += element i at @p (wrapping int32 sum) */
+void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n);
 
 
 /*

@@ -397,8 +397,7 @@ static void lead_add(struct lh_req *r, struct canary *c, size_t b, struct clead 
 		r->st.errors++;
 		return;
 	}
-	for (unsigned i = 0; i < nelem; i++)
-		l->acc[i] = (int32_t)((uint32_t)l->acc[i] + (uint32_t)emu_wire_elem(p, i));
+	emu_wire_add_elems(l->acc, p + EMU_CANARY_DATA_OFF, nelem);
 	l->counter = (uint16_t)(l->counter + counter);
 	if (l->counter == r->P)
 		lead_complete(r, c, b, l);
@@ -509,8 +508,7 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 			r->st.duplicates++;
 			return;
 		}
-		for (unsigned i = 0; i < nelem; i++)
-			c->buf[i] = emu_wire_elem(p, i);
+		emu_wire_get_elems(c->buf, p + EMU_CANARY_DATA_OFF, nelem);
 		if (c->tree && leader_of(r, b) == r->rank) {
 			/* the leader keeps the tree's result to answer requests */
 			struct clead *l = lead_of(r, c, b);

@@ -107,8 +107,7 @@ static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const i
 	emu_put32(p + 8, (uint32_t)c);
 	emu_put16(p + 12, (uint16_t)n);
 	emu_put16(p + 14, 0);
-	for (size_t i = 0; i < n; i++)
-		emu_put32(p + RING_HDR + 4 * i, (uint32_t)data[i]);
+	emu_wire_put_elems(p + RING_HDR, data, n);
 	if (r->cfg.reliable) {
 		if (!g->sent[s])
 			g->sent[s] = emu_xmalloc(g->maxpk * g->E * sizeof(int32_t));
@@ -208,11 +207,9 @@ static void ring_data(struct lh_req *r, struct ring *g, const uint8_t *p, uint32
 
 	if (s < r->P - 1) {
 		lh_input_block(r, lo, g->buf, n);
-		for (size_t i = 0; i < n; i++)
-			g->buf[i] = (int32_t)((uint32_t)g->buf[i] + emu_get32(p + RING_HDR + 4 * i));
+		emu_wire_add_elems(g->buf, p + RING_HDR, n);
 	} else {
-		for (size_t i = 0; i < n; i++)
-			g->buf[i] = (int32_t)emu_get32(p + RING_HDR + 4 * i);
+		emu_wire_get_elems(g->buf, p + RING_HDR, n);
 	}
 	if (s < r->P - 1) {
 		if (s == r->P - 2)
