@@ -117,7 +117,12 @@ void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
 	c[18] = h->flags;
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(EMU_NO_CLONES)
+/*
+ * An AVX2 clone where GCC can make one; the ifunc resolver that picks it
+ * runs before ThreadSanitizer is set up (a crash), so not under sanitizers.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && \
+	!defined(__SANITIZE_ADDRESS__)
 #define ELEM_CLONES __attribute__((target_clones("default", "avx2")))
 #else
 #define ELEM_CLONES
