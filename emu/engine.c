@@ -1070,10 +1070,10 @@ void emu_engine_destroy(struct emu_engine *eng)
 		if (n->state && n->ops && n->ops->fini)
 			n->ops->fini(n);
 		free(n->state);
-		free(n->tfifo);
+		free(n->tfifo.ev);
+		emu_heap_fini(&n->theap);
 		for (unsigned p = 0; p < n->nports; p++)
-			free(n->ports[p].cq);
-		free(n->theap);
+			free(n->ports[p].cq.ev);
 	}
 	/* frames still queued or in flight belong to some chunk: free chunks last */
 	for (unsigned i = 0; i < eng->nworkers; i++)

@@ -122,22 +122,15 @@ struct emu_port {
 	int64_t credits[EMU_TC_N];	/* lossless: free bytes in the peer's ingress buffer, per class */
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
 	/*
-	 * Credits on their way back from the peer, not yet applied: a ring
-	 * of capcq (a power of two), in (t, key) order. They are applied
+	 * Credits on their way back from the peer, not yet applied, in
+	 * (t, key) order. They are applied
 	 * when the serializer next looks at its credits, exactly as if each
 	 * had been an event; only while the port waits for credit (stalled)
 	 * are they real events, since one of them has to wake it.
 	 */
-	struct emu_credit *cq;
-	uint32_t cq_head, cq_n, capcq;
+	struct emu_evfifo cq;		/* EMU_EV_CREDIT events */
 	bool stalled;
 	struct emu_port_stats st;
-};
-
-struct emu_credit {
-	emu_time_t t;
-	uint64_t key;
-	uint64_t arg;
 };
 
 struct emu_node {
@@ -160,17 +153,8 @@ struct emu_node {
 	 * entry, not one far-future event per block. Timers mostly come in
 	 * time order: those go to a FIFO (O(1)); the rest to a small heap.
 	 */
-	struct emu_tmr *tfifo;		/* ring of captf (a power of two) */
-	uint32_t tf_head, tf_n, captf;
-	struct emu_tmr *theap;
-	uint32_t nth, capth;
-};
-
-struct emu_tmr {
-	emu_time_t t;
-	uint64_t key;
-	uint64_t cookie;
-	bool woken;			/* its wake is in the event queue */
+	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events; port = 1: woken */
+	struct emu_heap theap;		/* the same, out of order */
 };
 
 enum emu_clock {

@@ -28,7 +28,7 @@ void emu_heap_fini(struct emu_heap *h)
 void emu_heap_push(struct emu_heap *h, const struct emu_ev *ev)
 {
 	if (emu_unlikely(h->n == h->cap)) {
-		h->cap *= 2;
+		h->cap = h->cap ? 2 * h->cap : 16;
 		h->ev = emu_xrealloc(h->ev, h->cap * sizeof(*h->ev));
 	}
 	struct emu_ev *a = h->ev;
@@ -66,6 +66,22 @@ void emu_heap_pop(struct emu_heap *h, struct emu_ev *out)
 		i = c;
 	}
 	a[i] = last;
+}
+
+void emu_evfifo_push(struct emu_evfifo *f, const struct emu_ev *ev)
+{
+	if (emu_unlikely(f->n == f->cap)) {
+		uint32_t cap = f->cap ? 2 * f->cap : 16;
+		struct emu_ev *a = emu_xmalloc(cap * sizeof(*a));
+
+		for (uint32_t i = 0; i < f->n; i++)
+			a[i] = *emu_evfifo_at(f, i);
+		free(f->ev);
+		f->ev = a;
+		f->cap = cap;
+		f->head = 0;
+	}
+	*emu_evfifo_at(f, f->n++) = *ev;
 }
 
 /* ---------- timing wheel ---------- */

@@ -72,12 +72,37 @@ struct emu_heap {
 	size_t cap;
 };
 
+/* emu_heap_init - a heap with room for 1024; a zeroed one works too (grows from 0) */
 void emu_heap_init(struct emu_heap *h);
 void emu_heap_fini(struct emu_heap *h);
 /* emu_heap_push - insert a copy of @ev. Cannot fail (grows or dies). */
 void emu_heap_push(struct emu_heap *h, const struct emu_ev *ev);
 /* emu_heap_pop - remove the smallest event into @out. Heap must be non-empty. */
 void emu_heap_pop(struct emu_heap *h, struct emu_ev *out);
+
+/*
+ * struct emu_evfifo - events kept in (t, key) order outside the queue: a
+ * ring of cap (a power of two) that grows. For what arrives in order
+ * anyway (a port's returning credits, a node's timers).
+ */
+struct emu_evfifo {
+	struct emu_ev *ev;
+	uint32_t head, n, cap;
+};
+
+static inline struct emu_ev *emu_evfifo_at(const struct emu_evfifo *f, uint32_t i)
+{
+	return &f->ev[(f->head + i) & (f->cap - 1)];
+}
+
+static inline void emu_evfifo_drop(struct emu_evfifo *f)
+{
+	f->head = (f->head + 1) & (f->cap - 1);
+	f->n--;
+}
+
+/* emu_evfifo_push - append a copy of @ev (not before the tail). Cannot fail. */
+void emu_evfifo_push(struct emu_evfifo *f, const struct emu_ev *ev);
 
 #define EMU_EVQ_GRAIN_BITS 8	/* a slot is 256 ps */
 #define EMU_EVQ_SLOTS 8192	/* the wheel spans about 2.1 us */

@@ -15,7 +15,6 @@
 #include "wire.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <urcu-qsbr.h>
 
@@ -91,57 +90,34 @@ static void apply_credit(struct emu_port *p, uint64_t arg)
 /* apply the queued credits that would have been processed by now */
 static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
 {
-	while (p->cq_n) {
-		struct emu_credit *c = &p->cq[p->cq_head];
+	while (p->cq.n) {
+		const struct emu_ev *c = emu_evfifo_at(&p->cq, 0);
 
 		if (!before_now(w, c->t, c->key))
 			break;
 		apply_credit(p, c->arg);
-		p->cq_head = (p->cq_head + 1) & (p->capcq - 1);
-		p->cq_n--;
+		emu_evfifo_drop(&p->cq);
 	}
-}
-
-static void cq_push(const struct emu_worker *w, struct emu_port *p, const struct emu_ev *ev)
-{
-	absorb_credits(w, p);
-	if (emu_unlikely(p->cq_n == p->capcq)) {
-		uint32_t cap = p->capcq ? 2 * p->capcq : 16;
-		struct emu_credit *a = emu_xmalloc(cap * sizeof(*a));
-
-		for (uint32_t i = 0; i < p->cq_n; i++)
-			a[i] = p->cq[(p->cq_head + i) & (p->capcq - 1)];
-		free(p->cq);
-		p->cq = a;
-		p->capcq = cap;
-		p->cq_head = 0;
-	}
-	p->cq[(p->cq_head + p->cq_n++) & (p->capcq - 1)] = (struct emu_credit){ .t = ev->t, .key = ev->key, .arg = ev->arg };
 }
 
 /* the port waits for credit: what is on its way has to be able to wake it */
-static void stall(struct emu_node *n, unsigned pi, struct emu_port *p)
+static void stall(struct emu_node *n, struct emu_port *p)
 {
 	p->stalled = true;
-	for (; p->cq_n; p->cq_n--) {
-		struct emu_credit *c = &p->cq[p->cq_head];
-		struct emu_ev ev = {
-			.t = c->t, .key = c->key, .arg = c->arg, .node = n->id, .type = EMU_EV_CREDIT, .port = (uint16_t)pi,
-		};
-
-		emu_evq_push(&n->w->q, &ev);
-		p->cq_head = (p->cq_head + 1) & (p->capcq - 1);
-	}
+	for (; p->cq.n; emu_evfifo_drop(&p->cq))
+		emu_evq_push(&n->w->q, emu_evfifo_at(&p->cq, 0));
 }
 
 void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 {
 	struct emu_port *p = &n->ports[ev->port];
 
-	if (p->stalled)
+	if (p->stalled) {
 		emu_evq_push(&n->w->q, ev);
-	else
-		cq_push(n->w, p, ev);
+	} else {
+		absorb_credits(n->w, p);
+		emu_evfifo_push(&p->cq, ev);
+	}
 }
 
 /* Give back the ingress buffer space @f holds: a credit to the upstream. */
@@ -184,93 +160,21 @@ void emu_frame_free(struct emu_node *n, struct emu_frame *f)
 	emu_pool_put(&n->w->pool, f);
 }
 
-static bool tmr_before(const struct emu_tmr *a, const struct emu_tmr *b)
-{
-	return a->t < b->t || (a->t == b->t && a->key < b->key);
-}
-
-static struct emu_tmr *tf_at(const struct emu_node *n, uint32_t i)
-{
-	return &n->tfifo[(n->tf_head + i) & (n->captf - 1)];
-}
-
 /* the node's earliest timer (there is one) */
-static struct emu_tmr *tmr_min(struct emu_node *n)
+static struct emu_ev *tmr_min(struct emu_node *n)
 {
-	if (!n->tf_n)
-		return &n->theap[0];
-	struct emu_tmr *f = tf_at(n, 0);
+	if (!n->tfifo.n)
+		return &n->theap.ev[0];
+	struct emu_ev *f = emu_evfifo_at(&n->tfifo, 0);
 
-	return n->nth && tmr_before(&n->theap[0], f) ? &n->theap[0] : f;
+	return n->theap.n && emu_ev_before(&n->theap.ev[0], f) ? &n->theap.ev[0] : f;
 }
 
-/* put the wake of timer @x in the event queue: an event with its (t, key) */
-static void tmr_wake(struct emu_node *n, struct emu_tmr *x)
+/* put the wake of timer @x in the event queue: a copy with its (t, key) */
+static void tmr_wake(struct emu_node *n, struct emu_ev *x)
 {
-	struct emu_ev ev = {
-		.t = x->t,
-		.key = x->key,
-		.arg = x->cookie,
-		.node = n->id,
-		.type = EMU_EV_TIMER,
-	};
-
-	x->woken = true;
-	emu_evq_push(&n->w->q, &ev);
-}
-
-static void tf_push(struct emu_node *n, const struct emu_tmr *x)
-{
-	if (emu_unlikely(n->tf_n == n->captf)) {
-		uint32_t cap = n->captf ? 2 * n->captf : 16;
-		struct emu_tmr *a = emu_xmalloc(cap * sizeof(*a));
-
-		for (uint32_t i = 0; i < n->tf_n; i++)
-			a[i] = *tf_at(n, i);
-		free(n->tfifo);
-		n->tfifo = a;
-		n->captf = cap;
-		n->tf_head = 0;
-	}
-	*tf_at(n, n->tf_n++) = *x;
-}
-
-static void th_push(struct emu_node *n, const struct emu_tmr *x)
-{
-	if (emu_unlikely(n->nth == n->capth)) {
-		n->capth = n->capth ? 2 * n->capth : 16;
-		n->theap = emu_xrealloc(n->theap, n->capth * sizeof(*n->theap));
-	}
-	struct emu_tmr *a = n->theap;
-	uint32_t i = n->nth++;
-
-	while (i > 0 && tmr_before(x, &a[(i - 1) / 2])) {
-		a[i] = a[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	a[i] = *x;
-}
-
-static void th_pop(struct emu_node *n)
-{
-	struct emu_tmr *a = n->theap;
-	uint32_t cnt = --n->nth;
-	struct emu_tmr last = a[cnt];
-	uint32_t i = 0;
-
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-
-		if (c >= cnt)
-			break;
-		if (c + 1 < cnt && tmr_before(&a[c + 1], &a[c]))
-			c++;
-		if (!tmr_before(&a[c], &last))
-			break;
-		a[i] = a[c];
-		i = c;
-	}
-	a[i] = last;
+	x->port = 1;
+	emu_evq_push(&n->w->q, x);
 }
 
 /*
@@ -281,34 +185,36 @@ static void th_pop(struct emu_node *n)
  */
 void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 {
-	struct emu_tmr x = {
+	struct emu_ev x = {
 		.t = t < n->w->now ? n->w->now : t,
 		.key = EMU_EV_KEY(n->id, n->seq++),
-		.cookie = cookie,
+		.arg = cookie,
+		.node = n->id,
+		.type = EMU_EV_TIMER,
 	};
-	bool first = !n->tf_n && !n->nth;
-	bool earliest = first || tmr_before(&x, tmr_min(n));
+	bool earliest = (!n->tfifo.n && !n->theap.n) || emu_ev_before(&x, tmr_min(n));
 
-	if (!n->tf_n || !tmr_before(&x, tf_at(n, n->tf_n - 1)))
-		tf_push(n, &x);
+	if (!n->tfifo.n || !emu_ev_before(&x, emu_evfifo_at(&n->tfifo, n->tfifo.n - 1)))
+		emu_evfifo_push(&n->tfifo, &x);
 	else
-		th_push(n, &x);
+		emu_heap_push(&n->theap, &x);
 	if (earliest)
 		tmr_wake(n, tmr_min(n));
 }
 
 void emu_timer_fired(struct emu_node *n)
 {
-	if (n->tf_n && (!n->nth || tmr_before(tf_at(n, 0), &n->theap[0]))) {
-		n->tf_head = (n->tf_head + 1) & (n->captf - 1);
-		n->tf_n--;
+	if (n->tfifo.n && (!n->theap.n || emu_ev_before(emu_evfifo_at(&n->tfifo, 0), &n->theap.ev[0]))) {
+		emu_evfifo_drop(&n->tfifo);
 	} else {
-		th_pop(n);
-	}
-	if (n->tf_n || n->nth) {
-		struct emu_tmr *m = tmr_min(n);
+		struct emu_ev gone;
 
-		if (!m->woken)
+		emu_heap_pop(&n->theap, &gone);
+	}
+	if (n->tfifo.n || n->theap.n) {
+		struct emu_ev *m = tmr_min(n);
+
+		if (!m->port)
 			tmr_wake(n, m);
 	}
 }
@@ -407,7 +313,7 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 	}
 	if (!f) {
 		p->st.credit_stalls++;
-		stall(n, pi, p);
+		stall(n, p);
 		return;	/* a credit event will kick us */
 	}
 	p->stalled = false;
