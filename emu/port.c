@@ -9,7 +9,10 @@
  * (len + 24) * 8 / rate and arrives at the peer one latency after its last
  * bit left (store-and-forward). A TXDONE event is armed only while frames
  * wait behind a busy serializer (or when the model asked for txdone
- * notifications), so an idle fabric costs nothing.
+ * notifications), so an idle fabric costs nothing. Credits coming back and
+ * model timers wait in small per-port / per-node FIFOs instead of the
+ * worker's event queue (see absorb_credits() and emu_timer_at()), in a way
+ * that processes everything in exactly the (time, key) order of events.
  */
 #include "engine_internal.h"
 #include "wire.h"
