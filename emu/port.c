@@ -84,10 +84,13 @@ static inline bool before_now(const struct emu_worker *w, emu_time_t t, uint64_t
 	return t < w->now || (t == w->now && key < w->cur_key);
 }
 
-static void apply_credit(struct emu_port *p, uint64_t arg)
+/* add a credit to its class; false if it is from before the link last changed state */
+static bool apply_credit(struct emu_port *p, uint64_t arg)
 {
-	if ((uint32_t)(arg >> 32) == p->gen)	/* else from before the link last changed state */
-		p->credits[arg >> 31 & 1] += (uint32_t)arg & 0x7fffffffu;
+	if ((uint32_t)(arg >> 32) != p->gen)
+		return false;
+	p->credits[arg >> 31 & 1] += (uint32_t)arg & 0x7fffffffu;
+	return true;
 }
 
 /* apply the queued credits that would have been processed by now */
@@ -207,7 +210,7 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 
 void emu_timer_fired(struct emu_node *n)
 {
-	if (n->tfifo.n && (!n->theap.n || emu_ev_before(emu_evfifo_at(&n->tfifo, 0), &n->theap.ev[0]))) {
+	if (tmr_min(n) != n->theap.ev) {
 		emu_evfifo_drop(&n->tfifo);
 	} else {
 		struct emu_ev gone;
@@ -401,10 +404,7 @@ void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)
 {
 	struct emu_port *p = &n->ports[pi];
 
-	if ((uint32_t)(arg >> 32) != p->gen)
-		return;	/* a credit from before the link last changed state */
-	apply_credit(p, arg);
-	if (p->busy_until <= n->w->now)
+	if (apply_credit(p, arg) && p->busy_until <= n->w->now)
 		emu_port_kick(n, pi);
 }
 
@@ -414,7 +414,7 @@ void emu_port_txdone(struct emu_node *n, unsigned pi)
 
 	p->txdone_pending = false;
 	if (p->busy_until > n->w->now) {
-		/* a credit restarted the serializer at this very time: wait for that frame */
+		/* another event at this very time restarted the serializer: wait for that frame */
 		if (p->qframes || n->ops->txdone)
 			arm_txdone(n, pi, p);
 		return;
