@@ -181,11 +181,11 @@ int main(void)
 	is_u64(s2, s1, "the same with 2 workers");
 	is_u64(lp2, lp1, "...and the same last progress");
 
-	/* denser useless events: different windows, same stop */
-	emu_time_t s3 = stall_case(1, 111 * EMU_NS, &lp3);
-	emu_time_t last3 = 3 * EMU_US / (111 * EMU_NS) * (111 * EMU_NS);
+	/* denser useless events (other windows) and another last progress: 24 x 125 ns */
+	emu_time_t s3 = stall_case(1, 125 * EMU_NS, &lp3);
+	emu_time_t last3 = 3 * EMU_US / (125 * EMU_NS) * (125 * EMU_NS);
 
-	is_u64(s3, last3 + 10 * EMU_US, "with a denser tick: stopped --stall after its own last progress");
-	ok(s1 != s3 || last == last3, "the stop follows the progress time, not the tick");
+	is_u64(lp3, last3, "with a denser tick: last progress at its own last useful tick");
+	is_u64(s3, last3 + 10 * EMU_US, "...and stopped exactly --stall after it");
 	return done_testing();
 }
