@@ -13,12 +13,8 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SAN_CFLAGS) $(DEP_CFLAGS) -
 LDFLAGS_ALL = $(SAN_LDFLAGS) $(LDFLAGS)
 LIBS = $(DEP_LIBS) -lpthread -lm
 
-EMU_SRC = emu/util.c emu/event.c emu/ring.c emu/barrier.c emu/frame.c emu/units.c \
-	emu/fabric.c emu/route.c emu/chan_ring.c emu/chan_remote.c emu/dist.c emu/engine.c emu/port.c \
-	emu/wire.c emu/fwd.c emu/trafgen.c emu/canary_sw.c emu/tofino.c \
-	emu/host_model.c emu/scenario.c emu/pcap.c emu/report.c \
-	topologies/fattree.c topologies/file.c \
-	libhost/host.c libhost/canary.c libhost/ring.c
+EMU_SRC =
+include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc
 EMU_OBJ = $(EMU_SRC:.c=.o)
 LIBEMU = emu/libemu.a
 

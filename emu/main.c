@@ -20,12 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dist.h"
+#include "emu/dist/dist.h"
 
-#include "report.h"
-#include "scenario.h"
-#include "units.h"
-#include "util.h"
+#include "emu/report.h"
+#include "emu/scenario.h"
+#include "emu/units.h"
+#include "emu/engine/util.h"
 
 #define MAX_ALGOS 8
 

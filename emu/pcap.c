@@ -3,7 +3,7 @@
  * DOC: pcap.c - per-worker capture buffers merged into a pcap file.
  * See pcap.h.
  */
-#include "pcap.h"
+#include "emu/pcap.h"
 
 #include <errno.h>
 #include <pcap/pcap.h>
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "util.h"
+#include "emu/engine/engine.h"
+#include "emu/engine/util.h"
 
 struct rec {
 	emu_time_t t;

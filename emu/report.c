@@ -2,12 +2,12 @@
 /*
  * DOC: report.c - text, JSON and CSV reports. See report.h.
  */
-#include "report.h"
+#include "emu/report.h"
 
 #include <string.h>
 
-#include "units.h"
-#include "util.h"
+#include "emu/units.h"
+#include "emu/engine/util.h"
 
 void report_header(struct report *r)
 {

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "scenario.h"
+#include "emu/scenario.h"
 
 struct report {
 	FILE *out;

@@ -2,22 +2,22 @@
 /*
  * DOC: scenario.c - build, run and measure one scenario. See scenario.h.
  */
-#include "scenario.h"
-#include "dist.h"
+#include "emu/scenario.h"
+#include "emu/dist/dist.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fwd.h"
-#include "host_model.h"
-#include "pcap.h"
-#include "rng.h"
+#include "emu/switch/fwd.h"
+#include "emu/host/host_model.h"
+#include "emu/pcap.h"
+#include "emu/engine/rng.h"
 #include "topologies/topo.h"
-#include "units.h"
-#include "util.h"
-#include "wire.h"
+#include "emu/units.h"
+#include "emu/engine/util.h"
+#include "libhost/wire.h"
 
 #define CWIN 65536
 

@@ -21,11 +21,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "canary_sw.h"
-#include "dist.h"
-#include "engine.h"
+#include "emu/switch/canary_sw.h"
+#include "emu/dist/dist.h"
+#include "emu/engine/engine.h"
 #include "libhost/canary_host.h"
-#include "tofino.h"
+#include "emu/switch/tofino.h"
 
 #define EMU_SCN_MAX_FAIL 32
 

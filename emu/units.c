@@ -2,7 +2,7 @@
 /*
  * DOC: units.c - quantities with units. See units.h.
  */
-#include "units.h"
+#include "emu/units.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "time.h"
+#include "emu/engine/time.h"
 
 int emu_parse_time(const char *s, emu_time_t *out);
 int emu_parse_rate(const char *s, uint64_t *bps);

@@ -2,8 +2,8 @@
 /*
  * hw/canary.p4 - the Canary switch (paper sec. 3.6 and 4) for Tofino 1, TNA.
  *
- * Same behaviour and frame format as the emulator's switch (emu/canary_sw.c,
- * emu/wire.h): Ethernet, EtherType 0x88B5, the 19-byte Canary header in the
+ * Same behaviour and frame format as the emulator's switch (emu/switch/canary_sw.c,
+ * libhost/wire.h): Ethernet, EtherType 0x88B5, the 19-byte Canary header in the
  * paper's field order, 32 x bit<32> elements (one pass, the paper's
  * prototype). IPv4 and Canary destinations are forwarded by LPM with ECMP
  * through an action selector, and moved to the least-loaded up port when
@@ -21,7 +21,7 @@
  * 6 + 32 + the ECMP selector + 3 for the adaptive next hop = 42 stateful
  * ALUs of 48 (39 with -DCANARY_NO_ADAPTIVE, the paper's prototype figure),
  * what the emulator's tofino1 model reports for this configuration with
- * --routing adaptive (ecmp) (emu/tofino.c).
+ * --routing adaptive (ecmp) (emu/switch/tofino.c).
  * Dependencies, one stage each (bf-p4c places the program in 12 of the 12
  * stages, 11 without the adaptive part; hw/README.md has the table):
  *   slot hash, r_id -> r_tstate, r_leader, r_hosts, r_children

@@ -41,8 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/util.h"
-#include "lh_internal.h"
+#include "emu/engine/util.h"
+#include "libhost/lh_internal.h"
 
 enum { B_IDLE = 0, B_SENT, B_DONE };
 

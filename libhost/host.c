@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/util.h"
-#include "lh_internal.h"
+#include "emu/engine/util.h"
+#include "libhost/lh_internal.h"
 
 #define LH_DONE_SEQ LH_SEQ_MASK
 #define LH_ARG_BARRIER 0xffffffffffffULL

@@ -7,8 +7,8 @@
 #ifndef LH_INTERNAL_H
 #define LH_INTERNAL_H
 
-#include "canary_host.h"
-#include "emu/wire.h"
+#include "libhost/canary_host.h"
+#include "libhost/wire.h"
 
 #define LH_MAX_REQS 16
 #define LH_TENANT_SHIFT 24

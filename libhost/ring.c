@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/util.h"
-#include "lh_internal.h"
+#include "emu/engine/util.h"
+#include "libhost/lh_internal.h"
 
 #define RING_HDR 16
 #define RING_DATA 1

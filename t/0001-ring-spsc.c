@@ -5,8 +5,8 @@
  */
 #include <pthread.h>
 
-#include "emu/chan.h"
-#include "emu/ring.h"
+#include "emu/engine/chan.h"
+#include "emu/engine/ring.h"
 #include "tap.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)

@@ -7,7 +7,7 @@
  */
 #include <pthread.h>
 
-#include "emu/barrier.h"
+#include "emu/engine/barrier.h"
 #include "tap.h"
 
 #define ROUNDS 2000

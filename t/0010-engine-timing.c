@@ -6,7 +6,7 @@
  * switch the first reaches H1 at 2*ft + 2*D (store and forward).
  */
 #include "helpers.h"
-#include "emu/wire.h"
+#include "libhost/wire.h"
 
 #define MAXF 64
 

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "emu/route.h"
+#include "emu/engine/route.h"
 #include "helpers.h"
 
 int main(void)

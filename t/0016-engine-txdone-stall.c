@@ -13,7 +13,7 @@
  * the last progress, whatever the event density and the worker count.
  */
 #include "helpers.h"
-#include "emu/wire.h"
+#include "libhost/wire.h"
 
 #define BYTES 1000
 #define MAXT 8

@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "emu/tofino.h"
+#include "emu/switch/tofino.h"
 #include "script.h"
 
 static struct emu_sw_cfg swc(uint32_t desc, emu_time_t timeout)

@@ -9,7 +9,7 @@
  */
 #include <math.h>
 
-#include "emu/tofino.h"
+#include "emu/switch/tofino.h"
 #include <string.h>
 
 #include "helpers.h"

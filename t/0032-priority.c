@@ -10,7 +10,7 @@
  */
 #include "emu/scenario.h"
 #include "scn.h"
-#include "emu/wire.h"
+#include "libhost/wire.h"
 #include "tap.h"
 
 static void base(struct emu_scn_cfg *c)

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/tofino.h"
-#include "emu/wire.h"
+#include "emu/switch/tofino.h"
+#include "libhost/wire.h"
 #include "tap.h"
 
 static char *slurp(const char *path)

@@ -24,10 +24,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "emu/chan.h"
-#include "emu/dist.h"
-#include "emu/event.h"
-#include "emu/frame.h"
+#include "emu/engine/chan.h"
+#include "emu/dist/dist.h"
+#include "emu/engine/event.h"
+#include "emu/engine/frame.h"
 #include "shell.h"
 #include "tap.h"
 

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/engine.h"
-#include "emu/fwd.h"
-#include "emu/trafgen.h"
-#include "emu/util.h"
+#include "emu/engine/engine.h"
+#include "emu/switch/fwd.h"
+#include "emu/host/trafgen.h"
+#include "emu/engine/util.h"
 #include "topologies/topo.h"
 #include "tap.h"
 

@@ -8,9 +8,9 @@
 
 #include <string.h>
 
-#include "emu/canary_sw.h"
-#include "emu/engine.h"
-#include "emu/wire.h"
+#include "emu/switch/canary_sw.h"
+#include "emu/engine/engine.h"
+#include "libhost/wire.h"
 #include "helpers.h"
 
 #define SCRIPT_MAX 64

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../emu/fabric.h"
-#include "../emu/units.h"
-#include "topo.h"
+#include "emu/engine/fabric.h"
+#include "emu/units.h"
+#include "topologies/topo.h"
 
 struct params {
 	uint64_t leaves, spines, hosts, k;

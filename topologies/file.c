@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../emu/fabric.h"
-#include "../emu/units.h"
-#include "topo.h"
+#include "emu/engine/fabric.h"
+#include "emu/units.h"
+#include "topologies/topo.h"
 
 struct linkopts {
 	uint64_t rate;

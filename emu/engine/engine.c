@@ -1,0 +1,1097 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: engine.c - partitioning, workers, conservative windows, the control
+ * thread and the clocks. The per-frame data path is port.c.
+ *
+ * Window loop of every worker (W = window start, L = lookahead):
+ *
+ *   drain incoming channels into the heap; publish the heap's minimum
+ *   barrier  -- serial section: W = global minimum (skips empty time),
+ *               apply due control actions (publish routes via the control
+ *               thread), decide stop, E = min(W + L, next action, stop)
+ *   [wall clock: sleep until wall0 + (W - emu0) * dilation]
+ *   process every local event with t < E; flush outgoing channels
+ *   rcu_quiescent_state(); barrier
+ *
+ * L is the smallest link latency of the fabric. Every event that crosses
+ * partitions is at least one latency in the future, so it lands in a later
+ * window. A stop requested at T (emu_stop) ends the run at T + L: every
+ * worker has then processed exactly the events before T + L, whatever the
+ * partitioning.
+ *
+ * Workers are RCU QSBR readers: online while processing, offline while they
+ * wait at barriers, so the control thread's synchronize_rcu() never waits
+ * for a worker that waits for it.
+ */
+#include "emu/engine/engine_internal.h"
+#include "emu/dist/dist.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <urcu-qsbr.h>
+
+/* ---------- partitioning ---------- */
+
+struct group {
+	uint32_t id;
+	uint64_t weight;
+};
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * Keep each switch with the hosts that hang off it (fab->nodes[].group);
+ * spread the groups greedily by weight (a switch weighs its port count, a
+ * host 1) over the workers, heaviest first. Deterministic.
+ */
+static void partition(struct emu_engine *eng)
+{
+	const struct emu_fabric *fab = eng->fab;
+	uint32_t nn = fab->nnodes;
+
+	unsigned nw = eng->wtotal;
+
+	if (nw == nn) {
+		for (uint32_t i = 0; i < nn; i++)
+			eng->part[i] = i;
+		return;
+	}
+	struct group *g = emu_xcalloc(nn, sizeof(*g));
+	uint64_t *load = emu_xcalloc(nw, sizeof(*load));
+	uint32_t *gw = emu_xmalloc(nn * sizeof(*gw));
+
+	for (uint32_t i = 0; i < nn; i++)
+		g[i].id = i;
+	for (uint32_t i = 0; i < nn; i++) {
+		const struct emu_fab_node *n = &fab->nodes[i];
+
+		g[n->group].weight += n->kind == EMU_NODE_HOST ? 1 : n->nports;
+	}
+	qsort(g, nn, sizeof(*g), group_cmp);
+	for (uint32_t i = 0; i < nn && g[i].weight; i++) {
+		unsigned best = 0;
+
+		for (unsigned w = 1; w < nw; w++)
+			if (load[w] < load[best])
+				best = w;
+		load[best] += g[i].weight;
+		gw[g[i].id] = best;
+	}
+	for (uint32_t i = 0; i < nn; i++)
+		eng->part[i] = gw[fab->nodes[i].group];
+	free(g);
+	free(load);
+	free(gw);
+}
+
+/* ---------- creation ---------- */
+
+static struct emu_chan *find_chan(struct emu_chan **v, uint32_t n, uint32_t from, uint32_t to)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (v[k]->from == from && v[k]->to == to)
+			return v[k];
+	return NULL;
+}
+
+static void push_chan(struct emu_chan ***v, uint32_t *n, struct emu_chan *c)
+{
+	if ((*n & (*n - 1)) == 0)
+		*v = emu_xrealloc(*v, (*n ? 2 * *n : 1) * sizeof(**v));
+	(*v)[(*n)++] = c;
+}
+
+/*
+ * A link between this process and another: @ep of @n (local if @here) leads
+ * to a node of another rank. Channels are per (global) worker pair.
+ */
+static void add_remote(struct emu_engine *eng, struct emu_node *n, struct emu_port *ep, bool here)
+{
+	uint32_t from = eng->part[n->id], to = eng->part[ep->peer_node];
+
+	if (here) {
+		struct emu_chan *c = find_chan(eng->rout, eng->nrout, from, to);
+
+		if (!c) {
+			c = emu_chan_remote_create(from, to, &n->w->pool);
+			push_chan(&eng->rout, &eng->nrout, c);
+			push_chan(&n->w->out, &n->w->nout, c);
+		}
+		ep->chan = c;
+	} else if (!find_chan(eng->rin, eng->nrin, from, to)) {
+		struct emu_worker *w = &eng->workers[to - eng->wbase];
+		struct emu_chan *c = emu_chan_remote_create(from, to, &w->pool);
+
+		push_chan(&eng->rin, &eng->nrin, c);
+		push_chan(&w->rin, &w->nrin, c);
+	}
+}
+
+static unsigned available_pus(hwloc_topology_t topo)
+{
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	int n = -1;
+
+	if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+		n = hwloc_bitmap_weight(set);
+	hwloc_bitmap_free(set);
+	if (n <= 0)
+		n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct emu_engine_cfg *cfg,
+				     char *err, size_t errlen)
+{
+	if (!fab->finalized) {
+		snprintf(err, errlen, "fabric not finalized");
+		return NULL;
+	}
+	struct emu_engine *eng = emu_xcalloc(1, sizeof(*eng));
+	hwloc_topology_t topo;
+
+	eng->fab = fab;
+	eng->cfg = *cfg;
+	if (!eng->cfg.buffer_bytes)
+		eng->cfg.buffer_bytes = EMU_DEFAULT_BUFFER;
+	if (!eng->cfg.lag_ok_ns)
+		eng->cfg.lag_ok_ns = 2000000;
+	if (eng->cfg.buffer_bytes < EMU_FRAME_MAX) {
+		snprintf(err, errlen, "--buffer: %llu bytes is less than the largest frame (%d)",
+			 (unsigned long long)eng->cfg.buffer_bytes, EMU_FRAME_MAX);
+		free(eng);
+		return NULL;
+	}
+	if (hwloc_topology_init(&topo) || hwloc_topology_load(topo)) {
+		snprintf(err, errlen, "hwloc cannot read the machine topology");
+		free(eng);
+		return NULL;
+	}
+	eng->hwtopo = topo;
+	if (cfg->per_node)
+		eng->nworkers = fab->nnodes;
+	else if (cfg->workers)
+		eng->nworkers = cfg->workers;
+	else
+		eng->nworkers = available_pus(topo);
+	if (eng->nworkers > fab->nnodes)
+		eng->nworkers = fab->nnodes;
+	eng->wtotal = eng->nworkers;
+	if (cfg->dist) {
+		unsigned r = emu_dist_rank(cfg->dist);
+
+		eng->dist = cfg->dist;
+		eng->wbase = emu_dist_wbase(cfg->dist, r);
+		eng->nworkers = emu_dist_wbase(cfg->dist, r + 1) - eng->wbase;
+		eng->wtotal = emu_dist_wbase(cfg->dist, emu_dist_nranks(cfg->dist));
+		if (eng->wtotal > fab->nnodes || cfg->per_node) {
+			snprintf(err, errlen, "--workers: %u workers over all ranks but the fabric has only %u nodes%s",
+				 eng->wtotal, fab->nnodes, cfg->per_node ? " (per-node is not available across processes)" : "");
+			hwloc_topology_destroy(topo);
+			free(eng);
+			return NULL;
+		}
+	}
+	if (eng->nworkers > 4096 && !cfg->per_node) {
+		snprintf(err, errlen, "--workers: %u is too many", eng->nworkers);
+		hwloc_topology_destroy(topo);
+		free(eng);
+		return NULL;
+	}
+	eng->lookahead = fab->min_latency;
+
+	/* nodes and ports */
+	eng->nodes = emu_xcalloc(fab->nnodes, sizeof(*eng->nodes));
+	eng->ports = emu_xcalloc(fab->nports + 1, sizeof(*eng->ports));
+	eng->part = emu_xcalloc(fab->nnodes, sizeof(*eng->part));
+	partition(eng);
+	eng->workers = emu_xaligned(eng->nworkers * sizeof(*eng->workers));
+	for (unsigned i = 0; i < eng->nworkers; i++) {
+		struct emu_worker *w = &eng->workers[i];
+
+		w->id = i;
+		w->eng = eng;
+		emu_evq_init(&w->q);
+		emu_pool_init(&w->pool);
+		w->stop_req = EMU_TIME_INF;
+	}
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		if (!emu_engine_node_local(eng, i))
+			continue;
+		struct emu_worker *w = &eng->workers[eng->part[i] - eng->wbase];
+
+		if ((w->nnodes & (w->nnodes - 1)) == 0)
+			w->nodes = emu_xrealloc(w->nodes, (w->nnodes ? 2 * w->nnodes : 1) * sizeof(uint32_t));
+		w->nodes[w->nnodes++] = i;
+	}
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		const struct emu_fab_node *fn = &fab->nodes[i];
+		struct emu_node *n = &eng->nodes[i];
+
+		n->id = i;
+		n->nports = fn->nports;
+		n->up = true;
+		n->w = emu_engine_node_local(eng, i) ? &eng->workers[eng->part[i] - eng->wbase] : NULL;
+		n->eng = eng;
+		n->fn = fn;
+		n->ports = &eng->ports[fn->port0];
+		emu_rng_init(&n->rng, cfg->seed, i);
+		for (unsigned p = 0; p < fn->nports; p++) {
+			const struct emu_fab_port *fp = &fab->ports[fn->port0 + p];
+			struct emu_port *ep = &n->ports[p];
+
+			if (fp->link == EMU_NONE32)
+				continue;
+			const struct emu_fab_link *l = &fab->links[fp->link];
+			int d = fp->side;
+
+			ep->connected = true;
+			ep->up = true;
+			ep->rate_bps = l->rate_bps[d];
+			ep->ps_per_byte = (8 * EMU_S) % ep->rate_bps ? 0 : 8 * EMU_S / ep->rate_bps;
+			ep->latency = l->latency[d];
+			ep->mtu_frame = l->mtu + 14;
+			ep->loss_thresh = l->loss[d] >= 1 ? UINT64_MAX : (uint64_t)(l->loss[d] * 18446744073709551616.0);
+			ep->peer_node = fp->peer_node;
+			ep->peer_port = fp->peer_port;
+			for (unsigned c = 0; c < EMU_TC_N; c++)
+				ep->credits[c] = (int64_t)eng->cfg.buffer_bytes;
+		}
+	}
+
+	/* channels: one per ordered pair of workers joined by a link */
+	uint32_t nw = eng->nworkers;
+	uint32_t slots = nw <= 64 ? 16384 : 1024;
+
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		struct emu_node *n = &eng->nodes[i];
+
+		for (unsigned p = 0; p < n->nports; p++) {
+			struct emu_port *ep = &n->ports[p];
+
+			if (!ep->connected || eng->part[ep->peer_node] == eng->part[i])
+				continue;
+			bool here = emu_engine_node_local(eng, i), there = emu_engine_node_local(eng, ep->peer_node);
+
+			if (!here && !there)
+				continue;
+			if (!here || !there) {
+				add_remote(eng, n, ep, here);
+				continue;
+			}
+			struct emu_worker *from = n->w, *to = &eng->workers[eng->part[ep->peer_node] - eng->wbase];
+			struct emu_chan *c = NULL;
+
+			for (uint32_t k = 0; k < from->nout; k++)
+				if (from->out[k]->to == to->id + eng->wbase)
+					c = from->out[k];
+			if (!c) {
+				c = emu_chan_ring_create(from->id + eng->wbase, to->id + eng->wbase, slots);
+				if ((from->nout & (from->nout - 1)) == 0)
+					from->out = emu_xrealloc(from->out, (from->nout ? 2 * from->nout : 1) * sizeof(*from->out));
+				from->out[from->nout++] = c;
+				if ((to->nin & (to->nin - 1)) == 0)
+					to->in = emu_xrealloc(to->in, (to->nin ? 2 * to->nin : 1) * sizeof(*to->in));
+				to->in[to->nin++] = c;
+			}
+			ep->chan = c;
+		}
+	}
+	eng->routes = emu_routes_compute(fab, NULL, NULL, 0);
+	eng->st.workers = eng->nworkers;
+	pthread_mutex_init(&eng->ctl_lock, NULL);
+	pthread_cond_init(&eng->ctl_cond, NULL);
+	return eng;
+}
+
+void emu_engine_set_model(struct emu_engine *eng, uint32_t node, const struct emu_model_ops *ops, void *arg)
+{
+	eng->nodes[node].ops = ops;
+	eng->nodes[node].arg = arg;
+}
+
+void emu_engine_set_tap(struct emu_engine *eng, emu_tap_fn fn, void *ctx)
+{
+	eng->tap = fn;
+	eng->tap_ctx = ctx;
+}
+
+int emu_engine_tap_port(struct emu_engine *eng, uint32_t node, unsigned port)
+{
+	if (node >= eng->fab->nnodes || port >= eng->nodes[node].nports || !eng->nodes[node].ports[port].connected)
+		return -EINVAL;
+	eng->nodes[node].ports[port].tap = true;
+	return 0;
+}
+
+int emu_engine_drop_nth(struct emu_engine *eng, uint32_t node, unsigned port, uint64_t n)
+{
+	if (node >= eng->fab->nnodes || port >= eng->nodes[node].nports || !eng->nodes[node].ports[port].connected ||
+	    n == 0)
+		return -EINVAL;
+	eng->nodes[node].ports[port].drop_nth = n;
+	return 0;
+}
+
+unsigned emu_engine_workers(const struct emu_engine *eng)
+{
+	return eng->nworkers;
+}
+
+void emu_engine_expect_done(struct emu_engine *eng, uint64_t count)
+{
+	eng->expect_done = count;
+}
+
+static int add_action(struct emu_engine *eng, bool is_node, uint32_t id, emu_time_t t, bool up)
+{
+	if (eng->ran)
+		return -EINVAL;
+	if (eng->nact == eng->capact) {
+		eng->capact = eng->capact ? 2 * eng->capact : 16;
+		eng->act = emu_xrealloc(eng->act, eng->capact * sizeof(*eng->act));
+	}
+	eng->act[eng->nact] = (struct emu_ctl_action){
+		.t = t, .seq = (uint32_t)eng->nact, .id = id, .is_node = is_node, .up = up,
+	};
+	eng->nact++;
+	return 0;
+}
+
+int emu_engine_schedule_link(struct emu_engine *eng, uint32_t link, emu_time_t t, bool up)
+{
+	if (link >= eng->fab->nlinks)
+		return -EINVAL;
+	return add_action(eng, false, link, t, up);
+}
+
+int emu_engine_schedule_node(struct emu_engine *eng, uint32_t node, emu_time_t t, bool up)
+{
+	if (node >= eng->fab->nnodes)
+		return -EINVAL;
+	return add_action(eng, true, node, t, up);
+}
+
+static int act_cmp(const void *a, const void *b)
+{
+	const struct emu_ctl_action *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void push_ctl_event(struct emu_engine *eng, uint32_t node, uint16_t type, uint16_t port,
+			   emu_time_t t, bool up, uint64_t *seq)
+{
+	struct emu_ev ev = {
+		.t = t,
+		.key = EMU_EV_KEY(EMU_SRC_CONTROL, (*seq)++),
+		.arg = up,
+		.node = node,
+		.type = type,
+		.port = port,
+	};
+	/* the key is taken either way: every rank numbers these events alike */
+	if (emu_engine_node_local(eng, node))
+		emu_evq_push(&eng->workers[eng->part[node] - eng->wbase].q, &ev);
+}
+
+/*
+ * Turn the schedule into node events (both ends of every affected link get
+ * EMU_EV_LINK at exactly t) and precompute one routing snapshot per distinct
+ * action time, so that the control thread only publishes mid-run.
+ */
+static void prepare_schedule(struct emu_engine *eng)
+{
+	const struct emu_fabric *fab = eng->fab;
+	uint8_t *link_up = emu_xmalloc(fab->nlinks + 1);
+	uint8_t *node_up = emu_xmalloc(fab->nnodes + 1);
+	uint64_t seq = 0;
+
+	memset(link_up, 1, fab->nlinks);
+	memset(node_up, 1, fab->nnodes);
+	if (eng->nact)
+		qsort(eng->act, eng->nact, sizeof(*eng->act), act_cmp);
+	eng->snapshots = emu_xcalloc(eng->nact + 1, sizeof(*eng->snapshots));
+	for (size_t i = 0; i < eng->nact; i++) {
+		const struct emu_ctl_action *a = &eng->act[i];
+
+		if (a->is_node) {
+			const struct emu_fab_node *fn = &fab->nodes[a->id];
+
+			node_up[a->id] = a->up;
+			push_ctl_event(eng, a->id, EMU_EV_NODE, 0, a->t, a->up, &seq);
+			for (unsigned p = 0; p < fn->nports; p++) {
+				const struct emu_fab_port *fp = &fab->ports[fn->port0 + p];
+
+				if (fp->link == EMU_NONE32)
+					continue;
+				bool lup = a->up && link_up[fp->link] && node_up[fp->peer_node];
+
+				push_ctl_event(eng, a->id, EMU_EV_LINK, (uint16_t)p, a->t, lup, &seq);
+				push_ctl_event(eng, fp->peer_node, EMU_EV_LINK, fp->peer_port, a->t, lup, &seq);
+			}
+		} else {
+			const struct emu_fab_link *l = &fab->links[a->id];
+			bool lup = a->up && node_up[l->node[0]] && node_up[l->node[1]];
+
+			link_up[a->id] = a->up;
+			for (int s = 0; s < 2; s++)
+				push_ctl_event(eng, l->node[s], EMU_EV_LINK, (uint16_t)l->port[s], a->t, lup, &seq);
+		}
+		if (i + 1 == eng->nact || eng->act[i + 1].t != a->t) {
+			eng->snapshots[eng->nsnap] = emu_routes_compute(fab, link_up, node_up, eng->nsnap + 1);
+			eng->nsnap++;
+		}
+	}
+	free(link_up);
+	free(node_up);
+}
+
+/* ---------- the control thread ---------- */
+
+static void *ctl_main(void *arg)
+{
+	struct emu_engine *eng = arg;
+
+	pthread_mutex_lock(&eng->ctl_lock);
+	for (;;) {
+		while (!eng->ctl_publish && !eng->ctl_quit)
+			pthread_cond_wait(&eng->ctl_cond, &eng->ctl_lock);
+		if (!eng->ctl_publish)
+			break;
+		struct emu_routes *next = eng->ctl_publish;
+		struct emu_routes *old = eng->routes;
+
+		rcu_assign_pointer(eng->routes, next);
+		eng->ctl_publish = NULL;
+		pthread_cond_broadcast(&eng->ctl_cond);
+		pthread_mutex_unlock(&eng->ctl_lock);
+		/* wait until no worker can still hold the old tables */
+		synchronize_rcu();
+		emu_routes_destroy(old);
+		pthread_mutex_lock(&eng->ctl_lock);
+	}
+	pthread_mutex_unlock(&eng->ctl_lock);
+	return NULL;
+}
+
+/* Serial section: hand @r to the control thread and wait until it is published. */
+static void ctl_publish(struct emu_engine *eng, struct emu_routes *r)
+{
+	pthread_mutex_lock(&eng->ctl_lock);
+	eng->ctl_publish = r;
+	pthread_cond_broadcast(&eng->ctl_cond);
+	while (eng->ctl_publish)
+		pthread_cond_wait(&eng->ctl_cond, &eng->ctl_lock);
+	pthread_mutex_unlock(&eng->ctl_lock);
+}
+
+/* ---------- windows ---------- */
+
+/* Calibration stretch of --dilation auto, in wall nanoseconds. */
+#define EMU_CALIBRATE_NS 10000000ULL
+
+/*
+ * The smallest dilation of the form 1.25^k that leaves 50 % headroom over
+ * the measured wall time per emulated time (the machine's load varies).
+ */
+static double auto_dilation(uint64_t wall_ns, emu_time_t emu_ps)
+{
+	double r = (double)wall_ns / ((double)emu_ps / 1000.0) * 1.5;
+	double d = 1;
+
+	while (d < r)
+		d *= 1.25;
+	return d;
+}
+
+/* ---------- the exchange with other processes (dist.h) ---------- */
+
+struct blk {
+	uint32_t from;
+	uint32_t to;
+	uint32_t nbytes;
+	uint32_t nevents;
+};
+
+static size_t dist_out(void *arg, unsigned q, uint8_t *buf, size_t cap)
+{
+	struct emu_engine *eng = arg;
+	size_t n = 0;
+
+	for (uint32_t k = 0; k < eng->nrout; k++) {
+		struct emu_chan *c = eng->rout[k];
+		size_t len = emu_chan_remote_pending(c);
+
+		if (!len || emu_dist_rank_of(eng->dist, c->to) != q)
+			continue;
+		if (buf) {
+			struct blk b = { .from = c->from, .to = c->to, .nbytes = (uint32_t)len };
+
+			if (n + sizeof(b) + len > cap)
+				emu_die(EOVERFLOW);
+			memcpy(buf + n, &b, sizeof(b));
+			emu_chan_remote_take(c, buf + n + sizeof(b));
+		}
+		n += sizeof(struct blk) + len;
+	}
+	return n;
+}
+
+struct okarg {
+	const struct emu_engine *eng;
+	uint32_t to;
+};
+
+static int ok_node(void *arg, uint32_t node, uint32_t port)
+{
+	const struct okarg *o = arg;
+
+	return node < o->eng->fab->nnodes && o->eng->part[node] == o->to && port < o->eng->nodes[node].nports;
+}
+
+/*
+ * Check a peer's window payload to its end (blocks of records for our
+ * workers, from workers of rank @q, each channel at most once), then hand
+ * the blocks to the channels. Anything wrong: refuse the whole message.
+ */
+static bool dist_in(void *arg, unsigned q, const uint8_t *p, size_t len)
+{
+	struct emu_engine *eng = arg;
+	struct emu_chan *seen[64];
+	unsigned nseen = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		size_t o = 0;
+
+		while (o < len) {
+			struct blk b;
+
+			if (len - o < sizeof(b))
+				return false;
+			memcpy(&b, p + o, sizeof(b));
+			o += sizeof(b);
+			if (b.nbytes > len - o)
+				return false;
+			struct emu_chan *c = find_chan(eng->rin, eng->nrin, b.from, b.to);
+
+			if (pass == 0) {
+				struct okarg oa = { eng, b.to };
+
+				if (!c || emu_dist_rank_of(eng->dist, b.from) != q ||
+				    emu_chan_remote_check(p + o, b.nbytes, eng->win_end, ok_node, &oa) < 0)
+					return false;
+				for (unsigned i = 0; i < nseen; i++)
+					if (seen[i] == c)
+						return false;
+				if (nseen == 64)
+					return false;
+				seen[nseen++] = c;
+			} else {
+				emu_chan_remote_feed(c, p + o, b.nbytes);
+			}
+			o += b.nbytes;
+		}
+	}
+	return true;
+}
+
+/* This process's part of the window's reduction; consumes the workers' reports. */
+static void local_sum(struct emu_engine *eng, struct emu_dist_sum *s)
+{
+	*s = (struct emu_dist_sum){ .next = EMU_TIME_INF, .stop_req = EMU_TIME_INF };
+	for (unsigned i = 0; i < eng->nworkers; i++) {
+		struct emu_worker *w = &eng->workers[i];
+
+		if (w->init_rc)
+			s->failed = 1;
+		if (w->next_local < s->next)
+			s->next = w->next_local;
+		if (w->done) {
+			s->done += w->done;
+			w->done = 0;
+			if (w->done_max > s->done_max)
+				s->done_max = w->done_max;
+		}
+		if (w->stop_req < s->stop_req)
+			s->stop_req = w->stop_req;
+		w->stop_req = EMU_TIME_INF;
+		if (w->progress_t > s->progress)
+			s->progress = w->progress_t;
+	}
+	/* events in flight to other processes are pending too */
+	for (uint32_t k = 0; k < eng->nrout; k++) {
+		emu_time_t t = emu_chan_remote_min_time(eng->rout[k]);
+
+		if (t < s->next)
+			s->next = t;
+	}
+}
+
+static void plan_window(void *arg)
+{
+	struct emu_engine *eng = arg;
+	struct emu_dist_sum sum;
+
+	local_sum(eng, &sum);
+	if (eng->dist && emu_dist_exchange(eng->dist, &sum, dist_out, dist_out, dist_in, eng)) {
+		snprintf(eng->err, sizeof(eng->err), "%s", emu_dist_error(eng->dist));
+		eng->dist_failed = true;
+		eng->done = true;
+		return;
+	}
+	if (sum.failed) {
+		eng->done = true;
+		if (eng->dist)
+			snprintf(eng->err, sizeof(eng->err), "a node failed to start");
+		return;
+	}
+	emu_time_t next = sum.next;
+
+	if (sum.done) {
+		eng->ndone += sum.done;
+		if (sum.done_max > eng->st.last_done)
+			eng->st.last_done = sum.done_max;
+	}
+	if (sum.stop_req != EMU_TIME_INF) {
+		emu_time_t s = sum.stop_req + eng->lookahead;
+
+		if (s < eng->stop_at)
+			eng->stop_at = s;
+		eng->st.stopped = true;
+	}
+	/*
+	 * watchdog: nothing moved for cfg.stall of emulated time. Windows are
+	 * cut at the deadline so that when it stops does not depend on where
+	 * windows fall (they depend on the event set, not on the results).
+	 */
+	if (eng->cfg.stall && eng->expect_done && next != EMU_TIME_INF) {
+		if (sum.progress && sum.progress - 1 > eng->st.last_progress)
+			eng->st.last_progress = sum.progress - 1;
+		if (!eng->stall_armed) {
+			eng->stall_armed = true;
+			eng->st.last_progress = next;
+		}
+		emu_time_t deadline = eng->st.last_progress + eng->cfg.stall;
+
+		if (next >= deadline && eng->ndone < eng->expect_done) {
+			eng->st.stalled = true;
+			eng->st.stopped = true;
+			eng->done = true;
+			eng->st.emulated = deadline;
+			return;
+		}
+	}
+	/* every expected completion happened: stop one lookahead after the last */
+	if (eng->expect_done && eng->ndone >= eng->expect_done && eng->st.last_done + eng->lookahead < eng->stop_at) {
+		eng->stop_at = eng->st.last_done + eng->lookahead;
+		eng->st.stopped = true;
+	}
+	if (next == EMU_TIME_INF || next >= eng->stop_at) {
+		eng->done = true;
+		if (eng->stop_at != EMU_TIME_INF && next != EMU_TIME_INF)
+			eng->st.emulated = eng->stop_at;
+		return;
+	}
+	/* routing changes due at this instant become visible before anything at it runs */
+	while (eng->next_act < eng->nact && eng->act[eng->next_act].t <= next) {
+		emu_time_t t = eng->act[eng->next_act].t;
+
+		while (eng->next_act < eng->nact && eng->act[eng->next_act].t == t)
+			eng->next_act++;
+		ctl_publish(eng, eng->snapshots[eng->next_snap]);
+		eng->snapshots[eng->next_snap++] = NULL;
+	}
+	emu_time_t end = next + eng->lookahead;
+
+	if (end < next)
+		end = EMU_TIME_INF;
+	if (eng->next_act < eng->nact && eng->act[eng->next_act].t < end)
+		end = eng->act[eng->next_act].t;
+	if (eng->stop_at < end)
+		end = eng->stop_at;
+	if (eng->stall_armed && eng->ndone < eng->expect_done && eng->st.last_progress + eng->cfg.stall < end)
+		end = eng->st.last_progress + eng->cfg.stall;
+	eng->win_start = next;
+	eng->win_end = end;
+	eng->st.windows++;
+	if (eng->cfg.progress && (eng->st.windows & 255) == 0) {
+		uint64_t now = emu_wall_ns();
+
+		if (now - eng->last_progress > 100000000) {
+			eng->last_progress = now;
+			eng->cfg.progress(eng->cfg.progress_ctx, next, eng->ndone, eng->expect_done);
+		}
+	}
+
+	/* wall clock: calibrate (auto) then pace */
+	if (eng->cfg.clock == EMU_CLOCK_WALL) {
+		uint64_t now = emu_wall_ns();
+
+		if (!eng->pacing) {
+			if (!eng->wall0) {
+				eng->wall0 = now;
+				eng->emu0 = next;
+			}
+			if (eng->dilation > 0 ||
+			    (now - eng->wall0 > EMU_CALIBRATE_NS && ++eng->calib_windows > 200 && next > eng->emu0)) {
+				if (eng->dilation <= 0)
+					eng->dilation = auto_dilation(now - eng->wall0, next - eng->emu0);
+				eng->pacing = true;
+				eng->wall0 = now;
+				eng->emu0 = next;
+			}
+		} else {
+			uint64_t target = eng->wall0 + (uint64_t)((double)(next - eng->emu0) / 1000.0 * eng->dilation);
+
+			if (now > target) {
+				uint64_t lag = now - target;
+
+				eng->st.final_lag_ns = lag;
+				eng->lag_sum += lag;
+				if (lag > eng->st.max_lag_ns)
+					eng->st.max_lag_ns = lag;
+			} else {
+				eng->st.final_lag_ns = 0;
+			}
+			eng->lag_windows++;
+		}
+	}
+}
+
+static void wall_wait(struct emu_engine *eng)
+{
+	if (eng->cfg.clock != EMU_CLOCK_WALL || !eng->pacing)
+		return;
+	uint64_t target = eng->wall0 + (uint64_t)((double)(eng->win_start - eng->emu0) / 1000.0 * eng->dilation);
+
+	/* sleep while far from the target (timer wake-ups overshoot), then spin */
+	for (;;) {
+		uint64_t now = emu_wall_ns();
+
+		if (now >= target)
+			return;
+		if (target - now > 400000) {
+			uint64_t d = target - now - 300000;
+			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000), .tv_nsec = (long)(d % 1000000000) };
+
+			nanosleep(&ts, NULL);
+		} else {
+			emu_cpu_relax();
+		}
+	}
+}
+
+static void sink_evq(void *arg, const struct emu_ev *ev)
+{
+	struct emu_worker *w = arg;
+
+	if (ev->type == EMU_EV_CREDIT)
+		emu_port_credit_in(&w->eng->nodes[ev->node], ev);
+	else
+		emu_evq_push(&w->q, ev);
+}
+
+static void process(struct emu_worker *w, emu_time_t end)
+{
+	struct emu_engine *eng = w->eng;
+	struct emu_ev ev;
+
+	while (emu_evq_pop_before(&w->q, end, &ev)) {
+		w->now = ev.t;
+		w->cur_key = ev.key;
+		w->events += ev.type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
+		struct emu_node *n = &eng->nodes[ev.node];
+
+		switch (ev.type) {
+		case EMU_EV_FRAME:
+			emu_port_arrive(n, ev.port, ev.frame);
+			break;
+		case EMU_EV_CREDIT:
+			emu_port_credit(n, ev.port, ev.arg);
+			break;
+		case EMU_EV_TIMER:
+			emu_timer_fired(n);
+			if (n->up && n->ops->timer)
+				n->ops->timer(n, ev.arg);
+			break;
+		case EMU_EV_TXDONE:
+			emu_port_txdone(n, ev.port);
+			break;
+		case EMU_EV_LINK:
+			emu_port_link(n, ev.port, ev.arg != 0);
+			break;
+		case EMU_EV_NODE:
+			if (n->up != (ev.arg != 0)) {
+				n->up = ev.arg != 0;
+				if (n->ops->state)
+					n->ops->state(n, n->up);
+			}
+			break;
+		default:
+			emu_die(EINVAL);
+		}
+	}
+	if (w->now > w->last_event)
+		w->last_event = w->now;
+}
+
+static void drain_in(struct emu_worker *w)
+{
+	for (uint32_t i = 0; i < w->nin; i++)
+		w->in[i]->ops->drain(w->in[i], sink_evq, w);
+}
+
+static void flush_out(struct emu_worker *w)
+{
+	for (uint32_t i = 0; i < w->nout; i++)
+		w->out[i]->ops->flush(w->out[i]);
+}
+
+static void barrier(struct emu_engine *eng, void (*serial)(void *))
+{
+	rcu_thread_offline();
+	emu_barrier_wait(&eng->bar, serial, eng);
+	rcu_thread_online();
+}
+
+static void *worker_main(void *arg)
+{
+	struct emu_worker *w = arg;
+	struct emu_engine *eng = w->eng;
+
+	rcu_register_thread();
+	w->now = 0;
+	for (uint32_t i = 0; i < w->nnodes && !w->init_rc; i++) {
+		struct emu_node *n = &eng->nodes[w->nodes[i]];
+
+		if (n->ops->state_size)
+			n->state = emu_xcalloc(1, n->ops->state_size);
+		if (n->ops->init)
+			w->init_rc = n->ops->init(n, n->arg);
+	}
+	flush_out(w);
+	for (;;) {
+		drain_in(w);
+		w->next_local = w->init_rc ? 0 : emu_evq_min_time(&w->q);
+		barrier(eng, plan_window);
+		if (eng->done)
+			break;
+		for (uint32_t i = 0; i < w->nrin; i++)
+			w->rin[i]->ops->drain(w->rin[i], sink_evq, w);
+		wall_wait(eng);
+		process(w, eng->win_end);
+		flush_out(w);
+		rcu_quiescent_state();
+		barrier(eng, NULL);
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void pin(struct emu_engine *eng, struct emu_worker *w, const int *pus, int npus)
+{
+	hwloc_topology_t topo = eng->hwtopo;
+	hwloc_obj_t pu;
+
+	if (eng->cfg.no_pin || npus <= 0)
+		return;
+	pu = hwloc_get_pu_obj_by_os_index(topo,
+					  (unsigned)pus[(w->id + (eng->cfg.pin_offset ? eng->wbase : 0)) % (unsigned)npus]);
+	if (pu && pu->cpuset)
+		hwloc_set_thread_cpubind(topo, w->thread, pu->cpuset, 0);
+}
+
+int emu_engine_run(struct emu_engine *eng)
+{
+	hwloc_topology_t topo = eng->hwtopo;
+	unsigned nw = eng->nworkers;
+	int rc = 0;
+
+	if (eng->ran)
+		return -EINVAL;
+	eng->ran = true;
+	for (uint32_t i = 0; i < eng->fab->nnodes; i++)
+		if (!eng->nodes[i].ops) {
+			fprintf(stderr, "canary-emu: node %s has no model\n", eng->fab->nodes[i].name);
+			return -EINVAL;
+		}
+	prepare_schedule(eng);
+	eng->stop_at = eng->cfg.end ? eng->cfg.end : EMU_TIME_INF;
+	eng->dilation = eng->cfg.dilation;
+
+	/* PUs this process may use, in order */
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	int *pus = emu_xcalloc(1024, sizeof(int));
+	int npus = 0;
+
+	if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+		int id;
+
+		hwloc_bitmap_foreach_begin(id, set)
+			if (npus < 1024)
+				pus[npus++] = id;
+		hwloc_bitmap_foreach_end();
+	}
+	hwloc_bitmap_free(set);
+	/* spin at barriers only when every worker (of every local rank) has its own PU */
+	unsigned spinners = eng->cfg.pin_offset ? eng->wtotal : nw;
+
+	emu_barrier_init(&eng->bar, nw, spinners <= (unsigned)(npus ? npus : 1) && !eng->dist ? 20000 : 0);
+
+	pthread_create(&eng->ctl_thread, NULL, ctl_main, eng);
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	if (nw > 64)
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+	uint64_t t0 = emu_wall_ns();
+
+	for (unsigned i = 0; i < nw; i++) {
+		int err = pthread_create(&eng->workers[i].thread, &attr, worker_main, &eng->workers[i]);
+
+		if (err)
+			emu_die(err);
+		pin(eng, &eng->workers[i], pus, npus);
+	}
+	pthread_attr_destroy(&attr);
+	for (unsigned i = 0; i < nw; i++)
+		pthread_join(eng->workers[i].thread, NULL);
+	eng->st.wall_ns = emu_wall_ns() - t0;
+
+	pthread_mutex_lock(&eng->ctl_lock);
+	eng->ctl_quit = true;
+	pthread_cond_broadcast(&eng->ctl_cond);
+	pthread_mutex_unlock(&eng->ctl_lock);
+	pthread_join(eng->ctl_thread, NULL);
+	free(pus);
+
+	emu_time_t last = 0;
+
+	for (unsigned i = 0; i < nw; i++) {
+		struct emu_worker *w = &eng->workers[i];
+
+		if (w->init_rc && !rc)
+			rc = w->init_rc;
+		eng->st.events += w->events;
+		eng->st.frame_hops += w->frame_hops;
+		eng->st.pool_frames += w->pool.allocated;
+		if (w->last_event > last)
+			last = w->last_event;
+		for (uint32_t k = 0; k < w->nout; k++) {
+			eng->st.cross_events += w->out[k]->sent;
+			eng->st.spilled += w->out[k]->spilled;
+		}
+	}
+	if (eng->dist_failed || (eng->dist && eng->err[0]))
+		rc = rc ? rc : -EPIPE;
+	eng->st.done = eng->ndone;
+	eng->st.last_event = last;
+	if (!eng->st.stopped || eng->st.emulated == 0)
+		eng->st.emulated = last;
+	eng->st.frame_hops_per_s = eng->st.wall_ns ? (double)eng->st.frame_hops * 1e9 / (double)eng->st.wall_ns : 0;
+	if (eng->cfg.clock == EMU_CLOCK_WALL && eng->dilation <= 0 && eng->st.emulated > eng->emu0)
+		eng->dilation = auto_dilation(emu_wall_ns() - t0, eng->st.emulated - eng->emu0);
+	eng->st.dilation = eng->dilation;
+	if (eng->lag_windows)
+		eng->st.mean_lag_ns = eng->lag_sum / eng->lag_windows;
+	/* keeping up: caught up by the end and late by little on average (timer
+	 * wake-ups on a busy machine overshoot by milliseconds now and then) */
+	eng->st.kept_up = eng->cfg.clock == EMU_CLOCK_WALL && eng->st.final_lag_ns <= eng->cfg.lag_ok_ns &&
+			  eng->st.mean_lag_ns <= eng->cfg.lag_ok_ns / 4;
+	return rc;
+}
+
+/* ---------- accessors and teardown ---------- */
+
+const struct emu_run_stats *emu_engine_stats(const struct emu_engine *eng)
+{
+	return &eng->st;
+}
+
+struct emu_node *emu_engine_node(struct emu_engine *eng, uint32_t id)
+{
+	return &eng->nodes[id];
+}
+
+unsigned emu_engine_partition(const struct emu_engine *eng, uint32_t node)
+{
+	return eng->part[node];
+}
+
+bool emu_engine_node_local(const struct emu_engine *eng, uint32_t node)
+{
+	return eng->part[node] >= eng->wbase && eng->part[node] < eng->wbase + eng->nworkers;
+}
+
+const char *emu_engine_error(const struct emu_engine *eng)
+{
+	return eng->err;
+}
+
+const struct emu_fabric *emu_engine_fabric(const struct emu_engine *eng)
+{
+	return eng->fab;
+}
+
+void emu_engine_destroy(struct emu_engine *eng)
+{
+	if (!eng)
+		return;
+	for (unsigned i = 0; i < eng->nworkers; i++) {
+		struct emu_worker *w = &eng->workers[i];
+
+		for (uint32_t k = 0; k < w->nout; k++)
+			emu_chan_destroy(w->out[k]);
+		for (uint32_t k = 0; k < w->nrin; k++)
+			emu_chan_destroy(w->rin[k]);
+		free(w->out);
+		free(w->in);
+		free(w->rin);
+		free(w->nodes);
+		emu_evq_fini(&w->q);
+	}
+	for (uint32_t i = 0; i < eng->fab->nnodes; i++) {
+		struct emu_node *n = &eng->nodes[i];
+
+		if (n->state && n->ops && n->ops->fini)
+			n->ops->fini(n);
+		free(n->state);
+		free(n->tfifo.ev);
+		emu_heap_fini(&n->theap);
+		for (unsigned p = 0; p < n->nports; p++)
+			free(n->ports[p].cq.ev);
+	}
+	/* frames still queued or in flight belong to some chunk: free chunks last */
+	for (unsigned i = 0; i < eng->nworkers; i++)
+		emu_pool_fini(&eng->workers[i].pool);
+	for (size_t i = 0; i < eng->nsnap; i++)
+		emu_routes_destroy(eng->snapshots[i]);
+	free(eng->snapshots);
+	emu_routes_destroy(eng->routes);
+	free(eng->act);
+	free(eng->rout);
+	free(eng->rin);
+	free(eng->workers);
+	free(eng->nodes);
+	free(eng->ports);
+	free(eng->part);
+	pthread_mutex_destroy(&eng->ctl_lock);
+	pthread_cond_destroy(&eng->ctl_cond);
+	if (eng->hwtopo)
+		hwloc_topology_destroy(eng->hwtopo);
+	free(eng);
+}

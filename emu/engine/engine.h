@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: engine.h - the parallel, deterministic, frame-level fabric engine.
+ *
+ * The engine runs a finalized struct emu_fabric: every node (host or
+ * switch) runs a model plugged in through a const struct emu_model_ops;
+ * every port has an egress queue (bytes) and a serializer; every link
+ * direction a rate, a latency and an optional injected loss. Frames are real
+ * bytes (frame.h) moved by pointer.
+ *
+ * Flow control: by default the fabric is lossless with credit-based flow
+ * control. A frame that arrives on port p occupies p's ingress buffer
+ * (buffer_bytes) until it leaves the node (its transmission starts) or the
+ * model frees it; then a credit goes back upstream, arriving one link
+ * latency later. A sender transmits only when the receiver's buffer has room
+ * for the whole frame, so nothing is ever dropped for lack of space.
+ * With .lossy the egress queue is drop-tail at buffer_bytes and no credits
+ * exist.
+ *
+ * Parallelism: the nodes are partitioned over worker threads (pinned with
+ * hwloc); a leaf switch and its hosts stay together. Workers advance in
+ * conservative windows of the smallest link latency: inside a window a
+ * worker processes its own events in (time, key) order; events for other
+ * partitions go through channels (chan.h) and are delivered before the next
+ * window; empty stretches are skipped. The order of events at a node never
+ * depends on the partitioning (event.h), and every node draws from its own
+ * random stream, so a run is bit-identical for any number of workers.
+ *
+ * Models call the emu_node_* / emu_send / emu_timer_at functions below from
+ * their callbacks only (they run on the node's worker thread).
+ */
+#ifndef EMU_ENGINE_H
+#define EMU_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu/engine/event.h"
+#include "emu/engine/fabric.h"
+#include "emu/engine/frame.h"
+#include "emu/engine/rng.h"
+#include "emu/engine/route.h"
+#include "emu/engine/time.h"
+
+struct emu_engine;
+struct emu_worker;
+struct emu_chan;
+struct emu_node;
+
+/*
+ * struct emu_model_ops - a node model. Fill it with designated initializers.
+ * @state_size: bytes of per-node state the engine allocates (zeroed)
+ * @init:    once, on the node's worker before time 0 runs; may send frames
+ *           and arm timers. @arg is what emu_engine_set_model() was given.
+ *           Return 0 or negative errno (the run is aborted).
+ * @rx:      a frame arrived on @port. The model owns it: forward it with
+ *           emu_send() or release it with emu_frame_free().
+ * @timer:   a timer armed with emu_timer_at() fired (not while the node is down).
+ * @txdone:  optional; @port's serializer went idle with an empty queue.
+ * @link:    optional; the link on @port went down or up.
+ * @state:   optional; the node itself failed or recovered.
+ * @fini:    optional; when the engine is destroyed (after stats were read).
+ */
+struct emu_model_ops {
+	const char *name;
+	size_t state_size;
+	int (*init)(struct emu_node *n, void *arg);
+	void (*rx)(struct emu_node *n, struct emu_frame *f, unsigned port);
+	void (*timer)(struct emu_node *n, uint64_t cookie);
+	void (*txdone)(struct emu_node *n, unsigned port);
+	void (*link)(struct emu_node *n, unsigned port, bool up);
+	void (*state)(struct emu_node *n, bool up);
+	void (*fini)(struct emu_node *n);
+};
+
+struct emu_port_stats {
+	uint64_t tx_frames, tx_bytes;
+	uint64_t rx_frames, rx_bytes;
+	emu_time_t busy_ps;		/* serializer busy time (utilization) */
+	uint64_t drops_queue;		/* lossy: egress queue full */
+	uint64_t drops_loss;		/* injected loss */
+	uint64_t drops_down;		/* sent into / in flight on a down link */
+	uint64_t drops_mtu;		/* larger than the link's MTU */
+	uint64_t q_peak_bytes;		/* egress queue high-water mark */
+	uint64_t in_peak_bytes;		/* ingress buffer high-water mark (lossless) */
+	uint64_t credit_stalls;		/* times the head frame waited for credit */
+};
+
+/*
+ * Traffic classes: with cfg.tc_collective, collective frames (Canary
+ * EtherType, or IPv4 with DSCP EMU_DSCP_COLLECTIVE) go to class 1, everything
+ * else to class 0. Each port then has one egress queue per class served in
+ * strict priority, and each ingress buffer one credit pool of buffer_bytes
+ * per class (per-priority flow control, as PFC), so a class never waits for
+ * the other's buffer. Without it every frame is class 0.
+ */
+#define EMU_TC_N 2
+
+struct emu_port {
+	/* configuration (from the fabric) */
+	uint64_t rate_bps;
+	uint64_t ps_per_byte;		/* 8e12 / rate when exact, else 0 */
+	emu_time_t latency;
+	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
+	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
+	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
+	uint32_t peer_node;
+	uint16_t peer_port;
+	bool connected;
+	/* run-time state, owned by the node's worker */
+	bool up;
+	bool txdone_pending;
+	bool tap;
+	uint32_t gen;			/* link generation: bumps on every state change */
+	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
+	struct emu_frame *qhead[EMU_TC_N], *qtail[EMU_TC_N];	/* egress queue per class */
+	uint32_t qframes;
+	uint64_t qbytes;		/* all classes */
+	uint64_t qbytes_tc[EMU_TC_N];
+	emu_time_t busy_until;
+	int64_t credits[EMU_TC_N];	/* lossless: free bytes in the peer's ingress buffer, per class */
+	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
+	/*
+	 * Credits on their way back from the peer, not yet applied, in
+	 * (t, key) order. They are applied
+	 * when the serializer next looks at its credits, exactly as if each
+	 * had been an event; only while the port waits for credit (stalled)
+	 * are they real events, since one of them has to wake it.
+	 */
+	struct emu_evfifo cq;		/* EMU_EV_CREDIT events */
+	bool stalled;
+	struct emu_port_stats st;
+};
+
+struct emu_node {
+	uint32_t id;
+	uint16_t nports;
+	bool up;
+	struct emu_worker *w;
+	struct emu_engine *eng;
+	const struct emu_fab_node *fn;
+	const struct emu_model_ops *ops;
+	void *state;
+	void *arg;
+	struct emu_port *ports;
+	uint64_t seq;			/* per-source event sequence (tie-break) */
+	struct emu_rng rng;
+	/*
+	 * Pending timers, ordered on (t, key). Only the earliest is always in
+	 * the worker's event queue (a "wake"); the others wait here, so a
+	 * host with a timer per block in flight costs the event queue one
+	 * entry, not one far-future event per block. Timers mostly come in
+	 * time order: those go to a FIFO (O(1)); the rest to a small heap.
+	 */
+	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events; port = 1: woken */
+	struct emu_heap theap;		/* the same, out of order */
+};
+
+enum emu_clock {
+	EMU_CLOCK_VIRTUAL = 0,
+	EMU_CLOCK_WALL,
+};
+
+struct emu_engine_cfg {
+	unsigned workers;		/* 0: one per core available to the process */
+	bool per_node;			/* a pinned thread per node */
+	bool lossy;			/* drop-tail instead of credit-based lossless */
+	bool tc_collective;		/* strict priority + own credits for collective frames */
+	bool no_pin;			/* do not pin workers */
+	uint64_t buffer_bytes;		/* per port; 0: EMU_DEFAULT_BUFFER */
+	uint64_t seed;
+	enum emu_clock clock;
+	double dilation;		/* wall: wall ns per emulated ns; 0: auto */
+	emu_time_t end;			/* stop at this emulated time; 0: no limit */
+	enum emu_routing routing;	/* the policy models read with emu_node_routing() */
+	uint64_t lag_ok_ns;		/* wall: lag up to this counts as keeping up (0: 2 ms) */
+	/* called between windows (main-thread-safe: all workers wait) about
+	 * every 100 ms of wall time, with the emulated time and completions */
+	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
+	void *progress_ctx;
+	/* watchdog: with completions expected, stop when no node reported
+	 * progress (emu_node_progress) for this long; 0: no watchdog */
+	emu_time_t stall;
+	/* distributed (dist.h): this process runs the workers of its rank;
+	 * @workers must then be its count as given to emu_dist_join() */
+	struct emu_dist *dist;
+	bool pin_offset;		/* pin to PUs after those of lower ranks (local ranks) */
+};
+
+#define EMU_DEFAULT_BUFFER (128 * 1024)
+
+struct emu_run_stats {
+	emu_time_t emulated;		/* time of the last processed event / stop time */
+	uint64_t wall_ns;
+	uint64_t events;
+	uint64_t frame_hops;		/* frames put on a link */
+	uint64_t windows;
+	uint64_t cross_events;		/* events that crossed partitions */
+	uint64_t spilled;		/* ...of which did not fit a ring */
+	unsigned workers;
+	double frame_hops_per_s;
+	/* wall clock mode */
+	double dilation;
+	uint64_t max_lag_ns;
+	uint64_t final_lag_ns;
+	uint64_t mean_lag_ns;
+	bool kept_up;
+	bool stopped;			/* ended by emu_stop()/cfg.end rather than running dry */
+	uint64_t done;			/* emu_node_done() calls */
+	bool stalled;			/* ended by the watchdog */
+	emu_time_t last_progress;	/* time of the last emu_node_progress() (or of the first event) */
+	emu_time_t last_done;		/* time of the latest */
+	uint64_t pool_frames;		/* frames carved from chunks (memory use) */
+	emu_time_t last_event;		/* of this process's workers */
+};
+
+/*
+ * emu_engine_create - runtime for @fab (finalized; must outlive the engine).
+ * Return NULL with a reason in @err on a bad configuration.
+ */
+struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct emu_engine_cfg *cfg,
+				     char *err, size_t errlen);
+/* emu_engine_destroy - run the models' fini, free everything. Accepts NULL. */
+void emu_engine_destroy(struct emu_engine *eng);
+
+/* emu_engine_set_model - plug @ops into @node with @arg for init. Before run. */
+void emu_engine_set_model(struct emu_engine *eng, uint32_t node, const struct emu_model_ops *ops, void *arg);
+
+/*
+ * emu_engine_schedule_link / _node - take a link or a node down (@up false)
+ * or up at emulated time @t. Frames on a link when it goes down are lost;
+ * routing tables are recomputed and published (RCU) at exactly @t.
+ * Before run. Return 0 or -EINVAL.
+ */
+int emu_engine_schedule_link(struct emu_engine *eng, uint32_t link, emu_time_t t, bool up);
+int emu_engine_schedule_node(struct emu_engine *eng, uint32_t node, emu_time_t t, bool up);
+
+/* emu_engine_expect_done - stop once @count emu_node_done() calls happened. Before run. */
+void emu_engine_expect_done(struct emu_engine *eng, uint64_t count);
+
+/*
+ * A tap sees every frame put on a tapped port: on the sending node's
+ * worker (@worker), at the time its first bit leaves. Before run.
+ */
+typedef void (*emu_tap_fn)(void *ctx, unsigned worker, uint32_t node, unsigned port, const struct emu_frame *f,
+			   emu_time_t t);
+void emu_engine_set_tap(struct emu_engine *eng, emu_tap_fn fn, void *ctx);
+/* emu_engine_tap_port - tap (node, port); return -EINVAL if there is no such linked port. */
+int emu_engine_tap_port(struct emu_engine *eng, uint32_t node, unsigned port);
+unsigned emu_engine_workers(const struct emu_engine *eng);
+
+/* emu_engine_drop_nth - lose the @n-th frame (1-based) sent on (node, port). Before run. */
+int emu_engine_drop_nth(struct emu_engine *eng, uint32_t node, unsigned port, uint64_t n);
+
+/* emu_engine_run - run to completion. Return 0 or the first init error. */
+int emu_engine_run(struct emu_engine *eng);
+
+const struct emu_run_stats *emu_engine_stats(const struct emu_engine *eng);
+struct emu_node *emu_engine_node(struct emu_engine *eng, uint32_t id);
+unsigned emu_engine_partition(const struct emu_engine *eng, uint32_t node);
+/* emu_engine_node_local - does this process run @node (always, unless distributed)? */
+bool emu_engine_node_local(const struct emu_engine *eng, uint32_t node);
+/* emu_engine_error - why emu_engine_run() failed (a distributed run broke), or "" */
+const char *emu_engine_error(const struct emu_engine *eng);
+const struct emu_fabric *emu_engine_fabric(const struct emu_engine *eng);
+
+/* ---- called by models, on the node's worker ---- */
+
+emu_time_t emu_node_now(const struct emu_node *n);
+static inline void *emu_node_state(const struct emu_node *n) { return n->state; }
+static inline struct emu_rng *emu_node_rng(struct emu_node *n) { return &n->rng; }
+static inline const struct emu_fab_node *emu_node_desc(const struct emu_node *n) { return n->fn; }
+enum emu_routing emu_node_routing(const struct emu_node *n);
+uint64_t emu_node_buffer(const struct emu_node *n);
+
+/* emu_frame_alloc - a fresh frame from this worker's pool. Cannot fail. */
+struct emu_frame *emu_frame_alloc(struct emu_node *n);
+/* emu_frame_clone - a copy of @f (bytes and length). Cannot fail. */
+struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f);
+/* emu_frame_free - release @f (and the ingress buffer space it holds). */
+void emu_frame_free(struct emu_node *n, struct emu_frame *f);
+
+/*
+ * emu_send - queue @f on @port for transmission. The engine owns it from
+ * here. Return 0; or -ENETDOWN (link down), -ENOBUFS (lossy queue full),
+ * -EMSGSIZE (over the MTU), -EINVAL (no such port): then @f was freed and
+ * the drop counted.
+ */
+int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f);
+
+/* emu_timer_at - fire ops->timer(@cookie) at @t (>= now). */
+void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie);
+
+/*
+ * emu_stop - ask the run to end. The run stops at now + the smallest link
+ * latency, a point that does not depend on the partitioning.
+ */
+void emu_stop(struct emu_node *n);
+
+/*
+ * emu_node_done - count one completion (e.g. a host finished its
+ * allreduce). When emu_engine_expect_done()'s count is reached, the run
+ * stops one lookahead after the latest completion (a point independent of
+ * the partitioning).
+ */
+void emu_node_done(struct emu_node *n);
+
+/* emu_node_progress - something useful happened (feeds the stall watchdog). */
+void emu_node_progress(struct emu_node *n);
+
+/* emu_port_busy - is @port's serializer busy or its queue non-empty? */
+static inline bool emu_port_busy(const struct emu_node *n, unsigned port);
+
+/*
+ * emu_route - ports of switch @n on a shortest path to host index @dst_host
+ * under the current routing snapshot (RCU read side). 0: unreachable.
+ */
+uint64_t emu_route(struct emu_node *n, uint32_t dst_host);
+/* emu_route_sw - the same toward switch node @dst_sw. */
+uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
+
+/*
+ * emu_route_pick - choose one port of @mask (non-zero) under @policy with
+ * flow hash @hash: adaptive (hash default, least-queued when the default's
+ * queue is above half the buffer), ecmp (hash), leastloaded.
+ */
+unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
+
+/* emu_port_tx_time - wire time of a @bytes frame on @port (exact, no division at 100G etc.). */
+static inline emu_time_t emu_port_tx_time(const struct emu_node *n, unsigned port, uint32_t bytes)
+{
+	const struct emu_port *p = &n->ports[port];
+
+	return p->ps_per_byte ? (emu_time_t)(bytes + EMU_WIRE_OVERHEAD) * p->ps_per_byte : emu_tx_time(bytes, p->rate_bps);
+}
+
+static inline bool emu_port_busy(const struct emu_node *n, unsigned port)
+{
+	const struct emu_port *p = &n->ports[port];
+
+	return p->qframes || p->busy_until > emu_node_now(n);
+}
+
+#endif /* EMU_ENGINE_H */

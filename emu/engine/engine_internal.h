@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: engine_internal.h - the engine's private state, shared by engine.c
+ * (windows, workers, control) and port.c (the per-frame data path).
+ */
+#ifndef EMU_ENGINE_INTERNAL_H
+#define EMU_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdalign.h>
+
+#include "emu/engine/barrier.h"
+#include "emu/engine/chan.h"
+#include "emu/engine/engine.h"
+#include "emu/engine/util.h"
+
+struct emu_worker {
+	unsigned id;
+	struct emu_engine *eng;
+	pthread_t thread;
+	struct emu_evq q;
+	struct emu_pool pool;
+	emu_time_t now;
+	uint64_t cur_key;	/* key of the event being processed */
+	uint32_t *nodes;
+	uint32_t nnodes;
+	struct emu_chan **in;
+	uint32_t nin;
+	struct emu_chan **out;
+	uint32_t nout;
+	struct emu_chan **rin;	/* from workers of other processes */
+	uint32_t nrin;
+	int init_rc;
+	/* stats */
+	uint64_t events;
+	uint64_t frame_hops;
+	emu_time_t progress_t;	/* 1 + time of the latest emu_node_progress(), 0: none */
+	/* published at the window barrier */
+	alignas(EMU_CACHELINE) emu_time_t next_local;
+	emu_time_t stop_req;
+	emu_time_t last_event;
+	uint64_t done;
+	emu_time_t done_max;
+};
+
+struct emu_ctl_action {
+	emu_time_t t;
+	uint32_t seq;
+	uint32_t id;
+	bool is_node;
+	bool up;
+};
+
+struct emu_engine {
+	const struct emu_fabric *fab;
+	struct emu_engine_cfg cfg;
+	struct emu_node *nodes;
+	struct emu_port *ports;
+	struct emu_worker *workers;
+	unsigned nworkers;		/* in this process */
+	unsigned wbase;			/* global id of workers[0] */
+	unsigned wtotal;		/* workers of all processes */
+	struct emu_dist *dist;
+	struct emu_chan **rout;		/* channels to other processes */
+	uint32_t nrout;
+	struct emu_chan **rin;		/* channels from other processes */
+	uint32_t nrin;
+	bool dist_failed;
+	char err[256];
+	uint32_t *part;
+	emu_time_t lookahead;
+	struct emu_barrier bar;
+	bool ran;
+
+	/* window plan, written by the serial section of the barrier */
+	emu_time_t win_start;
+	emu_time_t win_end;
+	emu_time_t stop_at;
+	bool done;
+	uint64_t expect_done;
+	uint64_t ndone;
+	bool stall_armed;		/* the watchdog has a start time */
+
+	/* routing, RCU-published */
+	struct emu_routes *routes;
+	struct emu_routes **snapshots;	/* one per distinct action time */
+	size_t nsnap;
+
+	/* control schedule and the control thread */
+	struct emu_ctl_action *act;
+	size_t nact;
+	size_t capact;
+	size_t next_act;
+	size_t next_snap;
+	pthread_t ctl_thread;
+	pthread_mutex_t ctl_lock;
+	pthread_cond_t ctl_cond;
+	struct emu_routes *ctl_publish;	/* request: publish this */
+	bool ctl_quit;
+
+	/* wall clock */
+	uint64_t wall0;
+	emu_time_t emu0;
+	double dilation;
+	bool pacing;
+	uint64_t last_progress;
+	uint64_t lag_sum;
+	uint64_t lag_windows;
+	uint64_t calib_windows;
+
+	struct emu_run_stats st;
+	void *hwtopo;
+	emu_tap_fn tap;
+	void *tap_ctx;
+};
+
+/* port.c */
+void emu_port_kick(struct emu_node *n, unsigned pi);
+void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f);
+void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg);
+/* emu_port_credit_in - a credit event for @n's port from a channel: queue it or keep it an event */
+void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev);
+void emu_port_txdone(struct emu_node *n, unsigned pi);
+void emu_port_link(struct emu_node *n, unsigned pi, bool up);
+void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
+/* emu_timer_fired - the wake of @n's earliest timer popped: drop it, wake the next */
+void emu_timer_fired(struct emu_node *n);
+
+#endif /* EMU_ENGINE_INTERNAL_H */

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: event.c - binary min-heap of events on (time, key). See event.h.
+ */
+#include "emu/engine/event.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/engine/frame.h"
+#include "emu/engine/util.h"
+
+void emu_heap_init(struct emu_heap *h)
+{
+	h->cap = 1024;
+	h->n = 0;
+	h->ev = emu_xmalloc(h->cap * sizeof(*h->ev));
+}
+
+void emu_heap_fini(struct emu_heap *h)
+{
+	free(h->ev);
+	h->ev = NULL;
+	h->n = h->cap = 0;
+}
+
+void emu_heap_push(struct emu_heap *h, const struct emu_ev *ev)
+{
+	if (emu_unlikely(h->n == h->cap)) {
+		h->cap = h->cap ? 2 * h->cap : 16;
+		h->ev = emu_xrealloc(h->ev, h->cap * sizeof(*h->ev));
+	}
+	struct emu_ev *a = h->ev;
+	size_t i = h->n++;
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!emu_ev_before(ev, &a[parent]))
+			break;
+		a[i] = a[parent];
+		i = parent;
+	}
+	a[i] = *ev;
+}
+
+void emu_heap_pop(struct emu_heap *h, struct emu_ev *out)
+{
+	struct emu_ev *a = h->ev;
+	size_t n = --h->n;
+	struct emu_ev last = a[n];
+	size_t i = 0;
+
+	*out = a[0];
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && emu_ev_before(&a[c + 1], &a[c]))
+			c++;
+		if (!emu_ev_before(&a[c], &last))
+			break;
+		a[i] = a[c];
+		i = c;
+	}
+	a[i] = last;
+}
+
+void emu_evfifo_push(struct emu_evfifo *f, const struct emu_ev *ev)
+{
+	if (emu_unlikely(f->n == f->cap)) {
+		uint32_t cap = f->cap ? 2 * f->cap : 16;
+		struct emu_ev *a = emu_xmalloc(cap * sizeof(*a));
+
+		for (uint32_t i = 0; i < f->n; i++)
+			a[i] = *emu_evfifo_at(f, i);
+		free(f->ev);
+		f->ev = a;
+		f->cap = cap;
+		f->head = 0;
+	}
+	*emu_evfifo_at(f, f->n++) = *ev;
+}
+
+/* ---------- timing wheel ---------- */
+
+void emu_evq_init(struct emu_evq *q)
+{
+	memset(q, 0, sizeof(*q));
+	emu_heap_init(&q->far);
+	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));
+}
+
+void emu_evq_fini(struct emu_evq *q)
+{
+	emu_heap_fini(&q->far);
+	free(q->now.ev);
+	if (q->slot)
+		for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
+			free(q->slot[i].ev);
+	free(q->slot);
+	q->slot = NULL;
+}
+
+static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
+{
+	if (emu_unlikely(want > b->cap)) {
+		b->cap = b->cap ? 2 * b->cap : 8;
+		if (b->cap < want)
+			b->cap = want;
+		b->ev = emu_xrealloc(b->ev, (size_t)b->cap * sizeof(*b->ev));
+	}
+}
+
+static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev *ev)
+{
+	unsigned i = (unsigned)(sl & (EMU_EVQ_SLOTS - 1));
+	struct emu_evbucket *b = &q->slot[i];
+
+	bucket_reserve(b, b->n + 1);
+	b->ev[b->n++] = *ev;
+	q->used[i / 64] |= 1ULL << (i % 64);
+	q->nwheel++;
+}
+
+/* insert @ev into the current slot, keeping (t, key) order */
+static void now_insert(struct emu_evq *q, const struct emu_ev *ev)
+{
+	struct emu_evbucket *b = &q->now;
+
+	if (q->head && q->head == b->n) {
+		b->n = 0;
+		q->head = 0;
+	}
+	bucket_reserve(b, b->n + 1);
+	uint32_t i = b->n;
+
+	while (i > q->head && emu_ev_before(ev, &b->ev[i - 1])) {
+		b->ev[i] = b->ev[i - 1];
+		i--;
+	}
+	b->ev[i] = *ev;
+	b->n++;
+}
+
+void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
+{
+	uint64_t sl = ev->t >> EMU_EVQ_GRAIN_BITS;
+
+	q->n++;
+	if (sl <= q->cur)
+		now_insert(q, ev);
+	else if (sl < q->cur + EMU_EVQ_SLOTS)
+		wheel_add(q, sl, ev);
+	else
+		emu_heap_push(&q->far, ev);
+}
+
+/* Slot number of the first non-empty wheel slot after cur (wheel not empty). */
+static uint64_t next_used(const struct emu_evq *q)
+{
+	unsigned start = (unsigned)((q->cur + 1) & (EMU_EVQ_SLOTS - 1));
+	unsigned w = start / 64;
+	uint64_t bits = q->used[w] & (~0ULL << (start % 64));
+
+	for (unsigned k = 0; k <= EMU_EVQ_SLOTS / 64; k++) {
+		if (bits) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+			uint64_t d = (i - start) & (EMU_EVQ_SLOTS - 1);
+
+			return q->cur + 1 + d;
+		}
+		w = (w + 1) % (EMU_EVQ_SLOTS / 64);
+		bits = q->used[w];
+	}
+	emu_die(EINVAL);
+}
+
+/* Move far events whose slot entered the wheel's span. */
+static void pull_far(struct emu_evq *q)
+{
+	struct emu_ev ev;
+
+	while (q->far.n && (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) < q->cur + EMU_EVQ_SLOTS) {
+		emu_heap_pop(&q->far, &ev);
+		if ((ev.t >> EMU_EVQ_GRAIN_BITS) <= q->cur)
+			now_insert(q, &ev);
+		else
+			wheel_add(q, ev.t >> EMU_EVQ_GRAIN_BITS, &ev);
+	}
+}
+
+/* The current slot is empty: move to the next slot that has events. */
+static bool advance(struct emu_evq *q)
+{
+	if (!q->nwheel) {
+		if (!q->far.n)
+			return false;
+		q->cur = (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) - 1;
+		pull_far(q);
+	}
+	q->cur = next_used(q);
+	unsigned i = (unsigned)(q->cur & (EMU_EVQ_SLOTS - 1));
+	struct emu_evbucket *b = &q->slot[i];
+	struct emu_evbucket spare = q->now;
+
+	q->used[i / 64] &= ~(1ULL << (i % 64));
+	q->nwheel -= b->n;
+	/* the slot's array becomes the current one (no copy); sort it */
+	q->now = *b;
+	q->head = 0;
+	spare.n = 0;
+	*b = spare;
+	struct emu_ev *a = q->now.ev;
+
+	for (uint32_t k = 1; k < q->now.n; k++) {
+		struct emu_ev x = a[k];
+		uint32_t j = k;
+
+		while (j > 0 && emu_ev_before(&x, &a[j - 1])) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+	/* these run next: start fetching their frames now */
+	for (uint32_t k = 0; k < q->now.n; k++)
+		if (a[k].type == EMU_EV_FRAME) {
+			__builtin_prefetch(a[k].frame);
+			__builtin_prefetch(a[k].frame->data);
+		}
+	pull_far(q);
+	return true;
+}
+
+emu_time_t emu_evq_min_time(const struct emu_evq *q)
+{
+	if (q->head < q->now.n)
+		return q->now.ev[q->head].t;
+	if (q->nwheel) {
+		const struct emu_evbucket *b = &q->slot[next_used(q) & (EMU_EVQ_SLOTS - 1)];
+		emu_time_t m = EMU_TIME_INF;
+
+		for (uint32_t k = 0; k < b->n; k++)
+			if (b->ev[k].t < m)
+				m = b->ev[k].t;
+		return m;
+	}
+	return q->far.n ? q->far.ev[0].t : EMU_TIME_INF;
+}
+
+bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
+{
+	if (q->head == q->now.n) {
+		if (!q->n)
+			return false;
+		/*
+		 * Move to the next slot only if it starts before @end. Moving
+		 * early is harmless: later pushes at or before the current slot
+		 * are inserted in order.
+		 */
+		if (q->nwheel) {
+			if ((next_used(q) << EMU_EVQ_GRAIN_BITS) >= end)
+				return false;
+		} else if (q->far.ev[0].t >= end) {
+			return false;
+		}
+		advance(q);
+	}
+	if (q->now.ev[q->head].t >= end)
+		return false;
+	*out = q->now.ev[q->head++];
+	q->n--;
+	return true;
+}

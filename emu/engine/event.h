@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: event.h - the engine's event and the per-worker event heap.
+ *
+ * An event is 32 bytes: its time, a tie-break key, the destination node and
+ * port, a type and a payload (a frame pointer or a 64-bit argument). Events
+ * at one node are processed in (time, key) order, where key is
+ * (source node << 40 | per-source sequence): a total order that does not
+ * depend on how the fabric is partitioned over workers, which is what makes
+ * runs deterministic (DESIGN §3). Scheduled link/node changes come from the
+ * pseudo source EMU_SRC_CONTROL and sort after node-generated events of the
+ * same picosecond.
+ *
+ * struct emu_heap is a plain binary min-heap on (t, key). struct emu_evq,
+ * the worker's event queue, is a timing wheel in front of it: simulated
+ * time only moves forward, so events are appended (O(1)) to the wheel slot
+ * of their EMU_EVQ_GRAIN_BITS of picoseconds when within the wheel's span,
+ * or to a far-future heap otherwise. Only the current slot is ordered on
+ * (t, key), sorted when the wheel
+ * reaches it (a slot holds a handful of events: insertion sort, then
+ * pops are O(1)); pushes at or before the current slot are inserted in
+ * order.
+ * The (time, key) order of pops is exactly that of one big heap.
+ */
+#ifndef EMU_EVENT_H
+#define EMU_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu/engine/time.h"
+
+struct emu_frame;
+
+enum emu_ev_type {
+	EMU_EV_FRAME = 1, /* frame arrives at (node, port) */
+	EMU_EV_CREDIT,    /* arg = bytes | gen << 32, back to the sender */
+	EMU_EV_TIMER,     /* a model timer, arg = cookie */
+	EMU_EV_TXDONE,    /* the port's serializer is free again */
+	EMU_EV_LINK,      /* scheduled link state: arg = 1 up, 0 down */
+	EMU_EV_NODE,      /* scheduled node state: arg = 1 up, 0 down */
+};
+
+#define EMU_SRC_BITS 24
+#define EMU_SEQ_BITS 40
+#define EMU_SRC_CONTROL ((1u << EMU_SRC_BITS) - 1)
+#define EMU_EV_KEY(src, seq) (((uint64_t)(src) << EMU_SEQ_BITS) | ((seq) & ((1ULL << EMU_SEQ_BITS) - 1)))
+
+struct emu_ev {
+	emu_time_t t;
+	uint64_t key;
+	union {
+		struct emu_frame *frame;
+		uint64_t arg;
+	};
+	uint32_t node;
+	uint16_t type;
+	uint16_t port;
+};
+
+_Static_assert(sizeof(struct emu_ev) == 32, "struct emu_ev must stay 32 bytes");
+
+static inline bool emu_ev_before(const struct emu_ev *a, const struct emu_ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->key < b->key);
+}
+
+struct emu_heap {
+	struct emu_ev *ev;
+	size_t n;
+	size_t cap;
+};
+
+/* emu_heap_init - a heap with room for 1024; a zeroed one works too (grows from 0) */
+void emu_heap_init(struct emu_heap *h);
+void emu_heap_fini(struct emu_heap *h);
+/* emu_heap_push - insert a copy of @ev. Cannot fail (grows or dies). */
+void emu_heap_push(struct emu_heap *h, const struct emu_ev *ev);
+/* emu_heap_pop - remove the smallest event into @out. Heap must be non-empty. */
+void emu_heap_pop(struct emu_heap *h, struct emu_ev *out);
+
+/*
+ * struct emu_evfifo - events kept in (t, key) order outside the queue: a
+ * ring of cap (a power of two) that grows. For what arrives in order
+ * anyway (a port's returning credits, a node's timers).
+ */
+struct emu_evfifo {
+	struct emu_ev *ev;
+	uint32_t head, n, cap;
+};
+
+static inline struct emu_ev *emu_evfifo_at(const struct emu_evfifo *f, uint32_t i)
+{
+	return &f->ev[(f->head + i) & (f->cap - 1)];
+}
+
+static inline void emu_evfifo_drop(struct emu_evfifo *f)
+{
+	f->head = (f->head + 1) & (f->cap - 1);
+	f->n--;
+}
+
+/* emu_evfifo_push - append a copy of @ev (not before the tail). Cannot fail. */
+void emu_evfifo_push(struct emu_evfifo *f, const struct emu_ev *ev);
+
+#define EMU_EVQ_GRAIN_BITS 8	/* a slot is 256 ps */
+#define EMU_EVQ_SLOTS 8192	/* the wheel spans about 2.1 us */
+
+struct emu_evbucket {
+	struct emu_ev *ev;
+	uint32_t n;
+	uint32_t cap;
+};
+
+struct emu_evq {
+	uint64_t cur;			/* current slot number (t >> GRAIN_BITS) */
+	size_t n;
+	size_t nwheel;			/* events in wheel slots */
+	struct emu_evbucket now;	/* events with slot <= cur, sorted by (t, key) from head */
+	uint32_t head;
+	struct emu_heap far;		/* events with slot >= cur + SLOTS */
+	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
+	struct emu_evbucket *slot;	/* EMU_EVQ_SLOTS */
+};
+
+void emu_evq_init(struct emu_evq *q);
+void emu_evq_fini(struct emu_evq *q);
+
+/* emu_evq_push - queue a copy of @ev (at or after the last popped time). Cannot fail. */
+void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev);
+
+/*
+ * emu_evq_pop_before - pop the smallest event into @out if its time is
+ * before @end. Return true if one was popped.
+ */
+bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out);
+
+/* emu_evq_min_time - time of the smallest event, EMU_TIME_INF if empty. */
+emu_time_t emu_evq_min_time(const struct emu_evq *q);
+
+#endif /* EMU_EVENT_H */

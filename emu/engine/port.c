@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: port.c - the per-frame data path: egress queues, serializers,
+ * credits, loss, link state, and the model-facing send/alloc/timer calls.
+ *
+ * A port's serializer transmits one frame at a time: it starts when the
+ * port is idle, the queue is non-empty and (lossless) the peer has buffer
+ * credit for the whole frame; the frame occupies the wire for
+ * (len + 24) * 8 / rate and arrives at the peer one latency after its last
+ * bit left (store-and-forward). A TXDONE event is armed only while frames
+ * wait behind a busy serializer (or when the model asked for txdone
+ * notifications), so an idle fabric costs nothing. Credits coming back and
+ * model timers wait in small per-port / per-node FIFOs instead of the
+ * worker's event queue (see absorb_credits() and emu_timer_at()), in a way
+ * that processes everything in exactly the (time, key) order of events.
+ */
+#include "emu/engine/engine_internal.h"
+#include "libhost/wire.h"
+
+#include <errno.h>
+#include <string.h>
+#include <urcu-qsbr.h>
+
+void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan)
+{
+	ev->key = EMU_EV_KEY(n->id, n->seq++);
+	if (chan)
+		chan->ops->send(chan, ev);
+	else
+		emu_evq_push(&n->w->q, ev);
+}
+
+emu_time_t emu_node_now(const struct emu_node *n)
+{
+	return n->w->now;
+}
+
+enum emu_routing emu_node_routing(const struct emu_node *n)
+{
+	return n->eng->cfg.routing;
+}
+
+uint64_t emu_node_buffer(const struct emu_node *n)
+{
+	return n->eng->cfg.buffer_bytes;
+}
+
+struct emu_frame *emu_frame_alloc(struct emu_node *n)
+{
+	return emu_pool_get(&n->w->pool);
+}
+
+struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
+{
+	struct emu_frame *c = emu_pool_get(&n->w->pool);
+
+	c->len = f->len;
+	c->user = f->user;
+	memcpy(c->data, f->data, f->len);
+	return c;
+}
+
+/*
+ * The traffic class of @f from its bytes (engine.h): Canary frames and IPv4
+ * with the collective DSCP are class 1 when the run separates them.
+ */
+static unsigned frame_tc(const struct emu_node *n, const struct emu_frame *f)
+{
+	if (!n->eng->cfg.tc_collective || f->len < EMU_ETH_HLEN + 2)
+		return 0;
+	uint16_t et = emu_get16(f->data + 12);
+
+	if (et == EMU_ETHERTYPE_CANARY)
+		return 1;
+	return et == EMU_ETHERTYPE_IPV4 && f->data[EMU_ETH_HLEN + 1] >> 2 == EMU_DSCP_COLLECTIVE;
+}
+
+/* credit event argument: bytes (31 bits), class (bit 31), link generation (high word) */
+#define CREDIT_ARG(bytes, tc, gen) ((uint64_t)(bytes) | (uint64_t)(tc) << 31 | (uint64_t)(gen) << 32)
+
+/* is (t, key) before the event being processed? */
+static inline bool before_now(const struct emu_worker *w, emu_time_t t, uint64_t key)
+{
+	return t < w->now || (t == w->now && key < w->cur_key);
+}
+
+/* add a credit to its class; false if it is from before the link last changed state */
+static bool apply_credit(struct emu_port *p, uint64_t arg)
+{
+	if ((uint32_t)(arg >> 32) != p->gen)
+		return false;
+	p->credits[arg >> 31 & 1] += (uint32_t)arg & 0x7fffffffu;
+	return true;
+}
+
+/* apply the queued credits that would have been processed by now */
+static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
+{
+	while (p->cq.n) {
+		const struct emu_ev *c = emu_evfifo_at(&p->cq, 0);
+
+		if (!before_now(w, c->t, c->key))
+			break;
+		apply_credit(p, c->arg);
+		emu_evfifo_drop(&p->cq);
+	}
+}
+
+/* the port waits for credit: what is on its way has to be able to wake it */
+static void stall(struct emu_node *n, struct emu_port *p)
+{
+	p->stalled = true;
+	for (; p->cq.n; emu_evfifo_drop(&p->cq))
+		emu_evq_push(&n->w->q, emu_evfifo_at(&p->cq, 0));
+}
+
+void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
+{
+	struct emu_port *p = &n->ports[ev->port];
+
+	if (p->stalled) {
+		emu_evq_push(&n->w->q, ev);
+	} else {
+		absorb_credits(n->w, p);
+		emu_evfifo_push(&p->cq, ev);
+	}
+}
+
+/* Give back the ingress buffer space @f holds: a credit to the upstream. */
+static void ingress_release(struct emu_node *n, struct emu_frame *f)
+{
+	if (f->in_port == EMU_PORT_NONE)
+		return;
+	struct emu_port *ip = &n->ports[f->in_port];
+
+	ip->in_bytes -= f->len;
+	if (f->gen == ip->gen && ip->up) {
+		struct emu_ev ev = {
+			.t = n->w->now + ip->latency,
+			.arg = CREDIT_ARG(f->len, f->in_tc, ip->gen),
+			.node = ip->peer_node,
+			.type = EMU_EV_CREDIT,
+			.port = ip->peer_port,
+		};
+
+		/*
+		 * Counted here: whether it becomes a queue event or is applied
+		 * lazily depends on the partition, the count must not.
+		 */
+		n->w->events++;
+		if (ip->chan) {
+			emu_post(n, &ev, ip->chan);
+		} else {
+			struct emu_node *up = &n->eng->nodes[ip->peer_node];
+
+			ev.key = EMU_EV_KEY(n->id, n->seq++);
+			emu_port_credit_in(up, &ev);
+		}
+	}
+	f->in_port = EMU_PORT_NONE;
+}
+
+void emu_frame_free(struct emu_node *n, struct emu_frame *f)
+{
+	ingress_release(n, f);
+	emu_pool_put(&n->w->pool, f);
+}
+
+/* the node's earliest timer (there is one) */
+static struct emu_ev *tmr_min(struct emu_node *n)
+{
+	if (!n->tfifo.n)
+		return &n->theap.ev[0];
+	struct emu_ev *f = emu_evfifo_at(&n->tfifo, 0);
+
+	return n->theap.n && emu_ev_before(&n->theap.ev[0], f) ? &n->theap.ev[0] : f;
+}
+
+/* put the wake of timer @x in the event queue: a copy with its (t, key) */
+static void tmr_wake(struct emu_node *n, struct emu_ev *x)
+{
+	x->port = 1;
+	emu_evq_push(&n->w->q, x);
+}
+
+/*
+ * Timers keep the (t, key) they would have had as events, and the node's
+ * earliest timer always has its wake in the event queue (pushed when it
+ * became the earliest), so wakes pop in the order the timers themselves
+ * would have: any timer woken before is later than the earliest.
+ */
+void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
+{
+	struct emu_ev x = {
+		.t = t < n->w->now ? n->w->now : t,
+		.key = EMU_EV_KEY(n->id, n->seq++),
+		.arg = cookie,
+		.node = n->id,
+		.type = EMU_EV_TIMER,
+	};
+	bool earliest = (!n->tfifo.n && !n->theap.n) || emu_ev_before(&x, tmr_min(n));
+
+	if (!n->tfifo.n || !emu_ev_before(&x, emu_evfifo_at(&n->tfifo, n->tfifo.n - 1)))
+		emu_evfifo_push(&n->tfifo, &x);
+	else
+		emu_heap_push(&n->theap, &x);
+	if (earliest)
+		tmr_wake(n, tmr_min(n));
+}
+
+void emu_timer_fired(struct emu_node *n)
+{
+	if (tmr_min(n) != n->theap.ev) {
+		emu_evfifo_drop(&n->tfifo);
+	} else {
+		struct emu_ev gone;
+
+		emu_heap_pop(&n->theap, &gone);
+	}
+	if (n->tfifo.n || n->theap.n) {
+		struct emu_ev *m = tmr_min(n);
+
+		if (!m->port)
+			tmr_wake(n, m);
+	}
+}
+
+void emu_stop(struct emu_node *n)
+{
+	if (n->w->now < n->w->stop_req)
+		n->w->stop_req = n->w->now;
+}
+
+void emu_node_progress(struct emu_node *n)
+{
+	if (n->w->now >= n->w->progress_t)
+		n->w->progress_t = n->w->now + 1;	/* 0 stays "none yet" */
+}
+
+void emu_node_done(struct emu_node *n)
+{
+	struct emu_worker *w = n->w;
+
+	w->done++;
+	if (w->now > w->done_max)
+		w->done_max = w->now;
+}
+
+static void arm_txdone(struct emu_node *n, unsigned pi, struct emu_port *p)
+{
+	if (p->txdone_pending)
+		return;
+	p->txdone_pending = true;
+	struct emu_ev ev = {
+		.t = p->busy_until,
+		.node = n->id,
+		.type = EMU_EV_TXDONE,
+		.port = (uint16_t)pi,
+	};
+	emu_post(n, &ev, NULL);
+}
+
+/* Put @f on the wire of port @p now. The serializer is idle. */
+static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f)
+{
+	struct emu_worker *w = n->w;
+	emu_time_t ft = emu_port_tx_time(n, (unsigned)(p - n->ports), f->len);
+
+	p->busy_until = w->now + ft;
+	p->st.busy_ps += ft;
+	p->st.tx_frames++;
+	p->st.tx_bytes += f->len;
+	w->frame_hops++;
+	if (emu_unlikely(p->tap))
+		n->eng->tap(n->eng->tap_ctx, w->id, n->id, (unsigned)(p - n->ports), f, w->now);
+	if ((p->loss_thresh && emu_rng_next(&n->rng) < p->loss_thresh) ||
+	    emu_unlikely(p->drop_nth && p->st.tx_frames == p->drop_nth)) {
+		p->st.drops_loss++;
+		emu_pool_put(&w->pool, f);
+		return;
+	}
+	if (!n->eng->cfg.lossy)
+		p->credits[f->tc] -= f->len;
+	f->gen = p->gen;
+	f->t_sent = w->now;
+	f->hops++;
+	struct emu_ev ev = {
+		.t = p->busy_until + p->latency,
+		.frame = f,
+		.node = p->peer_node,
+		.type = EMU_EV_FRAME,
+		.port = p->peer_port,
+	};
+	emu_post(n, &ev, p->chan);
+}
+
+void emu_port_kick(struct emu_node *n, unsigned pi)
+{
+	struct emu_port *p = &n->ports[pi];
+	emu_time_t now = n->w->now;
+
+	if (p->busy_until > now) {
+		if (p->qframes || n->ops->txdone)
+			arm_txdone(n, pi, p);
+		return;
+	}
+	if (!p->qframes)
+		return;
+	absorb_credits(n->w, p);
+	/* strict priority: the highest class whose head the peer has room for */
+	struct emu_frame *f = NULL;
+	unsigned c = EMU_TC_N;
+
+	while (c-- > 0) {
+		f = p->qhead[c];
+		if (f && (n->eng->cfg.lossy || p->credits[c] >= (int64_t)f->len))
+			break;
+		f = NULL;
+	}
+	if (!f) {
+		p->st.credit_stalls++;
+		stall(n, p);
+		return;	/* a credit event will kick us */
+	}
+	p->stalled = false;
+	p->qhead[c] = f->next;
+	if (!p->qhead[c])
+		p->qtail[c] = NULL;
+	p->qframes--;
+	p->qbytes -= f->len;
+	p->qbytes_tc[c] -= f->len;
+	f->next = NULL;
+	ingress_release(n, f);
+	transmit(n, p, f);
+	if (p->qframes || n->ops->txdone)
+		arm_txdone(n, pi, p);
+}
+
+int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
+{
+	if (emu_unlikely(port >= n->nports || !n->ports[port].connected)) {
+		emu_frame_free(n, f);
+		return -EINVAL;
+	}
+	struct emu_port *p = &n->ports[port];
+
+	if (emu_unlikely(!p->up || !n->up)) {
+		p->st.drops_down++;
+		emu_frame_free(n, f);
+		return -ENETDOWN;
+	}
+	if (emu_unlikely(f->len > p->mtu_frame)) {
+		p->st.drops_mtu++;
+		emu_frame_free(n, f);
+		return -EMSGSIZE;
+	}
+	unsigned c = frame_tc(n, f);
+
+	if (n->eng->cfg.lossy && p->qbytes_tc[c] + f->len > n->eng->cfg.buffer_bytes) {
+		p->st.drops_queue++;
+		emu_frame_free(n, f);
+		return -ENOBUFS;
+	}
+	f->tc = (uint8_t)c;
+	f->next = NULL;
+	if (p->qtail[c])
+		p->qtail[c]->next = f;
+	else
+		p->qhead[c] = f;
+	p->qtail[c] = f;
+	p->qframes++;
+	p->qbytes += f->len;
+	p->qbytes_tc[c] += f->len;
+	if (p->qbytes > p->st.q_peak_bytes)
+		p->st.q_peak_bytes = p->qbytes;
+	if (p->qhead[c] == f)
+		emu_port_kick(n, port);
+	return 0;
+}
+
+void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
+{
+	struct emu_port *p = &n->ports[pi];
+
+	if (emu_unlikely(!n->up || !p->up || f->gen != p->gen)) {
+		p->st.drops_down++;
+		emu_pool_put(&n->w->pool, f);
+		return;
+	}
+	p->st.rx_frames++;
+	p->st.rx_bytes += f->len;
+	f->next = NULL;
+	if (!n->eng->cfg.lossy) {
+		f->in_port = (uint16_t)pi;
+		f->in_tc = (uint8_t)frame_tc(n, f);
+		p->in_bytes += f->len;
+		if (p->in_bytes > p->st.in_peak_bytes)
+			p->st.in_peak_bytes = p->in_bytes;
+	}
+	n->ops->rx(n, f, pi);
+}
+
+void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)
+{
+	struct emu_port *p = &n->ports[pi];
+
+	if (apply_credit(p, arg) && p->busy_until <= n->w->now)
+		emu_port_kick(n, pi);
+}
+
+void emu_port_txdone(struct emu_node *n, unsigned pi)
+{
+	struct emu_port *p = &n->ports[pi];
+
+	p->txdone_pending = false;
+	if (p->busy_until > n->w->now) {
+		/* another event at this very time restarted the serializer: wait for that frame */
+		if (p->qframes || n->ops->txdone)
+			arm_txdone(n, pi, p);
+		return;
+	}
+	if (p->qframes) {
+		emu_port_kick(n, pi);
+		return;
+	}
+	if (n->ops->txdone && n->up)
+		n->ops->txdone(n, pi);
+}
+
+void emu_port_link(struct emu_node *n, unsigned pi, bool up)
+{
+	struct emu_port *p = &n->ports[pi];
+
+	if (p->up == up)
+		return;
+	p->up = up;
+	p->gen++;
+	p->stalled = false;
+	if (!up) {
+		/* what waits for a dead link is lost */
+		for (unsigned c = 0; c < EMU_TC_N; c++) {
+			struct emu_frame *f = p->qhead[c];
+
+			while (f) {
+				struct emu_frame *next = f->next;
+
+				p->st.drops_down++;
+				emu_frame_free(n, f);
+				f = next;
+			}
+			p->qhead[c] = p->qtail[c] = NULL;
+			p->qbytes_tc[c] = 0;
+			p->credits[c] = 0;
+		}
+		p->qframes = 0;
+		p->qbytes = 0;
+	} else {
+		for (unsigned c = 0; c < EMU_TC_N; c++)
+			p->credits[c] = (int64_t)n->eng->cfg.buffer_bytes;
+		if (p->busy_until < n->w->now)
+			p->busy_until = n->w->now;
+	}
+	if (n->ops->link)
+		n->ops->link(n, pi, up);
+}
+
+uint64_t emu_route(struct emu_node *n, uint32_t dst_host)
+{
+	struct emu_routes *r = rcu_dereference(n->eng->routes);
+
+	if (n->fn->kind == EMU_NODE_HOST)
+		return 1;
+	return emu_routes_mask(r, n->eng->fab, n->id, dst_host);
+}
+
+uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
+{
+	struct emu_routes *r = rcu_dereference(n->eng->routes);
+
+	if (n->fn->kind == EMU_NODE_HOST)
+		return 1;
+	if (dst_sw == n->id)
+		return 0;
+	return emu_routes_mask_sw(r, n->eng->fab, n->id, dst_sw);
+}
+
+static unsigned nth_bit(uint64_t mask, unsigned k)
+{
+	while (k--)
+		mask &= mask - 1;
+	return (unsigned)__builtin_ctzll(mask);
+}
+
+unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
+{
+	unsigned cnt = (unsigned)__builtin_popcountll(mask);
+
+	if (cnt == 1)
+		return (unsigned)__builtin_ctzll(mask);
+	unsigned start = (unsigned)(emu_hash64(hash) % cnt);
+	unsigned def = nth_bit(mask, start);
+
+	if (policy == EMU_ROUTE_ECMP)
+		return def;
+	if (policy == EMU_ROUTE_ADAPTIVE && n->ports[def].qbytes * 2 <= n->eng->cfg.buffer_bytes)
+		return def;
+	/* least queued bytes; ties go to the first in hash rotation order */
+	unsigned best = def;
+	uint64_t bestq = n->ports[def].qbytes;
+
+	for (unsigned i = 1; i < cnt; i++) {
+		unsigned p = nth_bit(mask, (start + i) % cnt);
+
+		if (n->ports[p].qbytes < bestq) {
+			best = p;
+			bestq = n->ports[p].qbytes;
+		}
+	}
+	return best;
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: host_model.c - libhost on an engine node. See host_model.h.
+ */
+#include "emu/host/host_model.h"
+
+#include <errno.h>
+
+#include "emu/engine/util.h"
+
+#define T_START (0xfeULL << 56)
+
+static uint8_t *t_frame_get(void *ctx, void **handle)
+{
+	struct emu_frame *f = emu_frame_alloc(((struct emu_host_state *)ctx)->node);
+
+	*handle = f;
+	return f->data;
+}
+
+static void t_frame_send(void *ctx, void *handle, uint32_t len)
+{
+	struct emu_frame *f = handle;
+
+	f->len = len;
+	emu_send(((struct emu_host_state *)ctx)->node, 0, f);
+}
+
+static lh_time_t t_now(void *ctx)
+{
+	return emu_node_now(((struct emu_host_state *)ctx)->node);
+}
+
+static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
+{
+	emu_timer_at(((struct emu_host_state *)ctx)->node, at, cookie);
+}
+
+static bool t_tx_busy(void *ctx)
+{
+	return emu_port_busy(((struct emu_host_state *)ctx)->node, 0);
+}
+
+static uint64_t t_random(void *ctx)
+{
+	return emu_rng_next(emu_node_rng(((struct emu_host_state *)ctx)->node));
+}
+
+static void t_done(void *ctx, struct lh_req *req)
+{
+	struct emu_host_state *s = ctx;
+
+	(void)req;
+	if (!s->finished) {
+		s->finished = true;
+		emu_node_done(s->node);
+	}
+}
+
+static const struct lh_transport_ops emu_nic_ops = {
+	.frame_get = t_frame_get,
+	.frame_send = t_frame_send,
+	.now = t_now,
+	.timer = t_timer,
+	.tx_busy = t_tx_busy,
+	.random = t_random,
+	.done = t_done,
+};
+
+static void in_fn(void *arg, size_t off, int32_t *out, size_t n)
+{
+	struct emu_host_state *s = arg;
+
+	s->cfg->input(s->cfg, off, out, n);
+}
+
+static void block_fn(void *arg, size_t off, const int32_t *d, size_t n)
+{
+	struct emu_host_state *s = arg;
+
+	s->delivered += n;
+	emu_node_progress(s->node);
+	s->cfg->check(s->cfg, s, off, d, n);
+}
+
+static int start_allreduce(struct emu_host_state *s)
+{
+	const struct emu_host_cfg *c = s->cfg;
+	struct lh_ar_cfg ar = *c->ar;
+
+	ar.input = NULL;
+	ar.input_block = in_fn;
+	ar.input_arg = s;
+	ar.on_block = block_fn;
+	ar.block_arg = s;
+	s->req = lh_allreduce(s->comm, &ar, NULL, NULL, c->count);
+	return s->req ? 0 : -EINVAL;
+}
+
+static int host_init(struct emu_node *n, void *arg)
+{
+	struct emu_host_state *s = emu_node_state(n);
+	const struct emu_host_cfg *c = arg;
+	const struct emu_fab_node *me = emu_node_desc(n);
+	struct lh_peer self = { .ipv4 = me->ipv4 };
+	struct lh_transport t = {
+		.ops = &emu_nic_ops, .ctx = s, .rate_bps = n->ports[0].rate_bps, .mtu = n->ports[0].mtu_frame - 14,
+	};
+
+	for (int i = 0; i < 6; i++)
+		self.mac[i] = me->mac[i];
+	s->cfg = c;
+	s->node = n;
+	if (!c || c->role == EMU_HOST_IDLE)
+		return 0;
+	s->lh = lh_host_create(&t, &self);
+	if (!s->lh)
+		return -EINVAL;
+	if (c->role == EMU_HOST_BACKGROUND)
+		return lh_host_background(s->lh, c->bg_peers, c->nbg, c->bg_me, c->bg_pattern, c->bg_seed, c->bg_msg,
+					  c->bg_until);
+	s->comm = lh_comm_create(s->lh, c->peers, c->npeers, c->rank, c->tenant);
+	if (!s->comm)
+		return -EINVAL;
+	if (c->start) {
+		emu_timer_at(n, c->start, T_START);
+		return 0;
+	}
+	return start_allreduce(s);
+}
+
+static void host_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct emu_host_state *s = emu_node_state(n);
+
+	(void)port;
+	if (s->lh)
+		lh_host_rx(s->lh, f->data, f->len);
+	emu_frame_free(n, f);
+}
+
+static void host_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct emu_host_state *s = emu_node_state(n);
+
+	if (!s->lh)
+		return;
+	if (cookie == T_START) {
+		start_allreduce(s);
+		return;
+	}
+	lh_host_timer(s->lh, cookie);
+}
+
+static void host_txdone(struct emu_node *n, unsigned port)
+{
+	struct emu_host_state *s = emu_node_state(n);
+
+	(void)port;
+	if (s->lh)
+		lh_host_tx_ready(s->lh);
+}
+
+static void host_link(struct emu_node *n, unsigned port, bool up)
+{
+	struct emu_host_state *s = emu_node_state(n);
+
+	(void)port;
+	if (up && s->lh)
+		lh_host_tx_ready(s->lh);
+}
+
+static void host_fini(struct emu_node *n)
+{
+	struct emu_host_state *s = emu_node_state(n);
+
+	lh_host_destroy(s->lh);
+	s->lh = NULL;
+	s->comm = NULL;
+	s->req = NULL;
+}
+
+const struct emu_model_ops emu_host_ops = {
+	.name = "host",
+	.state_size = sizeof(struct emu_host_state),
+	.init = host_init,
+	.rx = host_rx,
+	.timer = host_timer,
+	.txdone = host_txdone,
+	.link = host_link,
+	.fini = host_fini,
+};

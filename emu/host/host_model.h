@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: host_model.h - the emulated NIC: libhost's transport on an engine
+ * node. A host node runs one struct lh_host; its role (allreduce rank of
+ * a tenant, background traffic, or idle) comes from struct emu_host_cfg.
+ * Frames from libhost are engine frames (no copy); the NIC reports idle to
+ * libhost when its serializer finishes and its queue is empty, so hosts
+ * inject at line rate with no NIC queue; a finished allreduce is counted
+ * with emu_node_done().
+ */
+#ifndef EMU_HOST_MODEL_H
+#define EMU_HOST_MODEL_H
+
+#include "emu/engine/engine.h"
+#include "libhost/canary_host.h"
+
+enum emu_host_role {
+	EMU_HOST_IDLE = 0,
+	EMU_HOST_ALLREDUCE,
+	EMU_HOST_BACKGROUND,
+};
+
+struct emu_host_cfg {
+	enum emu_host_role role;
+	/* allreduce */
+	const struct lh_peer *peers;	/* the tenant's hosts in rank order */
+	unsigned npeers;
+	unsigned rank;
+	unsigned tenant;
+	const struct lh_ar_cfg *ar;	/* input/on_block args are set per host */
+	size_t count;
+	lh_time_t start;
+	/* elements [off, off + n) of this host's input */
+	void (*input)(const struct emu_host_cfg *c, size_t off, int32_t *out, size_t n);
+	void (*check)(const struct emu_host_cfg *c, void *state, size_t off, const int32_t *d, size_t n);
+	void *check_arg;
+	/* background */
+	const struct lh_peer *bg_peers;
+	unsigned nbg;
+	unsigned bg_me;
+	enum lh_bg_pattern bg_pattern;
+	uint64_t bg_seed;
+	uint64_t bg_msg;
+	lh_time_t bg_until;
+};
+
+struct emu_host_state {
+	const struct emu_host_cfg *cfg;
+	struct emu_node *node;
+	struct lh_host *lh;
+	struct lh_comm *comm;
+	struct lh_req *req;
+	uint64_t mismatches;	/* result elements that differ from the expected sum */
+	uint64_t delivered;	/* result elements delivered */
+	bool finished;
+};
+
+extern const struct emu_model_ops emu_host_ops;
+
+#endif /* EMU_HOST_MODEL_H */

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: trafgen.c - uniform/incast traffic generator host. See trafgen.h.
+ *
+ * Payload: source host index (4) | sequence (8) | send time (8).
+ */
+#include "emu/host/trafgen.h"
+
+#include <errno.h>
+
+#include "emu/engine/fabric.h"
+#include "emu/engine/util.h"
+#include "libhost/wire.h"
+
+#define TG_PORT 9000
+
+static void tg_send(struct emu_node *n)
+{
+	struct emu_trafgen_state *s = emu_node_state(n);
+	const struct emu_trafgen_cfg *c = s->cfg;
+	const struct emu_fabric *fab = emu_engine_fabric(n->eng);
+	const struct emu_fab_node *me = emu_node_desc(n);
+	uint32_t dst = c->dst_host;
+
+	if (dst == EMU_NONE32) {
+		if (fab->nhosts < 2)
+			return;
+		dst = (uint32_t)emu_rng_below(emu_node_rng(n), fab->nhosts - 1);
+		if (dst >= me->index)
+			dst++;
+	}
+	const struct emu_fab_node *peer = &fab->nodes[fab->hosts[dst]];
+	struct emu_frame *f = emu_frame_alloc(n);
+	uint32_t payload = c->frame_bytes - EMU_UDP_PAYLOAD_OFF;
+
+	f->len = emu_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, TG_PORT, TG_PORT, payload);
+	uint8_t *p = f->data + EMU_UDP_PAYLOAD_OFF;
+
+	emu_put32(p, me->index);
+	emu_put32(p + 4, (uint32_t)(s->sent >> 32));
+	emu_put32(p + 8, (uint32_t)s->sent);
+	emu_put32(p + 12, (uint32_t)(emu_node_now(n) >> 32));
+	emu_put32(p + 16, (uint32_t)emu_node_now(n));
+	s->sent++;
+	if (emu_send(n, 0, f))
+		s->send_fail++;
+}
+
+static void tg_next(struct emu_node *n)
+{
+	struct emu_trafgen_state *s = emu_node_state(n);
+	const struct emu_trafgen_cfg *c = s->cfg;
+	emu_time_t now = emu_node_now(n);
+
+	if (c->count && s->sent >= c->count)
+		return;
+	if (c->until && now >= c->until)
+		return;
+	tg_send(n);
+	emu_time_t gap = (emu_time_t)((double)emu_port_tx_time(n, 0, c->frame_bytes) / c->load);
+
+	emu_timer_at(n, now + gap, 0);
+}
+
+static int tg_init(struct emu_node *n, void *arg)
+{
+	struct emu_trafgen_state *s = emu_node_state(n);
+
+	s->cfg = arg;
+	if (s->cfg->frame_bytes < EMU_UDP_PAYLOAD_OFF + 20 || s->cfg->frame_bytes > EMU_FRAME_MAX ||
+	    !(s->cfg->load > 0 && s->cfg->load <= 1))
+		return -EINVAL;
+	if (s->cfg->dst_host == emu_node_desc(n)->index)
+		return 0;	/* the incast target only receives */
+	/* hosts are not phase-locked: each starts at a random point of its first gap */
+	emu_time_t gap = (emu_time_t)((double)emu_port_tx_time(n, 0, s->cfg->frame_bytes) / s->cfg->load);
+
+	emu_timer_at(n, s->cfg->start + (s->cfg->jitter ? emu_rng_below(emu_node_rng(n), gap) : 0), 0);
+	return 0;
+}
+
+static void tg_timer(struct emu_node *n, uint64_t cookie)
+{
+	(void)cookie;
+	tg_next(n);
+}
+
+static void tg_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct emu_trafgen_state *s = emu_node_state(n);
+	uint32_t sip, dip;
+	emu_time_t now = emu_node_now(n);
+
+	(void)port;
+	if (emu_wire_ipv4(f->data, f->len, &sip, &dip) != EMU_WIRE_OK || dip != emu_node_desc(n)->ipv4 ||
+	    f->len < EMU_UDP_PAYLOAD_OFF + 20) {
+		s->bad++;
+		emu_frame_free(n, f);
+		return;
+	}
+	const uint8_t *p = f->data + EMU_UDP_PAYLOAD_OFF;
+	uint64_t src = emu_get32(p);
+	uint64_t seq = (uint64_t)emu_get32(p + 4) << 32 | emu_get32(p + 8);
+	emu_time_t sent = (emu_time_t)emu_get32(p + 12) << 32 | emu_get32(p + 16);
+
+	s->recv++;
+	s->recv_bytes += f->len;
+	s->lat_sum += now - sent;
+	s->last_rx = now;
+	s->hash = emu_hash64(s->hash ^ now) ^ emu_hash64(src << 40 ^ seq);
+	emu_frame_free(n, f);
+}
+
+const struct emu_model_ops emu_trafgen_ops = {
+	.name = "trafgen",
+	.state_size = sizeof(struct emu_trafgen_state),
+	.init = tg_init,
+	.rx = tg_rx,
+	.timer = tg_timer,
+};

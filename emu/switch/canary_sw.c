@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: canary_sw.c - the switch model. See canary_sw.h for the behaviour.
+ *
+ * The descriptor table is a fixed array (the switch's registers); the
+ * accumulators of open descriptors come from a per-switch free list so that
+ * a 32K-entry table of 256-element descriptors does not cost 32 MiB per
+ * switch in the emulator. A descriptor is OPEN from its first packet until
+ * its timeout, FLUSHED (kept for stragglers and the broadcast, accumulator
+ * released) until the broadcast frees it. A FLUSHED descriptor whose block
+ * was abandoned (re-issued under a new id after a failure) would hold its
+ * slot forever; a new block that collides with a FLUSHED descriptor older
+ * than EMU_SW_RECLAIM takes the slot over (counted as a reclaim).
+ */
+#include "emu/switch/canary_sw.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/engine/util.h"
+#include "libhost/wire.h"
+
+#define EMU_SW_RECLAIM (1 * EMU_MS)
+
+enum { D_FREE = 0, D_OPEN, D_FLUSHED };
+
+#define T_DESC (1ULL << 60)
+#define T_PKTGEN (2ULL << 60)
+#define T_PIPE (3ULL << 60)
+#define T_HOLD (4ULL << 60)
+#define T_KIND(c) ((c) & (0xfULL << 60))
+
+struct desc {
+	uint32_t id;
+	uint32_t leader;
+	uint32_t gen;
+	uint16_t counter;
+	uint16_t hosts;
+	uint16_t nelem;
+	uint16_t arrived;	/* static trees: children heard from */
+	uint8_t state;
+	uint64_t children;
+	emu_time_t ts;
+	int32_t *acc;
+	struct emu_frame *held;	/* static trees: frames waiting for this slot */
+};
+
+struct pipeq {
+	emu_time_t busy;
+	struct emu_frame *head, *tail;
+};
+
+struct sw_state {
+	const struct emu_sw_cfg *cfg;
+	struct emu_sw_stats st;
+	struct desc *table;
+	int32_t **accfree;
+	uint32_t naccfree;
+	uint32_t capaccfree;
+	uint32_t nacc;
+	/* pktgen */
+	uint64_t *openmap;
+	uint32_t open;
+	bool ticking;
+	uint64_t tick_k;	/* tick number of the armed clock packet */
+	uint32_t tick_gen;
+	/* recirculation */
+	struct pipeq *pipe;
+	unsigned npipes;
+	uint32_t my_index;
+};
+
+static void sw_handle(struct emu_node *n, struct emu_frame *f, unsigned port);
+
+const struct emu_sw_stats *emu_sw_stats_of(struct emu_node *n)
+{
+	return &((struct sw_state *)emu_node_state(n))->st;
+}
+
+/* ---------- small helpers ---------- */
+
+static int32_t *acc_get(struct sw_state *s)
+{
+	if (s->naccfree)
+		return s->accfree[--s->naccfree];
+	s->nacc++;
+	return emu_xmalloc(EMU_CANARY_MAX_ELEMENTS * sizeof(int32_t));
+}
+
+static void acc_put(struct sw_state *s, int32_t *a)
+{
+	if (!a)
+		return;
+	if (s->naccfree == s->capaccfree) {
+		s->capaccfree = s->capaccfree ? 2 * s->capaccfree : 64;
+		s->accfree = emu_xrealloc(s->accfree, s->capaccfree * sizeof(*s->accfree));
+	}
+	s->accfree[s->naccfree++] = a;
+}
+
+static void occ_update(struct sw_state *s, emu_time_t now, int delta)
+{
+	s->st.occ_integral += (double)s->st.live * (double)(now - s->st.occ_since);
+	s->st.occ_since = now;
+	s->st.live = (uint64_t)((int64_t)s->st.live + delta);
+	if (s->st.live > s->st.peak)
+		s->st.peak = s->st.live;
+}
+
+static void set_open(struct sw_state *s, uint32_t slot, bool on)
+{
+	uint64_t bit = 1ULL << (slot % 64);
+
+	if (on) {
+		s->openmap[slot / 64] |= bit;
+		s->open++;
+	} else if (s->openmap[slot / 64] & bit) {
+		s->openmap[slot / 64] &= ~bit;
+		s->open--;
+	}
+}
+
+static void desc_free(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot)
+{
+	set_open(s, slot, false);
+	acc_put(s, d->acc);
+	d->acc = NULL;
+	d->state = D_FREE;
+	s->st.freed++;
+	occ_update(s, emu_node_now(n), -1);
+}
+
+/* Send @f toward IPv4 destination in its header, by the routing policy. */
+static void route_out(struct emu_node *n, struct sw_state *s, struct emu_frame *f)
+{
+	emu_fwd_forward(n, f, &s->st.fwd);
+}
+
+/* Copy @f to every port of @ports (the last copy is @f itself). */
+static void multicast(struct emu_node *n, struct emu_frame *f, uint64_t ports, uint64_t *count)
+{
+	if (!ports) {
+		emu_frame_free(n, f);
+		return;
+	}
+	while (ports) {
+		unsigned p = (unsigned)__builtin_ctzll(ports);
+
+		ports &= ports - 1;
+		struct emu_frame *c = ports ? emu_frame_clone(n, f) : f;
+
+		(*count)++;
+		emu_send(n, p, c);
+	}
+}
+
+static bool is_root(struct emu_node *n, uint32_t leader_ip)
+{
+	const struct emu_fabric *fab = emu_engine_fabric(n->eng);
+	uint32_t h = emu_fabric_host_by_ip(fab, leader_ip);
+
+	return h != EMU_NONE32 && fab->attach_node[h] == n->id;
+}
+
+/* ---------- Canary: flush, timers ---------- */
+
+static void flush(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot, bool early)
+{
+	struct emu_frame *f = emu_frame_alloc(n);
+	const struct emu_fab_node *me = emu_node_desc(n);
+	struct emu_canary_hdr h = {
+		.dst = d->leader, .id = d->id, .counter = d->counter, .hosts = d->hosts,
+		.flags = EMU_CANARY_OP_REDUCE,
+	};
+	static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	emu_time_t now = emu_node_now(n);
+
+	f->len = emu_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
+	d->state = D_FLUSHED;
+	set_open(s, slot, false);
+	acc_put(s, d->acc);
+	d->acc = NULL;
+	if (early)
+		s->st.early_flushes++;
+	else
+		s->st.flushes++;
+	if (now - d->ts > s->st.max_hold)
+		s->st.max_hold = now - d->ts;
+	route_out(n, s, f);
+}
+
+static uint64_t slot_tick(struct sw_state *s, uint64_t from_k, uint32_t slot)
+{
+	uint32_t N = s->cfg->descriptors;
+	uint64_t k = from_k + (slot + N - (uint32_t)(from_k % N)) % N;
+
+	return k;
+}
+
+/* Arm the clock packet for the first OPEN slot at or after tick @from_k. */
+static void pktgen_arm(struct emu_node *n, struct sw_state *s, uint64_t from_k)
+{
+	uint32_t N = s->cfg->descriptors, words = (N + 63) / 64;
+	uint32_t start = (uint32_t)(from_k % N);
+
+	if (!s->open) {
+		s->ticking = false;
+		return;
+	}
+	/* first open slot at or after start, wrapping */
+	uint32_t best = UINT32_MAX;
+
+	for (uint32_t k = 0; k <= words && best == UINT32_MAX; k++) {
+		uint32_t w = (start / 64 + k) % words;
+		uint64_t bits = s->openmap[w];
+
+		if (k == 0)
+			bits &= ~0ULL << (start % 64);
+		if (bits)
+			best = w * 64 + (uint32_t)__builtin_ctzll(bits);
+		else if (k == words && (start % 64)) {
+			bits = s->openmap[start / 64] & ((1ULL << (start % 64)) - 1);
+			if (bits)
+				best = (start / 64) * 64 + (uint32_t)__builtin_ctzll(bits);
+		}
+	}
+	if (best == UINT32_MAX) {
+		s->ticking = false;
+		return;
+	}
+	s->tick_k = slot_tick(s, from_k, best);
+	s->ticking = true;
+	s->tick_gen++;
+	emu_timer_at(n, s->tick_k * s->cfg->pktgen_tick, T_PKTGEN | s->tick_gen);
+}
+
+static void timer_for(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot)
+{
+	if (s->cfg->timer == EMU_SW_TIMER_EXACT) {
+		emu_timer_at(n, d->ts + s->cfg->timeout, T_DESC | (uint64_t)(d->gen & 0x0fffffff) << 32 | slot);
+		return;
+	}
+	emu_time_t now = emu_node_now(n);
+	uint64_t k0 = (now + s->cfg->pktgen_tick - 1) / s->cfg->pktgen_tick;
+	uint64_t k = slot_tick(s, k0, slot);
+
+	if (!s->ticking || k < s->tick_k)
+		pktgen_arm(n, s, k0);
+}
+
+static void pktgen_tick(struct emu_node *n, struct sw_state *s)
+{
+	uint32_t slot = (uint32_t)(s->tick_k % s->cfg->descriptors);
+	struct desc *d = &s->table[slot];
+	emu_time_t now = emu_node_now(n);
+
+	s->st.pktgen_ticks++;
+	if (d->state == D_OPEN && now - d->ts >= s->cfg->timeout)
+		flush(n, s, d, slot, false);
+	pktgen_arm(n, s, s->tick_k + 1);
+}
+
+/* ---------- Canary: the pipeline ---------- */
+
+static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame *f, unsigned port,
+			  struct emu_canary_hdr *h, unsigned nelem)
+{
+	uint32_t slot = emu_sw_slot_cfg(s->cfg, h->id);
+	struct desc *d = &s->table[slot];
+	emu_time_t now = emu_node_now(n);
+
+	s->st.reduce_rx++;
+	if (d->state != D_FREE && d->id != h->id && d->state == D_FLUSHED && now - d->ts > EMU_SW_RECLAIM) {
+		s->st.reclaimed++;
+		desc_free(n, s, d, slot);	/* abandoned block: reclaim */
+	}
+	if (d->state == D_FREE) {
+		d->id = h->id;
+		d->leader = h->dst;
+		d->counter = h->counter;
+		d->hosts = h->hosts;
+		d->nelem = (uint16_t)nelem;
+		d->children = 1ULL << port;
+		d->ts = now;
+		d->gen++;
+		d->state = D_OPEN;
+		d->acc = acc_get(s);
+		emu_wire_get_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
+		set_open(s, slot, true);
+		s->st.allocated++;
+		s->st.aggregated++;
+		occ_update(s, now, +1);
+		emu_frame_free(n, f);
+		if (is_root(n, d->leader) && d->counter + 1 >= d->hosts)
+			flush(n, s, d, slot, true);
+		else
+			timer_for(n, s, d, slot);
+		return;
+	}
+	if (d->id == h->id) {
+		d->children |= 1ULL << port;
+		if (d->state == D_OPEN && nelem == d->nelem && d->counter + h->counter <= d->hosts) {
+			emu_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
+			d->counter = (uint16_t)(d->counter + h->counter);
+			s->st.aggregated++;
+			emu_frame_free(n, f);
+			if (is_root(n, d->leader) && d->counter + 1 >= d->hosts)
+				flush(n, s, d, slot, true);
+			return;
+		}
+		if (d->state == D_OPEN) {
+			/* inconsistent with the descriptor: do not poison the sum */
+			s->st.malformed++;
+			emu_frame_free(n, f);
+			return;
+		}
+		/* timeout already fired: a straggler goes on at once */
+		s->st.stragglers++;
+		route_out(n, s, f);
+		return;
+	}
+	/* another block holds the slot: collision, bypass to the leader */
+	s->st.collisions++;
+	h->swaddr = emu_node_desc(n)->swaddr;
+	h->children = port;
+	h->flags |= EMU_CANARY_F_BYPASS;
+	emu_wire_canary_write_hdr(f->data, h);
+	route_out(n, s, f);
+}
+
+static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h)
+{
+	uint32_t slot = emu_sw_slot_cfg(s->cfg, h->id);
+	struct desc *d = &s->table[slot];
+
+	s->st.bcast_rx++;
+	if (d->state == D_FREE || d->id != h->id) {
+		s->st.bcast_dropped++;
+		emu_frame_free(n, f);
+		return;
+	}
+	uint64_t children = d->children;
+
+	desc_free(n, s, d, slot);
+	multicast(n, f, children, &s->st.bcast_copies);
+}
+
+static void canary_restore(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h)
+{
+	const struct emu_fabric *fab = emu_engine_fabric(n->eng);
+
+	if (h->swaddr != emu_node_desc(n)->swaddr) {
+		if (h->swaddr >= fab->nswitches) {
+			s->st.malformed++;
+			emu_frame_free(n, f);
+			return;
+		}
+		uint64_t mask = emu_route_sw(n, fab->switches[h->swaddr]);
+
+		if (!mask) {
+			s->st.fwd.no_route++;
+			emu_frame_free(n, f);
+			return;
+		}
+		s->st.fwd.forwarded++;
+		emu_send(n, emu_route_pick(n, mask, h->id, emu_node_routing(n)), f);
+		return;
+	}
+	uint64_t ports = h->children;
+
+	s->st.restores++;
+	h->flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST;
+	h->children = 0;
+	h->swaddr = 0;
+	emu_wire_canary_write_hdr(f->data, h);
+	multicast(n, f, ports, &s->st.restore_copies);
+}
+
+/* ---------- static trees ---------- */
+
+static const struct emu_sw_tree_node *tree_node(struct sw_state *s, unsigned tree)
+{
+	const struct emu_sw_trees *t = s->cfg->trees;
+
+	if (!t || tree >= t->ntrees)
+		return NULL;
+	const struct emu_sw_tree_node *tn = &t->node[(size_t)tree * t->nswitches + s->my_index];
+
+	return tn->nchildren ? tn : NULL;
+}
+
+static uint32_t tree_slot(struct sw_state *s, uint32_t id, unsigned tree)
+{
+	uint32_t share = s->cfg->descriptors / s->cfg->trees->ntrees;
+
+	if (share == 0)
+		share = 1;
+	return (uint32_t)(((uint64_t)tree * share + (id & 0xffffff) % share) % s->cfg->descriptors);
+}
+
+static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h,
+			unsigned nelem);
+
+/* Replay frames that waited for a slot. */
+static void tree_release_held(struct emu_node *n, struct sw_state *s, struct emu_frame *held)
+{
+	while (held) {
+		struct emu_frame *next = held->next;
+		struct emu_canary_hdr hh;
+		unsigned ne;
+
+		held->next = NULL;
+		if (emu_wire_canary_parse(held->data, held->len, &hh, &ne) == EMU_WIRE_OK)
+			tree_reduce(n, s, held, &hh, ne);
+		else
+			emu_frame_free(n, held);
+		held = next;
+	}
+}
+
+/*
+ * A static-tree block that never completed here (a contribution was lost;
+ * the hosts recovered it without the tree) would hold its slot forever:
+ * after EMU_SW_RECLAIM the slot is freed for the blocks waiting on it.
+ */
+static void tree_reclaim(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot)
+{
+	struct emu_frame *held = d->held;
+
+	d->held = NULL;
+	s->st.reclaimed++;
+	desc_free(n, s, d, slot);
+	tree_release_held(n, s, held);
+}
+
+static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot,
+			  const struct emu_sw_tree_node *tn, unsigned tree)
+{
+	struct emu_frame *f = emu_frame_alloc(n);
+	const struct emu_fab_node *me = emu_node_desc(n);
+	static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	bool root = tn->parent == EMU_PORT_NONE;
+	struct emu_canary_hdr h = {
+		.dst = d->leader, .id = d->id, .counter = d->counter, .hosts = d->hosts, .swaddr = (uint16_t)tree,
+		.flags = root ? (EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_TREE_BCAST) : EMU_CANARY_OP_TREE_REDUCE,
+	};
+
+	f->len = emu_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
+	struct emu_frame *held = d->held;
+
+	d->held = NULL;
+	desc_free(n, s, d, slot);
+	if (root) {
+		s->st.bcast_rx++;
+		multicast(n, f, tn->children, &s->st.bcast_copies);
+	} else {
+		s->st.tree_up++;
+		emu_send(n, tn->parent, f);
+	}
+	/* frames of a later block that waited for this slot */
+	tree_release_held(n, s, held);
+}
+
+static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h,
+			unsigned nelem)
+{
+	unsigned tree = h->swaddr;
+	const struct emu_sw_tree_node *tn = tree_node(s, tree);
+
+	if (!tn) {
+		s->st.malformed++;
+		emu_frame_free(n, f);
+		return;
+	}
+	uint32_t slot = tree_slot(s, h->id, tree);
+	struct desc *d = &s->table[slot];
+	emu_time_t now = emu_node_now(n);
+
+	s->st.reduce_rx++;
+	if (d->state != D_FREE && d->id != h->id && now - d->ts > EMU_SW_RECLAIM)
+		tree_reclaim(n, s, d, slot);	/* its block was recovered by the hosts */
+	if (d->state != D_FREE && d->id != h->id) {
+		/* the previous block of this slot is not done here yet: wait
+		 * (and look again when it would be abandoned) */
+		s->st.tree_collisions++;
+		f->next = NULL;
+		struct emu_frame **pp = &d->held;
+
+		if (!*pp)
+			emu_timer_at(n, d->ts + EMU_SW_RECLAIM + 1, T_HOLD | (uint64_t)(d->gen & 0x0fffffff) << 32 | slot);
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = f;
+		return;
+	}
+	if (d->state == D_FREE) {
+		d->gen++;
+		d->id = h->id;
+		d->leader = h->dst;
+		d->counter = 0;
+		d->hosts = h->hosts;
+		d->nelem = (uint16_t)nelem;
+		d->arrived = 0;
+		d->ts = now;
+		d->state = D_OPEN;
+		d->held = NULL;
+		d->acc = acc_get(s);
+		memset(d->acc, 0, nelem * sizeof(int32_t));
+		s->st.allocated++;
+		occ_update(s, now, +1);
+	} else if (nelem != d->nelem) {
+		s->st.malformed++;
+		emu_frame_free(n, f);
+		return;
+	}
+	emu_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
+	d->counter = (uint16_t)(d->counter + h->counter);
+	d->arrived++;
+	s->st.aggregated++;
+	emu_frame_free(n, f);
+	if (d->arrived >= tn->nchildren)
+		tree_complete(n, s, d, slot, tn, tree);
+}
+
+static void tree_bcast(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h)
+{
+	const struct emu_sw_tree_node *tn = tree_node(s, h->swaddr);
+
+	s->st.bcast_rx++;
+	if (!tn) {
+		s->st.bcast_dropped++;
+		emu_frame_free(n, f);
+		return;
+	}
+	multicast(n, f, tn->children, &s->st.bcast_copies);
+}
+
+/* ---------- dispatch ---------- */
+
+static void sw_handle(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct sw_state *s = emu_node_state(n);
+	struct emu_canary_hdr h;
+	unsigned nelem;
+	enum emu_wire_err e = emu_wire_canary_parse(f->data, f->len, &h, &nelem);
+
+	if (e != EMU_WIRE_OK) {
+		s->st.malformed++;
+		emu_frame_free(n, f);
+		return;
+	}
+	if (h.flags & EMU_CANARY_F_BYPASS) {
+		s->st.bypassed++;
+		route_out(n, s, f);
+		return;
+	}
+	switch (h.flags & EMU_CANARY_OP_MASK) {
+	case EMU_CANARY_OP_REDUCE:
+		canary_reduce(n, s, f, port, &h, nelem);
+		break;
+	case EMU_CANARY_OP_BCAST:
+		canary_bcast(n, s, f, &h);
+		break;
+	case EMU_CANARY_OP_RESTORE:
+		canary_restore(n, s, f, &h);
+		break;
+	case EMU_CANARY_OP_TREE_REDUCE:
+		tree_reduce(n, s, f, &h, nelem);
+		break;
+	case EMU_CANARY_OP_TREE_BCAST:
+		tree_bcast(n, s, f, &h);
+		break;
+	default:
+		route_out(n, s, f);
+		break;
+	}
+}
+
+/* Frames that touch every element register: these take every pass. */
+static bool needs_passes(const struct emu_frame *f)
+{
+	if (f->len < EMU_CANARY_DATA_OFF)
+		return false;
+	uint8_t flags = f->data[EMU_CANARY_OFF + 18];
+
+	switch (flags & EMU_CANARY_OP_MASK) {
+	case EMU_CANARY_OP_REDUCE:
+		return !(flags & EMU_CANARY_F_BYPASS);
+	case EMU_CANARY_OP_BCAST:
+	case EMU_CANARY_OP_RESTORE:
+	case EMU_CANARY_OP_TREE_REDUCE:
+	case EMU_CANARY_OP_TREE_BCAST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Recirculation: Canary frames occupy their pipeline for every pass. */
+static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct sw_state *s = emu_node_state(n);
+
+	if (emu_wire_ethertype(f->data, f->len) != EMU_ETHERTYPE_CANARY) {
+		route_out(n, s, f);
+		return;
+	}
+	if (s->cfg->passes <= 1 || s->cfg->pipe_gpps <= 0 || !needs_passes(f)) {
+		sw_handle(n, f, port);
+		return;
+	}
+	struct pipeq *q = &s->pipe[port / s->cfg->ports_per_pipe];
+	emu_time_t now = emu_node_now(n);
+	emu_time_t pass = (emu_time_t)(1000.0 / s->cfg->pipe_gpps + 0.5);
+	emu_time_t start = q->busy > now ? q->busy : now;
+	emu_time_t done = start + (s->cfg->passes - 1) * pass;
+
+	/* the frame occupies the pipeline for every pass; the extra passes
+	 * add their latency, and a busy pipeline adds queueing */
+	q->busy = start + s->cfg->passes * pass;
+	if (start > now)
+		s->st.recirc_delayed++;
+	s->st.recirc_wait += done - now;
+	f->user = port;
+	f->t_sent = done;
+	f->next = NULL;
+	if (q->tail)
+		q->tail->next = f;
+	else
+		q->head = f;
+	q->tail = f;
+	emu_timer_at(n, done, T_PIPE | (uint64_t)(q - s->pipe));
+}
+
+static void sw_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct sw_state *s = emu_node_state(n);
+
+	switch (T_KIND(cookie)) {
+	case T_DESC: {
+		uint32_t slot = (uint32_t)cookie;
+		uint32_t gen = (uint32_t)(cookie >> 32) & 0x0fffffff;
+		struct desc *d = &s->table[slot];
+
+		if (d->state == D_OPEN && (d->gen & 0x0fffffff) == gen)
+			flush(n, s, d, slot, false);
+		break;
+	}
+	case T_PKTGEN:
+		if ((uint32_t)cookie == s->tick_gen && s->ticking)
+			pktgen_tick(n, s);
+		break;
+	case T_HOLD: {
+		uint32_t slot = (uint32_t)cookie;
+		struct desc *d = &s->table[slot];
+
+		if (d->state != D_FREE && (d->gen & 0x0fffffff) == ((uint32_t)(cookie >> 32) & 0x0fffffff) && d->held &&
+		    emu_node_now(n) - d->ts > EMU_SW_RECLAIM)
+			tree_reclaim(n, s, d, slot);
+		break;
+	}
+	case T_PIPE: {
+		struct pipeq *q = &s->pipe[cookie & 0xffff];
+		struct emu_frame *f = q->head;
+
+		if (!f)
+			break;
+		q->head = f->next;
+		if (!q->head)
+			q->tail = NULL;
+		f->next = NULL;
+		sw_handle(n, f, (unsigned)f->user);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static int sw_init(struct emu_node *n, void *arg)
+{
+	struct sw_state *s = emu_node_state(n);
+	const struct emu_sw_cfg *cfg = arg;
+
+	if (!cfg || !cfg->descriptors || (cfg->timer == EMU_SW_TIMER_PKTGEN && !cfg->pktgen_tick))
+		return -EINVAL;
+	s->cfg = cfg;
+	s->table = emu_xcalloc(cfg->descriptors, sizeof(*s->table));
+	s->openmap = emu_xcalloc((cfg->descriptors + 63) / 64, sizeof(uint64_t));
+	s->npipes = (n->nports + cfg->ports_per_pipe - 1) / (cfg->ports_per_pipe ? cfg->ports_per_pipe : 1);
+	if (!cfg->ports_per_pipe)
+		return -EINVAL;
+	s->pipe = emu_xcalloc(s->npipes + 1, sizeof(*s->pipe));
+	s->my_index = emu_node_desc(n)->index;
+	return 0;
+}
+
+/* Switch failure: the registers are lost. */
+static void sw_state_change(struct emu_node *n, bool up)
+{
+	struct sw_state *s = emu_node_state(n);
+
+	if (up)
+		return;
+	for (uint32_t i = 0; i < s->cfg->descriptors; i++) {
+		struct desc *d = &s->table[i];
+
+		while (d->held) {
+			struct emu_frame *f = d->held;
+
+			d->held = f->next;
+			emu_frame_free(n, f);
+		}
+		if (d->state != D_FREE)
+			desc_free(n, s, d, i);
+	}
+	for (unsigned p = 0; p < s->npipes; p++)
+		while (s->pipe[p].head) {
+			struct emu_frame *f = s->pipe[p].head;
+
+			s->pipe[p].head = f->next;
+			emu_frame_free(n, f);
+		}
+	for (unsigned p = 0; p < s->npipes; p++)
+		s->pipe[p].tail = NULL;
+	s->ticking = false;
+	s->tick_gen++;
+}
+
+static void sw_fini(struct emu_node *n)
+{
+	struct sw_state *s = emu_node_state(n);
+
+	if (!s->cfg)
+		return;
+	for (uint32_t i = 0; i < s->cfg->descriptors; i++)
+		free(s->table[i].acc);
+	for (uint32_t i = 0; i < s->naccfree; i++)
+		free(s->accfree[i]);
+	free(s->accfree);
+	free(s->table);
+	free(s->openmap);
+	free(s->pipe);
+	s->table = NULL;
+	s->accfree = NULL;
+	s->naccfree = 0;
+}
+
+const struct emu_model_ops emu_sw_ops = {
+	.name = "canary-switch",
+	.state_size = sizeof(struct sw_state),
+	.init = sw_init,
+	.rx = sw_rx,
+	.timer = sw_timer,
+	.state = sw_state_change,
+	.fini = sw_fini,
+};

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: canary_sw.h - the switch: Canary aggregation pipeline (paper sec.
+ * 3.6), the static-tree baseline, and plain forwarding for everything
+ * else, on the engine's node ops.
+ *
+ * Canary (opcodes of wire.h):
+ *  - REDUCE: the id is hashed to a slot of the descriptor table. Empty slot:
+ *    allocate (accumulator, counter, hosts, children bitmap, first-arrival
+ *    time, leader address), arm the timeout, consume the frame. Same id,
+ *    timeout not yet fired: accumulate, add the ingress port to the
+ *    children, consume. Same id after the timeout: a straggler; add the
+ *    port and forward it at once toward the leader. Different id: a
+ *    collision; write this switch's address and the ingress port into the
+ *    frame, set bypass, forward toward the leader. Bypass frames are
+ *    forwarded untouched by every switch.
+ *  - on timeout the accumulator and counter leave as one REDUCE toward the
+ *    leader, the next hop chosen by the routing policy; the descriptor
+ *    stays (for stragglers and the broadcast). The root (the switch the
+ *    leader hangs off) also sends as soon as the counter reaches hosts - 1
+ *    (every host but the leader, which never sends its own data).
+ *  - BCAST (multicast flag): with a descriptor of that id, copy to every
+ *    child port and free the descriptor; without one, drop.
+ *  - RESTORE addressed to this switch: copy the data (as a BCAST) to the
+ *    ports of the bitmap it carries (ports 0..31); otherwise route toward
+ *    the addressed switch.
+ *  - anything else (retransmission, failure, fallback, background IPv4)
+ *    is routed to its destination address.
+ *  Timers: exact (a deadline per descriptor) or pktgen (a clock tick every
+ *  pktgen_tick checks one slot, in table order, as Tofino's packet
+ *  generator would: a descriptor may wait up to descriptors x tick more).
+ *
+ * Static trees: TREE_REDUCE frames carry the tree in the switch-address
+ * field; a switch waits for all its children in that tree (no timeout),
+ * sends the sum to its parent port, and the root multicasts TREE_BCAST down
+ * the tree's children ports.
+ *
+ * Recirculation: with more elements than fit one pass, every Canary frame
+ * takes (passes - 1) extra trips through its ingress pipeline; a pipeline
+ * processes pipe_gpps packets per ns, so when Canary traffic exceeds what
+ * the recirculations leave, frames wait (holding their ingress buffer) and
+ * the aggregation throughput drops accordingly.
+ */
+#ifndef EMU_CANARY_SW_H
+#define EMU_CANARY_SW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "emu/engine/engine.h"
+#include "emu/switch/fwd.h"
+
+enum emu_sw_timer {
+	EMU_SW_TIMER_EXACT = 0,
+	EMU_SW_TIMER_PKTGEN,
+};
+
+/* One static reduction tree, as configured on every switch before the run. */
+struct emu_sw_tree_node {
+	uint16_t parent;		/* port toward the root, EMU_PORT_NONE at the root */
+	uint16_t nchildren;		/* children to wait for; 0: not in this tree */
+	uint64_t children;		/* their ports */
+};
+
+struct emu_sw_trees {
+	unsigned ntrees;
+	uint32_t nswitches;
+	struct emu_sw_tree_node *node;	/* [tree * nswitches + switch index] */
+	uint32_t *root;			/* per tree: root switch node id */
+};
+
+struct emu_sw_cfg {
+	uint32_t descriptors;		/* table entries */
+	emu_time_t timeout;
+	enum emu_sw_timer timer;
+	emu_time_t pktgen_tick;
+	unsigned passes;		/* pipeline passes per Canary frame */
+	double pipe_gpps;		/* pipeline packets per ns (recirculation budget) */
+	unsigned ports_per_pipe;
+	const struct emu_sw_trees *trees;	/* static-tree baseline, or NULL */
+	/*
+	 * 0: a block's slot is a hash of its id over the whole table. K > 0:
+	 * the table is split statically among K tenants and a block takes
+	 * slot (tenant mod K) * (descriptors / K) + (sequence mod that): the
+	 * paper's per-tenant partitioning (sec. 5.2, concurrent allreduces),
+	 * collision-free while a tenant has fewer blocks in flight than slots.
+	 */
+	unsigned partition;
+};
+
+struct emu_sw_stats {
+	struct emu_fwd_stats fwd;
+	uint64_t reduce_rx;		/* REDUCE frames that reached the pipeline */
+	uint64_t aggregated;		/* frames consumed into a descriptor */
+	uint64_t allocated;		/* descriptors allocated */
+	uint64_t freed;
+	uint64_t peak;			/* highest table occupancy */
+	double occ_integral;		/* occupancy x ps, for the mean */
+	uint64_t collisions;
+	uint64_t stragglers;
+	uint64_t flushes;		/* accumulator sent on timeout */
+	uint64_t early_flushes;		/* root: counter complete before the timeout */
+	uint64_t tree_up;		/* static: sums sent to the parent */
+	uint64_t bypassed;		/* bypass frames forwarded */
+	uint64_t bcast_rx;
+	uint64_t bcast_copies;
+	uint64_t bcast_dropped;		/* broadcast without a descriptor */
+	uint64_t restores;		/* restoration frames applied here */
+	uint64_t restore_copies;
+	uint64_t malformed;		/* dropped: truncated/inconsistent */
+	uint64_t tree_collisions;	/* static: slot held by another block */
+	uint64_t reclaimed;		/* slots of abandoned blocks taken back */
+	uint64_t recirc_delayed;	/* frames that waited for the pipeline */
+	emu_time_t recirc_wait;		/* total pipeline waiting time */
+	uint64_t pktgen_ticks;
+	emu_time_t max_hold;		/* longest first-arrival-to-flush */
+	uint64_t live;			/* descriptors in use now */
+	emu_time_t occ_since;
+};
+
+extern const struct emu_model_ops emu_sw_ops;
+
+/* emu_sw_stats_of - the statistics of a switch node running emu_sw_ops. */
+const struct emu_sw_stats *emu_sw_stats_of(struct emu_node *n);
+
+/* emu_sw_slot - the table slot of block @id in a table of @n entries (hashed). */
+static inline uint32_t emu_sw_slot(uint32_t id, uint32_t n)
+{
+	uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
+
+	return (uint32_t)(((h >> 32) * n) >> 32);
+}
+
+/* emu_sw_slot_cfg - the slot of block @id under @cfg's table layout. */
+static inline uint32_t emu_sw_slot_cfg(const struct emu_sw_cfg *cfg, uint32_t id)
+{
+	if (!cfg->partition)
+		return emu_sw_slot(id, cfg->descriptors);
+	uint32_t share = cfg->descriptors / cfg->partition;
+
+	if (!share)
+		share = 1;
+	return ((id >> 24) % cfg->partition) * share + (id & 0xffffff) % share;
+}
+
+#endif /* EMU_CANARY_SW_H */

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: wire.c - build and parse frames. See wire.h.
+ */
+#include "libhost/wire.h"
+
+#include <string.h>
+
+#include "emu/engine/util.h"
+
+static const char *const wire_err_str[EMU_WIRE_NERR] = {
+	[EMU_WIRE_OK] = "ok",
+	[EMU_WIRE_TRUNCATED] = "truncated",
+	[EMU_WIRE_BAD_TYPE] = "unknown ethertype or protocol",
+	[EMU_WIRE_BAD_OPCODE] = "unknown Canary opcode",
+	[EMU_WIRE_BAD_LENGTH] = "Canary data is not whole elements",
+	[EMU_WIRE_BAD_COUNTER] = "Canary counter exceeds hosts",
+	[EMU_WIRE_BAD_IPV4] = "malformed IPv4 header",
+};
+
+const char *emu_wire_strerror(enum emu_wire_err e)
+{
+	return (unsigned)e < EMU_WIRE_NERR ? wire_err_str[e] : "?";
+}
+
+void emu_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
+{
+	memcpy(p, dst, 6);
+	memcpy(p + 6, src, 6);
+	emu_put16(p + 12, type);
+}
+
+static uint16_t ip_checksum(const uint8_t *h, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+		      uint16_t sport, uint16_t dport, uint32_t payload_len)
+{
+	uint8_t *ip = p + EMU_ETH_HLEN, *udp = p + EMU_UDP_OFF;
+	uint32_t iplen = EMU_IPV4_HLEN + EMU_UDP_HLEN + payload_len;
+
+	emu_wire_eth(p, dmac, smac, EMU_ETHERTYPE_IPV4);
+	ip[0] = 0x45;
+	ip[1] = 0;
+	emu_put16(ip + 2, (uint16_t)iplen);
+	emu_put16(ip + 4, 0);
+	emu_put16(ip + 6, 0x4000);	/* DF */
+	ip[8] = 64;
+	ip[9] = EMU_IPPROTO_UDP;
+	emu_put16(ip + 10, 0);
+	emu_put32(ip + 12, sip);
+	emu_put32(ip + 16, dip);
+	emu_put16(ip + 10, ip_checksum(ip, EMU_IPV4_HLEN));
+	emu_put16(udp, sport);
+	emu_put16(udp + 2, dport);
+	emu_put16(udp + 4, (uint16_t)(EMU_UDP_HLEN + payload_len));
+	emu_put16(udp + 6, 0);
+	return EMU_ETH_HLEN + iplen;
+}
+
+void emu_wire_ipv4_dscp(uint8_t *p, unsigned dscp)
+{
+	uint8_t *ip = p + EMU_ETH_HLEN;
+
+	ip[1] = (uint8_t)(dscp << 2 | (ip[1] & 3));
+	emu_put16(ip + 10, 0);
+	emu_put16(ip + 10, ip_checksum(ip, EMU_IPV4_HLEN));
+}
+
+enum emu_wire_err emu_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
+{
+	const uint8_t *ip = p + EMU_ETH_HLEN;
+
+	if (len < EMU_ETH_HLEN + EMU_IPV4_HLEN)
+		return EMU_WIRE_TRUNCATED;
+	if (emu_wire_ethertype(p, len) != EMU_ETHERTYPE_IPV4)
+		return EMU_WIRE_BAD_TYPE;
+	if (ip[0] != 0x45)
+		return EMU_WIRE_BAD_IPV4;
+	uint32_t iplen = emu_get16(ip + 2);
+
+	if (iplen < EMU_IPV4_HLEN || EMU_ETH_HLEN + iplen > len)
+		return EMU_WIRE_TRUNCATED;
+	*sip = emu_get32(ip + 12);
+	*dip = emu_get32(ip + 16);
+	return EMU_WIRE_OK;
+}
+
+int emu_wire_udp_dport(const uint8_t *p, uint32_t len)
+{
+	uint32_t sip, dip;
+
+	if (emu_wire_ipv4(p, len, &sip, &dip) != EMU_WIRE_OK || len < EMU_UDP_PAYLOAD_OFF ||
+	    p[EMU_ETH_HLEN + 9] != EMU_IPPROTO_UDP)
+		return -1;
+	return emu_get16(p + EMU_UDP_OFF + 2);
+}
+
+void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
+{
+	uint8_t *c = p + EMU_CANARY_OFF;
+
+	emu_put32(c, h->dst);
+	emu_put32(c + 4, h->id);
+	emu_put16(c + 8, h->counter);
+	emu_put16(c + 10, h->hosts);
+	emu_put32(c + 12, h->children);
+	emu_put16(c + 16, h->swaddr);
+	c[18] = h->flags;
+}
+
+/*
+ * An AVX2 clone where GCC can make one; the ifunc resolver that picks it
+ * runs before ThreadSanitizer is set up (a crash), so not under sanitizers.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define ELEM_CLONES __attribute__((target_clones("default", "avx2")))
+#else
+#define ELEM_CLONES
+#endif
+
+ELEM_CLONES void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		emu_put32(d + 4 * i, (uint32_t)src[i]);
+}
+
+ELEM_CLONES void emu_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = (int32_t)emu_get32(p + 4 * i);
+}
+
+ELEM_CLONES void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		acc[i] = (int32_t)((uint32_t)acc[i] + emu_get32(p + 4 * i));
+}
+
+uint32_t emu_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
+			       const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem)
+{
+	emu_wire_eth(p, dmac, smac, EMU_ETHERTYPE_CANARY);
+	emu_wire_canary_write_hdr(p, h);
+	uint8_t *d = p + EMU_CANARY_DATA_OFF;
+
+	if (data)
+		emu_wire_put_elems(d, data, nelem);
+	else
+		memset(d, 0, 4 * (size_t)nelem);
+	return EMU_CANARY_DATA_OFF + 4 * nelem;
+}
+
+enum emu_wire_err emu_wire_canary_parse(const uint8_t *p, uint32_t len, struct emu_canary_hdr *h, unsigned *nelem)
+{
+	const uint8_t *c = p + EMU_CANARY_OFF;
+
+	if (len < EMU_CANARY_DATA_OFF)
+		return EMU_WIRE_TRUNCATED;
+	if (emu_wire_ethertype(p, len) != EMU_ETHERTYPE_CANARY)
+		return EMU_WIRE_BAD_TYPE;
+	h->dst = emu_get32(c);
+	h->id = emu_get32(c + 4);
+	h->counter = emu_get16(c + 8);
+	h->hosts = emu_get16(c + 10);
+	h->children = emu_get32(c + 12);
+	h->swaddr = emu_get16(c + 16);
+	h->flags = c[18];
+	unsigned op = h->flags & EMU_CANARY_OP_MASK;
+
+	if (op == 0 || op > EMU_CANARY_OP_MAX)
+		return EMU_WIRE_BAD_OPCODE;
+	uint32_t dlen = len - EMU_CANARY_DATA_OFF;
+
+	if (dlen % 4 || dlen / 4 > EMU_CANARY_MAX_ELEMENTS)
+		return EMU_WIRE_BAD_LENGTH;
+	if (h->hosts == 0 || h->counter > h->hosts)
+		return EMU_WIRE_BAD_COUNTER;
+	*nelem = dlen / 4;
+	return EMU_WIRE_OK;
+}
+
+enum emu_wire_err emu_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint64_t *hash)
+{
+	uint16_t type = emu_wire_ethertype(p, len);
+
+	if (len < EMU_ETH_HLEN)
+		return EMU_WIRE_TRUNCATED;
+	if (type == EMU_ETHERTYPE_CANARY) {
+		if (len < EMU_CANARY_DATA_OFF)
+			return EMU_WIRE_TRUNCATED;
+		*dip = emu_get32(p + EMU_CANARY_OFF);
+		*hash = *dip;	/* the paper: default up port by hash of the destination */
+		return EMU_WIRE_OK;
+	}
+	if (type == EMU_ETHERTYPE_IPV4) {
+		uint32_t sip;
+		enum emu_wire_err e = emu_wire_ipv4(p, len, &sip, dip);
+
+		if (e)
+			return e;
+		uint64_t ports = 0;
+
+		if (len >= EMU_UDP_PAYLOAD_OFF)
+			ports = emu_get32(p + EMU_UDP_OFF);
+		*hash = (uint64_t)*dip << 32 ^ sip ^ ports << 7;
+		return EMU_WIRE_OK;
+	}
+	return EMU_WIRE_BAD_TYPE;
+}
