@@ -335,6 +335,14 @@ static inline emu_time_t emu_port_tx_time(const struct emu_node *n, unsigned por
 	return p->ps_per_byte ? (emu_time_t)(bytes + EMU_WIRE_OVERHEAD) * p->ps_per_byte : emu_tx_time(bytes, p->rate_bps);
 }
 
+/* emu_port_up - is @port's link up (and connected)? */
+static inline bool emu_port_up(const struct emu_node *n, unsigned port)
+{
+	const struct emu_port *p = &n->ports[port];
+
+	return p->connected && p->up;
+}
+
 static inline bool emu_port_busy(const struct emu_node *n, unsigned port)
 {
 	const struct emu_port *p = &n->ports[port];

@@ -36,9 +36,17 @@ static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
 	emu_timer_at(((struct emu_host_state *)ctx)->node, at, cookie);
 }
 
+/*
+ * A NIC whose link is down takes no frames: it is busy until the link comes
+ * back (host_link() kicks libhost then). Reporting it idle while emu_send()
+ * drops at zero cost let an endless source (background traffic) send forever
+ * at one emulated instant.
+ */
 static bool t_tx_busy(void *ctx)
 {
-	return emu_port_busy(((struct emu_host_state *)ctx)->node, 0);
+	const struct emu_node *n = ((struct emu_host_state *)ctx)->node;
+
+	return emu_port_busy(n, 0) || !emu_port_up(n, 0);
 }
 
 static uint64_t t_random(void *ctx)
