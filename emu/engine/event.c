@@ -97,6 +97,7 @@ void emu_evq_fini(struct emu_evq *q)
 {
 	emu_heap_fini(&q->far);
 	free(q->now.ev);
+	free(q->tmp.ev);
 	if (q->slot)
 		for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
 			free(q->slot[i].ev);
@@ -192,6 +193,62 @@ static void pull_far(struct emu_evq *q)
 	}
 }
 
+/* insertion sort of a[0..n) on (t, key): the common case, a few events */
+static void isort(struct emu_ev *a, uint32_t n)
+{
+	for (uint32_t k = 1; k < n; k++) {
+		struct emu_ev x = a[k];
+		uint32_t j = k;
+
+		while (j > 0 && emu_ev_before(&x, &a[j - 1])) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+#define SORT_RUN 16	/* runs sorted by insertion before merging */
+
+/*
+ * Sort a slot's events on (t, key). A slot usually holds a handful, but
+ * lock-step traffic (every host starting at the same picosecond) puts
+ * thousands in one: insertion sort on runs of SORT_RUN, then bottom-up
+ * merges through q->tmp, so the cost stays O(n log n).
+ */
+static void sort_events(struct emu_evq *q, struct emu_ev *a, uint32_t n)
+{
+	if (n <= SORT_RUN) {
+		isort(a, n);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i += SORT_RUN)
+		isort(a + i, n - i < SORT_RUN ? n - i : SORT_RUN);
+	bucket_reserve(&q->tmp, n);
+	struct emu_ev *src = a, *dst = q->tmp.ev;
+
+	for (uint32_t w = SORT_RUN; w < n; w *= 2) {
+		for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+			uint32_t mid = lo + w < n ? lo + w : n;
+			uint32_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+			uint32_t i = lo, j = mid, k = lo;
+
+			while (i < mid && j < hi)
+				dst[k++] = emu_ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		struct emu_ev *x = src;
+
+		src = dst;
+		dst = x;
+	}
+	if (src != a)
+		memcpy(a, src, (size_t)n * sizeof(*a));
+}
+
 /* The current slot is empty: move to the next slot that has events. */
 static bool advance(struct emu_evq *q)
 {
@@ -215,16 +272,7 @@ static bool advance(struct emu_evq *q)
 	*b = spare;
 	struct emu_ev *a = q->now.ev;
 
-	for (uint32_t k = 1; k < q->now.n; k++) {
-		struct emu_ev x = a[k];
-		uint32_t j = k;
-
-		while (j > 0 && emu_ev_before(&x, &a[j - 1])) {
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = x;
-	}
+	sort_events(q, a, q->now.n);
 	/* these run next: start fetching their frames now */
 	for (uint32_t k = 0; k < q->now.n; k++)
 		if (a[k].type == EMU_EV_FRAME) {

@@ -16,10 +16,10 @@
  * time only moves forward, so events are appended (O(1)) to the wheel slot
  * of their EMU_EVQ_GRAIN_BITS of picoseconds when within the wheel's span,
  * or to a far-future heap otherwise. Only the current slot is ordered on
- * (t, key), sorted when the wheel
- * reaches it (a slot holds a handful of events: insertion sort, then
- * pops are O(1)); pushes at or before the current slot are inserted in
- * order.
+ * (t, key), sorted when the wheel reaches it (usually a handful of events,
+ * insertion sort; a crowded slot, merge sort: O(n log n) whatever number of
+ * events share a time), then pops are O(1); pushes at or before the
+ * current slot are inserted in order.
  * The (time, key) order of pops is exactly that of one big heap.
  */
 #ifndef EMU_EVENT_H
@@ -119,6 +119,7 @@ struct emu_evq {
 	size_t nwheel;			/* events in wheel slots */
 	struct emu_evbucket now;	/* events with slot <= cur, sorted by (t, key) from head */
 	uint32_t head;
+	struct emu_evbucket tmp;	/* scratch for sorting a crowded slot */
 	struct emu_heap far;		/* events with slot >= cur + SLOTS */
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
 	struct emu_evbucket *slot;	/* EMU_EVQ_SLOTS */
