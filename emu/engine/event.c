@@ -209,6 +209,7 @@ static void isort(struct emu_ev *a, uint32_t n)
 }
 
 #define SORT_RUN 16	/* runs sorted by insertion before merging */
+#define SHRINK_MIN 64	/* slot arrays up to this many events are kept */
 
 /*
  * Sort a slot's events on (t, key). A slot usually holds a handful, but
@@ -268,6 +269,17 @@ static bool advance(struct emu_evq *q)
 	/* the slot's array becomes the current one (no copy); sort it */
 	q->now = *b;
 	q->head = 0;
+	/*
+	 * The old current array goes to the emptied slot. Arrays only grow, so
+	 * one crowded instant (every host starting together) would leave every
+	 * slot it visited holding room for thousands: give back an array four
+	 * times larger than what it last held.
+	 */
+	if (spare.cap > SHRINK_MIN && spare.cap / 4 > spare.n) {
+		free(spare.ev);
+		spare.ev = NULL;
+		spare.cap = 0;
+	}
 	spare.n = 0;
 	*b = spare;
 	struct emu_ev *a = q->now.ev;
