@@ -116,10 +116,11 @@ static size_t rm_drain(struct emu_chan *c, emu_chan_sink sink, void *arg)
 		ev.port = r.port;
 		if (r.type == EMU_EV_FRAME) {
 			struct frec fr;
-			struct emu_frame *f = emu_pool_get(cr->pool);
 
 			memcpy(&fr, p, sizeof(fr));
 			p += sizeof(fr);
+			struct emu_frame *f = emu_pool_get_class(cr->pool, emu_fclass(fr.len));
+
 			f->t_sent = fr.t_sent;
 			f->user = fr.user;
 			f->len = fr.len;

@@ -12,13 +12,13 @@
 
 _Static_assert(offsetof(struct emu_frame, data) == 64, "frame header is one cache line");
 
+const uint32_t emu_fclass_cap[EMU_FCLASS_N] = EMU_FCLASS_CAPS;
+
+_Static_assert(EMU_FRAME_MAX == 2048 && EMU_FCLASS_MAX == EMU_FCLASS_N - 1, "the largest class is EMU_FRAME_MAX");
+
 void emu_pool_init(struct emu_pool *p)
 {
-	p->free = NULL;
-	p->chunks = NULL;
-	p->nchunks = p->cap_chunks = 0;
-	p->allocated = 0;
-	p->in_use = 0;
+	memset(p, 0, sizeof(*p));
 }
 
 void emu_pool_fini(struct emu_pool *p)
@@ -45,18 +45,27 @@ static void *chunk_alloc(size_t bytes)
 	return c;
 }
 
-void emu_pool_grow(struct emu_pool *p)
+#define CHUNK_BYTES (2u << 20)
+
+/* carve a 2 MiB chunk into frames of class @cls */
+void emu_pool_grow(struct emu_pool *p, unsigned cls)
 {
-	struct emu_frame *c = chunk_alloc(EMU_POOL_CHUNK * sizeof(*c));
+	size_t size = sizeof(struct emu_frame) + emu_fclass_cap[cls];
+	size_t nframes = CHUNK_BYTES / size;
+	uint8_t *c = chunk_alloc(nframes * size);
 
 	if (p->nchunks == p->cap_chunks) {
 		p->cap_chunks = p->cap_chunks ? 2 * p->cap_chunks : 16;
 		p->chunks = emu_xrealloc(p->chunks, p->cap_chunks * sizeof(*p->chunks));
 	}
 	p->chunks[p->nchunks++] = c;
-	for (size_t i = 0; i < EMU_POOL_CHUNK; i++) {
-		c[i].next = p->free;
-		p->free = &c[i];
+	for (size_t i = 0; i < nframes; i++) {
+		struct emu_frame *f = (struct emu_frame *)(c + i * size);
+
+		f->cls = (uint8_t)cls;
+		f->next = p->free[cls];
+		p->free[cls] = f;
 	}
-	p->allocated += EMU_POOL_CHUNK;
+	p->allocated += nframes;
+	p->bytes += nframes * size;
 }

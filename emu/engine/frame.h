@@ -17,12 +17,23 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "emu/engine/time.h"
 
 /* Largest frame (Ethernet header + payload, no FCS) the emulator carries. */
 #define EMU_FRAME_MAX 2048
 #define EMU_PORT_NONE 0xffffu
+
+/*
+ * Size classes: a frame's buffer holds EMU_FCLASS_CAP(cls) bytes. A 33-byte
+ * DONE frame needs no 2 KiB buffer: frames are allocated at the largest
+ * class (the model does not know its length yet) and moved to the smallest
+ * class that fits when they are queued for the wire (emu_send), so what
+ * waits in queues and travels on links is as small as it can be.
+ */
+enum { EMU_FCLASS_SMALL, EMU_FCLASS_CANARY, EMU_FCLASS_MTU, EMU_FCLASS_MAX, EMU_FCLASS_N };
+#define EMU_FCLASS_CAPS { 128, 1088, 1536, EMU_FRAME_MAX }
 
 struct emu_frame {
 	struct emu_frame *next;	/* pool free list / egress queue link */
@@ -34,37 +45,46 @@ struct emu_frame {
 	uint16_t hops;		/* links traversed so far */
 	uint8_t tc;		/* traffic class of its egress queue (engine) */
 	uint8_t in_tc;		/* class of the ingress buffer it holds */
-	uint8_t pad_[2];
+	uint8_t cls;		/* size class of its buffer (pool) */
+	uint8_t pad_[1];
 	uint8_t pad2_[24];
-	uint8_t data[EMU_FRAME_MAX];
+	uint8_t data[];		/* EMU_FCLASS_CAP(cls) bytes */
 };
 
+extern const uint32_t emu_fclass_cap[EMU_FCLASS_N];
+
 struct emu_pool {
-	struct emu_frame *free;
+	struct emu_frame *free[EMU_FCLASS_N];
 	void **chunks;
 	size_t nchunks;
 	size_t cap_chunks;
 	uint64_t allocated;	/* frames carved so far */
+	uint64_t bytes;		/* bytes of chunks carved so far */
 	uint64_t in_use;	/* alloc - free through this pool (may go negative per pool) */
 };
 
-/* frames per chunk: 2112 B x 993 fits one 2 MiB huge page */
-#define EMU_POOL_CHUNK 993
-
 void emu_pool_init(struct emu_pool *p);
-/* emu_pool_fini - free every chunk this pool carved. Frames must not be in use. */
 void emu_pool_fini(struct emu_pool *p);
-/* emu_pool_grow - carve a new chunk onto the free list. Cannot fail. */
-void emu_pool_grow(struct emu_pool *p);
+void emu_pool_grow(struct emu_pool *p, unsigned cls);
 
-/* emu_pool_get - a frame with len 0, in_port EMU_PORT_NONE. Cannot fail. */
-static inline struct emu_frame *emu_pool_get(struct emu_pool *p)
+/* emu_fclass - the smallest class whose buffer holds @len bytes */
+static inline unsigned emu_fclass(uint32_t len)
 {
-	if (__builtin_expect(!p->free, 0))
-		emu_pool_grow(p);
-	struct emu_frame *f = p->free;
+	unsigned c = EMU_FCLASS_SMALL;
 
-	p->free = f->next;
+	while (c < EMU_FCLASS_MAX && emu_fclass_cap[c] < len)
+		c++;
+	return c;
+}
+
+/* emu_pool_get_class - a frame whose buffer is of class @cls */
+static inline struct emu_frame *emu_pool_get_class(struct emu_pool *p, unsigned cls)
+{
+	if (__builtin_expect(!p->free[cls], 0))
+		emu_pool_grow(p, cls);
+	struct emu_frame *f = p->free[cls];
+
+	p->free[cls] = f->next;
 	f->next = NULL;
 	f->len = 0;
 	f->in_port = EMU_PORT_NONE;
@@ -74,11 +94,36 @@ static inline struct emu_frame *emu_pool_get(struct emu_pool *p)
 	return f;
 }
 
+/* emu_pool_get - a frame of the largest class (EMU_FRAME_MAX bytes) */
+static inline struct emu_frame *emu_pool_get(struct emu_pool *p)
+{
+	return emu_pool_get_class(p, EMU_FCLASS_MAX);
+}
+
 static inline void emu_pool_put(struct emu_pool *p, struct emu_frame *f)
 {
-	f->next = p->free;
-	p->free = f;
+	f->next = p->free[f->cls];
+	p->free[f->cls] = f;
 	p->in_use--;
+}
+
+/*
+ * emu_pool_fit - @f, or a copy in the smallest class that holds its bytes
+ * (then @f goes back to @p). The engine header travels with the bytes.
+ */
+static inline struct emu_frame *emu_pool_fit(struct emu_pool *p, struct emu_frame *f)
+{
+	unsigned cls = emu_fclass(f->len);
+
+	if (cls >= f->cls)
+		return f;
+	struct emu_frame *c = emu_pool_get_class(p, cls);
+
+	memcpy(c, f, offsetof(struct emu_frame, cls));
+	c->next = NULL;
+	memcpy(c->data, f->data, f->len);
+	emu_pool_put(p, f);
+	return c;
 }
 
 #endif /* EMU_FRAME_H */

@@ -52,7 +52,7 @@ struct emu_frame *emu_frame_alloc(struct emu_node *n)
 
 struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
 {
-	struct emu_frame *c = emu_pool_get(&n->w->pool);
+	struct emu_frame *c = emu_pool_get_class(&n->w->pool, emu_fclass(f->len));
 
 	c->len = f->len;
 	c->user = f->user;
@@ -361,6 +361,7 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 		emu_frame_free(n, f);
 		return -ENOBUFS;
 	}
+	f = emu_pool_fit(&n->w->pool, f);	/* what waits and travels is as small as it can be */
 	f->tc = (uint8_t)c;
 	f->next = NULL;
 	if (p->qtail[c])
