@@ -11,10 +11,11 @@
  *    threads.
  *
  *   bench/engine [--topology SPEC] [--workers 1,2] [--load F] [--time T]
- *                [--repeat N] [--ring N] [--csv]
+ *                [--repeat N] [--ring N] [--csv] [--no-warmup]
  *
  * The machine is shared and noisy: a first run is discarded (page faults,
- * caches) and every figure is the best of --repeat runs (default 3).
+ * caches; --no-warmup skips it, for counting instructions) and every figure
+ * is the best of --repeat runs (default 3).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -154,12 +155,12 @@ int main(int argc, char **argv)
 	emu_time_t until = 20 * EMU_US;
 	uint64_t ring_n = 20000000;
 	uint64_t repeat = 3;
-	int csv = 0;
+	int csv = 0, warmup = 1;
 	static const struct option opts[] = {
 		{ "topology", required_argument, NULL, 't' }, { "workers", required_argument, NULL, 'w' },
 		{ "load", required_argument, NULL, 'l' }, { "time", required_argument, NULL, 'T' },
 		{ "ring", required_argument, NULL, 'r' }, { "csv", no_argument, NULL, 'c' },
-		{ "repeat", required_argument, NULL, 'n' },
+		{ "repeat", required_argument, NULL, 'n' }, { "no-warmup", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	int o;
@@ -188,6 +189,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'c': csv = 1; break;
+		case 'W': warmup = 0; break;
 		case 'n':
 			if (emu_parse_u64(optarg, &repeat) || repeat == 0 || repeat > 100) {
 				fprintf(stderr, "bench/engine: --repeat: '%s' is not in 1..100\n", optarg);
@@ -195,7 +197,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: bench/engine [--topology SPEC] [--workers 1,2] [--load F] [--time T] [--repeat N] [--ring N] [--csv]\n");
+			fprintf(stderr, "usage: bench/engine [--topology SPEC] [--workers 1,2] [--load F] [--time T] [--repeat N] [--ring N] [--csv] [--no-warmup]\n");
 			return o == 'h' ? 0 : 2;
 		}
 	}
@@ -216,7 +218,8 @@ int main(int argc, char **argv)
 	double base = 0;
 	char *save = NULL;
 
-	run_fabric(fab, 1, load, until / 4 ? until / 4 : until);	/* warm-up, discarded */
+	if (warmup)
+		run_fabric(fab, 1, load, until / 4 ? until / 4 : until);	/* warm-up, discarded */
 	for (char *tok = strtok_r(wlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned w = (unsigned)atoi(tok);
 		struct result r = run_fabric(fab, w, load, until);

@@ -276,6 +276,12 @@ uint64_t emu_node_buffer(const struct emu_node *n);
 
 /* emu_frame_alloc - a fresh frame from this worker's pool. Cannot fail. */
 struct emu_frame *emu_frame_alloc(struct emu_node *n);
+/*
+ * emu_frame_alloc_len - a fresh frame whose buffer holds at least @len
+ * (<= EMU_FRAME_MAX) bytes: for a model that knows the length beforehand
+ * (saves emu_send() moving it to a smaller buffer).
+ */
+struct emu_frame *emu_frame_alloc_len(struct emu_node *n, uint32_t len);
 /* emu_frame_clone - a copy of @f (bytes and length). Cannot fail. */
 struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f);
 /* emu_frame_free - release @f (and the ingress buffer space it holds). */

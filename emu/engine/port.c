@@ -50,6 +50,11 @@ struct emu_frame *emu_frame_alloc(struct emu_node *n)
 	return emu_pool_get(&n->w->pool);
 }
 
+struct emu_frame *emu_frame_alloc_len(struct emu_node *n, uint32_t len)
+{
+	return emu_pool_get_class(&n->w->pool, emu_fclass(len));
+}
+
 struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
 {
 	struct emu_frame *c = emu_pool_get_class(&n->w->pool, emu_fclass(f->len));

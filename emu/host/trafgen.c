@@ -30,7 +30,7 @@ static void tg_send(struct emu_node *n)
 			dst++;
 	}
 	const struct emu_fab_node *peer = &fab->nodes[fab->hosts[dst]];
-	struct emu_frame *f = emu_frame_alloc(n);
+	struct emu_frame *f = emu_frame_alloc_len(n, c->frame_bytes);
 	uint32_t payload = c->frame_bytes - EMU_UDP_PAYLOAD_OFF;
 
 	f->len = emu_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, TG_PORT, TG_PORT, payload);

@@ -167,7 +167,7 @@ static bool is_root(struct emu_node *n, uint32_t leader_ip)
 
 static void flush(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot, bool early)
 {
-	struct emu_frame *f = emu_frame_alloc(n);
+	struct emu_frame *f = emu_frame_alloc_len(n, EMU_CANARY_DATA_OFF + 4 * d->nelem);
 	const struct emu_fab_node *me = emu_node_desc(n);
 	struct emu_canary_hdr h = {
 		.dst = d->leader, .id = d->id, .counter = d->counter, .hosts = d->hosts,
@@ -437,7 +437,7 @@ static void tree_reclaim(struct emu_node *n, struct sw_state *s, struct desc *d,
 static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot,
 			  const struct emu_sw_tree_node *tn, unsigned tree)
 {
-	struct emu_frame *f = emu_frame_alloc(n);
+	struct emu_frame *f = emu_frame_alloc_len(n, EMU_CANARY_DATA_OFF + 4 * d->nelem);
 	const struct emu_fab_node *me = emu_node_desc(n);
 	static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	bool root = tn->parent == EMU_PORT_NONE;
