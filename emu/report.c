@@ -165,6 +165,10 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"events\": %llu,\n", ind, (unsigned long long)res->run.events);
 	fprintf(f, "%s  \"workers\": %u,\n", ind, res->run.workers);
 	fprintf(f, "%s  \"peak_rss_bytes\": %llu,\n", ind, (unsigned long long)res->peak_rss);
+	if (res->dist_ranks <= 1)
+		fprintf(f, "%s  \"partition\": {\"windows\": %llu, \"events_critical\": %llu, \"cross_events\": %llu},\n", ind,
+			(unsigned long long)res->run.windows, (unsigned long long)res->run.events_critical,
+			(unsigned long long)res->run.cross_events);
 	if (res->dist_ranks > 1)
 		fprintf(f, "%s  \"distributed\": {\"ranks\": %u, \"windows\": %llu, \"zmq_msgs\": %llu, \"zmq_bytes\": %llu, "
 			   "\"msgs_per_window\": %.2f, \"bytes_per_window\": %.1f, \"rejected\": %llu},\n",

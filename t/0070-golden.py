@@ -31,7 +31,7 @@ DIGESTS = os.path.join(HERE, "0070-golden.digests")
 # a scenario takes well under a second; this only stops a hang
 TIMEOUT = 120
 
-EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "distributed"}
+EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "distributed", "partition"}
 
 # 64 hosts, 32 in the allreduce, 32 sending background traffic
 SMALL = "--topology fattree2:leaves=8,spines=8,hosts=8 --size 256KiB --workers 2"

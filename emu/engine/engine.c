@@ -641,12 +641,29 @@ static void local_sum(struct emu_engine *eng, struct emu_dist_sum *s)
 	}
 }
 
+/* add the window just processed to the critical path (its busiest worker) */
+static void window_work(struct emu_engine *eng)
+{
+	uint64_t max = 0;
+
+	for (unsigned i = 0; i < eng->nworkers; i++) {
+		struct emu_worker *w = &eng->workers[i];
+		uint64_t d = w->events - w->events_mark;
+
+		w->events_mark = w->events;
+		if (d > max)
+			max = d;
+	}
+	eng->st.events_critical += max;
+}
+
 static void plan_window(void *arg)
 {
 	struct emu_engine *eng = arg;
 	struct emu_dist_sum sum;
 
 	local_sum(eng, &sum);
+	window_work(eng);
 	if (eng->dist && emu_dist_exchange(eng->dist, &sum, dist_out, dist_out, dist_in, eng)) {
 		snprintf(eng->err, sizeof(eng->err), "%s", emu_dist_error(eng->dist));
 		eng->dist_failed = true;

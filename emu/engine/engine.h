@@ -196,6 +196,13 @@ struct emu_run_stats {
 	uint64_t events;
 	uint64_t frame_hops;		/* frames put on a link */
 	uint64_t windows;
+	/*
+	 * The critical path of the partition: over windows, the sum of the
+	 * largest worker's events in that window (this process's workers).
+	 * events / events_critical is the speedup the partitioning allows
+	 * when an event costs the same everywhere and barriers are free.
+	 */
+	uint64_t events_critical;
 	uint64_t cross_events;		/* events that crossed partitions */
 	uint64_t spilled;		/* ...of which did not fit a ring */
 	unsigned workers;

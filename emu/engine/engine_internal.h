@@ -33,6 +33,7 @@ struct emu_worker {
 	int init_rc;
 	/* stats */
 	uint64_t events;
+	uint64_t events_mark;	/* events at the start of the window (critical path) */
 	uint64_t frame_hops;
 	emu_time_t progress_t;	/* 1 + time of the latest emu_node_progress(), 0: none */
 	/* published at the window barrier */
