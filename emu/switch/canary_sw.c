@@ -2,7 +2,12 @@
 /*
  * DOC: canary_sw.c - the switch model. See canary_sw.h for the behaviour.
  *
- * The descriptor table is a fixed array (the switch's registers); the
+ * The descriptor table models the switch's registers: a fixed number of
+ * slots indexed by a hash of the block id. In the emulator only the slots
+ * a run has touched exist (struct desc_map: an open-addressing map from
+ * slot to descriptor, descriptors in stable slabs), since a 4 MiB
+ * allreduce touches 4096 of a Tofino's 32768 slots and a 3-level k=32 fat
+ * tree has 1280 switches; a slot never touched reads as FREE. The
  * accumulators of open descriptors come from a per-switch free list so that
  * a 32K-entry table of 256-element descriptors does not cost 32 MiB per
  * switch in the emulator. A descriptor is OPEN from its first packet until
@@ -46,6 +51,18 @@ struct desc {
 	struct emu_frame *held;	/* static trees: frames waiting for this slot */
 };
 
+/* slot -> descriptor, for the slots touched so far (never removed: gen persists) */
+struct desc_map {
+	uint32_t *key;		/* slot + 1; 0: empty */
+	struct desc **val;
+	uint32_t cap;		/* a power of two */
+	uint32_t n;
+	struct desc **slab;	/* DESC_SLAB descriptors each */
+	uint32_t nslab;
+};
+
+#define DESC_SLAB 256
+
 struct pipeq {
 	emu_time_t busy;
 	struct emu_frame *head, *tail;
@@ -54,7 +71,7 @@ struct pipeq {
 struct sw_state {
 	const struct emu_sw_cfg *cfg;
 	struct emu_sw_stats st;
-	struct desc *table;
+	struct desc_map table;
 	int32_t **accfree;
 	uint32_t naccfree;
 	uint32_t capaccfree;
@@ -76,6 +93,67 @@ static void sw_handle(struct emu_node *n, struct emu_frame *f, unsigned port);
 const struct emu_sw_stats *emu_sw_stats_of(struct emu_node *n)
 {
 	return &((struct sw_state *)emu_node_state(n))->st;
+}
+
+/* ---------- the descriptor table ---------- */
+
+static inline uint32_t map_pos(const struct desc_map *m, uint32_t slot)
+{
+	return (uint32_t)((slot + 1) * 0x9e3779b1u) & (m->cap - 1);
+}
+
+/* the descriptor of @slot, NULL if the slot was never touched (it is FREE) */
+static struct desc *desc_find(const struct sw_state *s, uint32_t slot)
+{
+	const struct desc_map *m = &s->table;
+
+	for (uint32_t i = map_pos(m, slot);; i = (i + 1) & (m->cap - 1)) {
+		if (m->key[i] == slot + 1)
+			return m->val[i];
+		if (!m->key[i])
+			return NULL;
+	}
+}
+
+static void map_insert(struct desc_map *m, uint32_t slot, struct desc *d)
+{
+	uint32_t i = map_pos(m, slot);
+
+	while (m->key[i])
+		i = (i + 1) & (m->cap - 1);
+	m->key[i] = slot + 1;
+	m->val[i] = d;
+	m->n++;
+}
+
+/* the descriptor of @slot, created FREE if never touched; its address is stable */
+static struct desc *desc_at(struct sw_state *s, uint32_t slot)
+{
+	struct desc_map *m = &s->table;
+	struct desc *d = desc_find(s, slot);
+
+	if (d)
+		return d;
+	if (2 * (m->n + 1) > m->cap) {
+		struct desc_map old = *m;
+
+		m->cap *= 2;
+		m->key = emu_xcalloc(m->cap, sizeof(*m->key));
+		m->val = emu_xmalloc(m->cap * sizeof(*m->val));
+		m->n = 0;
+		for (uint32_t i = 0; i < old.cap; i++)
+			if (old.key[i])
+				map_insert(m, old.key[i] - 1, old.val[i]);
+		free(old.key);
+		free(old.val);
+	}
+	if (m->n % DESC_SLAB == 0) {
+		m->slab = emu_xrealloc(m->slab, (m->nslab + 1) * sizeof(*m->slab));
+		m->slab[m->nslab++] = emu_xcalloc(DESC_SLAB, sizeof(struct desc));
+	}
+	d = &m->slab[m->n / DESC_SLAB][m->n % DESC_SLAB];
+	map_insert(m, slot, d);
+	return d;
 }
 
 /* ---------- small helpers ---------- */
@@ -252,11 +330,11 @@ static void timer_for(struct emu_node *n, struct sw_state *s, struct desc *d, ui
 static void pktgen_tick(struct emu_node *n, struct sw_state *s)
 {
 	uint32_t slot = (uint32_t)(s->tick_k % s->cfg->descriptors);
-	struct desc *d = &s->table[slot];
+	struct desc *d = desc_find(s, slot);
 	emu_time_t now = emu_node_now(n);
 
 	s->st.pktgen_ticks++;
-	if (d->state == D_OPEN && now - d->ts >= s->cfg->timeout)
+	if (d && d->state == D_OPEN && now - d->ts >= s->cfg->timeout)
 		flush(n, s, d, slot, false);
 	pktgen_arm(n, s, s->tick_k + 1);
 }
@@ -267,7 +345,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 			  struct emu_canary_hdr *h, unsigned nelem)
 {
 	uint32_t slot = emu_sw_slot_cfg(s->cfg, h->id);
-	struct desc *d = &s->table[slot];
+	struct desc *d = desc_at(s, slot);
 	emu_time_t now = emu_node_now(n);
 
 	s->st.reduce_rx++;
@@ -332,7 +410,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h)
 {
 	uint32_t slot = emu_sw_slot_cfg(s->cfg, h->id);
-	struct desc *d = &s->table[slot];
+	struct desc *d = desc_at(s, slot);
 
 	s->st.bcast_rx++;
 	if (d->state == D_FREE || d->id != h->id) {
@@ -474,7 +552,7 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 		return;
 	}
 	uint32_t slot = tree_slot(s, h->id, tree);
-	struct desc *d = &s->table[slot];
+	struct desc *d = desc_at(s, slot);
 	emu_time_t now = emu_node_now(n);
 
 	s->st.reduce_rx++;
@@ -641,7 +719,7 @@ static void sw_timer(struct emu_node *n, uint64_t cookie)
 	case T_DESC: {
 		uint32_t slot = (uint32_t)cookie;
 		uint32_t gen = (uint32_t)(cookie >> 32) & 0x0fffffff;
-		struct desc *d = &s->table[slot];
+		struct desc *d = desc_at(s, slot);
 
 		if (d->state == D_OPEN && (d->gen & 0x0fffffff) == gen)
 			flush(n, s, d, slot, false);
@@ -653,7 +731,7 @@ static void sw_timer(struct emu_node *n, uint64_t cookie)
 		break;
 	case T_HOLD: {
 		uint32_t slot = (uint32_t)cookie;
-		struct desc *d = &s->table[slot];
+		struct desc *d = desc_at(s, slot);
 
 		if (d->state != D_FREE && (d->gen & 0x0fffffff) == ((uint32_t)(cookie >> 32) & 0x0fffffff) && d->held &&
 		    emu_node_now(n) - d->ts > EMU_SW_RECLAIM)
@@ -686,7 +764,9 @@ static int sw_init(struct emu_node *n, void *arg)
 	if (!cfg || !cfg->descriptors || (cfg->timer == EMU_SW_TIMER_PKTGEN && !cfg->pktgen_tick))
 		return -EINVAL;
 	s->cfg = cfg;
-	s->table = emu_xcalloc(cfg->descriptors, sizeof(*s->table));
+	s->table.cap = 64;
+	s->table.key = emu_xcalloc(s->table.cap, sizeof(*s->table.key));
+	s->table.val = emu_xmalloc(s->table.cap * sizeof(*s->table.val));
 	s->openmap = emu_xcalloc((cfg->descriptors + 63) / 64, sizeof(uint64_t));
 	s->npipes = (n->nports + cfg->ports_per_pipe - 1) / (cfg->ports_per_pipe ? cfg->ports_per_pipe : 1);
 	if (!cfg->ports_per_pipe)
@@ -703,8 +783,10 @@ static void sw_state_change(struct emu_node *n, bool up)
 
 	if (up)
 		return;
-	for (uint32_t i = 0; i < s->cfg->descriptors; i++) {
-		struct desc *d = &s->table[i];
+	for (uint32_t i = 0; i < s->table.cap; i++) {
+		if (!s->table.key[i])
+			continue;
+		struct desc *d = s->table.val[i];
 
 		while (d->held) {
 			struct emu_frame *f = d->held;
@@ -713,7 +795,7 @@ static void sw_state_change(struct emu_node *n, bool up)
 			emu_frame_free(n, f);
 		}
 		if (d->state != D_FREE)
-			desc_free(n, s, d, i);
+			desc_free(n, s, d, s->table.key[i] - 1);
 	}
 	for (unsigned p = 0; p < s->npipes; p++)
 		while (s->pipe[p].head) {
@@ -734,15 +816,20 @@ static void sw_fini(struct emu_node *n)
 
 	if (!s->cfg)
 		return;
-	for (uint32_t i = 0; i < s->cfg->descriptors; i++)
-		free(s->table[i].acc);
+	for (uint32_t k = 0; k < s->table.nslab; k++) {
+		for (uint32_t i = 0; i < DESC_SLAB; i++)
+			free(s->table.slab[k][i].acc);
+		free(s->table.slab[k]);
+	}
+	free(s->table.slab);
+	free(s->table.key);
+	free(s->table.val);
 	for (uint32_t i = 0; i < s->naccfree; i++)
 		free(s->accfree[i]);
 	free(s->accfree);
-	free(s->table);
 	free(s->openmap);
 	free(s->pipe);
-	s->table = NULL;
+	memset(&s->table, 0, sizeof(s->table));
 	s->accfree = NULL;
 	s->naccfree = 0;
 }
