@@ -155,6 +155,14 @@ struct lh_ar_stats {
 /* ---- host ---- */
 
 struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_peer *self);
+/*
+ * lh_host_share_peers - from now on, lh_comm_create() and
+ * lh_host_background() borrow the peer tables they are given instead of
+ * copying them: the tables must outlive the host. For a process that runs
+ * many hosts of one communicator (an emulator), where a copy per host would
+ * cost memory in the square of the communicator's size.
+ */
+void lh_host_share_peers(struct lh_host *h);
 /* lh_host_destroy - free the host and its communicators. Accepts NULL. */
 void lh_host_destroy(struct lh_host *h);
 

@@ -94,10 +94,12 @@ void lh_host_destroy(struct lh_host *h)
 		return;
 	for (unsigned i = 0; i < h->ncomms; i++) {
 		req_free(h->comms[i]->req);
-		free(h->comms[i]->peers);
+		if (!h->share_peers)
+			free(h->comms[i]->peers);
 		free(h->comms[i]);
 	}
-	free(h->bg.peers);
+	if (!h->share_peers)
+		free(h->bg.peers);
 	free(h->bg.perm);
 	free(h);
 }
@@ -249,6 +251,22 @@ void lh_host_tx_ready(struct lh_host *h)
 
 /* ---------- communicators, requests, barrier ---------- */
 
+void lh_host_share_peers(struct lh_host *h)
+{
+	h->share_peers = true;
+}
+
+/* @peers itself when the host shares peer tables, else a copy */
+static struct lh_peer *borrow_or_copy(const struct lh_host *h, const struct lh_peer *peers, unsigned n)
+{
+	if (h->share_peers)
+		return (struct lh_peer *)peers;
+	struct lh_peer *c = emu_xmalloc(n * sizeof(*peers));
+
+	memcpy(c, peers, n * sizeof(*peers));
+	return c;
+}
+
 struct lh_comm *lh_comm_create(struct lh_host *h, const struct lh_peer *peers, unsigned n, unsigned rank,
 			       unsigned tenant)
 {
@@ -260,8 +278,7 @@ struct lh_comm *lh_comm_create(struct lh_host *h, const struct lh_peer *peers, u
 	struct lh_comm *c = emu_xcalloc(1, sizeof(*c));
 
 	c->host = h;
-	c->peers = emu_xmalloc(n * sizeof(*peers));
-	memcpy(c->peers, peers, n * sizeof(*peers));
+	c->peers = borrow_or_copy(h, peers, n);
 	c->n = n;
 	c->rank = rank;
 	c->tenant = tenant;
@@ -488,8 +505,7 @@ int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned 
 {
 	if (!h || !peers || n < 2 || me >= n || msg_bytes == 0 || pattern > LH_BG_RANDOM)
 		return -EINVAL;
-	h->bg.peers = emu_xmalloc(n * sizeof(*peers));
-	memcpy(h->bg.peers, peers, n * sizeof(*peers));
+	h->bg.peers = borrow_or_copy(h, peers, n);
 	h->bg.perm = emu_xmalloc(n * sizeof(uint32_t));
 	h->bg.n = n;
 	h->bg.me = me;

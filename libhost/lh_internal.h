@@ -94,6 +94,7 @@ struct lh_host {
 	bool noise_armed;
 	bool noise_drawn;	/* the next frame already drew its noise */
 	struct lh_bg bg;
+	bool share_peers;	/* peer tables are borrowed, not copied (lh_host_share_peers) */
 };
 
 /*

@@ -124,6 +124,7 @@ static int host_init(struct emu_node *n, void *arg)
 	s->lh = lh_host_create(&t, &self);
 	if (!s->lh)
 		return -EINVAL;
+	lh_host_share_peers(s->lh);	/* the scenario's tables outlive the run */
 	if (c->role == EMU_HOST_BACKGROUND)
 		return lh_host_background(s->lh, c->bg_peers, c->nbg, c->bg_me, c->bg_pattern, c->bg_seed, c->bg_msg,
 					  c->bg_until);
