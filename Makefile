@@ -9,9 +9,21 @@ ifeq ($(wildcard config.mk),)
 $(error run ./configure first)
 endif
 
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SAN_CFLAGS) $(DEP_CFLAGS) -I. -MMD -MP $(CFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SAN_CFLAGS) $(DEP_CFLAGS) $(TARGET_CFLAGS) -I. -MMD -MP $(CFLAGS)
 LDFLAGS_ALL = $(SAN_LDFLAGS) $(LDFLAGS)
 LIBS = $(DEP_LIBS) -lpthread -lm
+
+# the release; libhost's ABI number is its own (libhost/Makefile.inc)
+VERSION = 1.0.0
+
+# where make install puts things (./configure writes them; DESTDIR is
+# prepended to each, for staging and packaging)
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 EMU_SRC =
 include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc
@@ -19,34 +31,41 @@ EMU_OBJ = $(EMU_SRC:.c=.o)
 LIBEMU = emu/libemu.a
 
 PROGS = emu/canary-emu bench/engine
+LIBS_BUILT = $(LIBHOST_A) $(LIBHOST_SO)
 TEST_SRC = $(wildcard t/*.c)
 TESTS = $(TEST_SRC:.c=.t)
 SCRIPT_TESTS = $(wildcard t/*.py)
 
-OBJS = $(EMU_OBJ) emu/main.o bench/engine.o $(TEST_SRC:.c=.o)
+OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) emu/main.o bench/engine.o $(TEST_SRC:.c=.o)
 DEPS = $(OBJS:.o=.d)
 
 PROVE ?= prove
 PROVE_FLAGS ?= -j2
 
-.PHONY: all check bench bench-paper run clean install distclean
+.PHONY: all check bench bench-paper run clean install uninstall distclean
 
-all: $(PROGS) $(TESTS)
+all: $(PROGS) $(LIBS_BUILT) $(TESTS)
 
 %.o: %.c config.mk
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+# position-independent objects for libcanaryhost.so
+%.pic.o: %.c config.mk
+	$(CC) $(CFLAGS_ALL) -fPIC -c -o $@ $<
+
+emu/main.o: TARGET_CFLAGS = -DCANARY_VERSION='"$(VERSION)"'
 
 $(LIBEMU): $(EMU_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-emu/canary-emu: emu/main.o $(LIBEMU)
+emu/canary-emu: emu/main.o $(LIBEMU) $(LIBHOST_A)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-bench/engine: bench/engine.o $(LIBEMU)
+bench/engine: bench/engine.o $(LIBEMU) $(LIBHOST_A)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-t/%.t: t/%.o $(LIBEMU)
+t/%.t: t/%.o $(LIBEMU) $(LIBHOST_A)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
 # make check: build everything, run the TAP suite with prove: tests in
@@ -75,12 +94,30 @@ bench-paper: $(PROGS)
 run: $(PROGS)
 	emu/canary-emu $(RUN_ARGS)
 
-install: $(PROGS)
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 emu/canary-emu $(DESTDIR)$(PREFIX)/bin/canary-emu
+# make install [PREFIX=DIR] [DESTDIR=STAGE]: the tool, libcanaryhost (static,
+# shared with its soname links, header, pkg-config file); make uninstall
+# removes exactly those files.
+INSTALLED = $(BINDIR)/canary-emu $(LIBDIR)/libcanaryhost.a $(LIBDIR)/libcanaryhost.so.$(LH_VERSION) \
+	$(LIBDIR)/$(LH_SONAME) $(LIBDIR)/libcanaryhost.so $(INCLUDEDIR)/canary_host.h \
+	$(PKGCONFIGDIR)/canaryhost.pc
+
+install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 emu/canary-emu $(DESTDIR)$(BINDIR)/canary-emu
+	install -m 644 $(LIBHOST_A) $(DESTDIR)$(LIBDIR)/libcanaryhost.a
+	install -m 755 $(LIBHOST_SO) $(DESTDIR)$(LIBDIR)/libcanaryhost.so.$(LH_VERSION)
+	ln -sf libcanaryhost.so.$(LH_VERSION) $(DESTDIR)$(LIBDIR)/$(LH_SONAME)
+	ln -sf $(LH_SONAME) $(DESTDIR)$(LIBDIR)/libcanaryhost.so
+	install -m 644 $(LIBHOST_HDR) $(DESTDIR)$(INCLUDEDIR)/canary_host.h
+	sed -e 's|@prefix@|$(PREFIX)|; s|@libdir@|$(LIBDIR)|; s|@includedir@|$(INCLUDEDIR)|; s|@version@|$(LH_VERSION)|' \
+		libhost/canaryhost.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/canaryhost.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/canaryhost.pc
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
-	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(PROGS) $(TESTS)
+	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS)
 
 distclean: clean
 	rm -f config.mk

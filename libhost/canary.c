@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/engine/util.h"
+#include "libhost/lh_util.h"
 #include "libhost/lh_internal.h"
 
 enum { B_IDLE = 0, B_SENT, B_DONE };
@@ -194,7 +194,7 @@ static void queue_resend(struct canary *c, size_t b)
 		return;
 	if (c->nresend == c->capresend) {
 		c->capresend = c->capresend ? 2 * c->capresend : 64;
-		c->resend = emu_xrealloc(c->resend, c->capresend * sizeof(*c->resend));
+		c->resend = lh_xrealloc(c->resend, c->capresend * sizeof(*c->resend));
 	}
 	c->resend[c->nresend++] = (uint32_t)b;
 	c->b[b].queued = 1;
@@ -409,7 +409,7 @@ static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead
 	r->st.failures++;
 	if ((c->tree || l->attempt > r->cfg.max_failures) && !l->fallback) {
 		l->fallback = true;
-		l->seen = emu_xcalloc(r->P, 1);
+		l->seen = lh_xcalloc(r->P, 1);
 		r->st.fallbacks++;
 	}
 	lead_reset(r, c, b, l);
@@ -436,7 +436,7 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			r->st.collisions_seen++;
 			if (l->ncoll == l->capcoll) {
 				l->capcoll = l->capcoll ? 2 * l->capcoll : 8;
-				l->coll = emu_xrealloc(l->coll, l->capcoll * sizeof(*l->coll));
+				l->coll = lh_xrealloc(l->coll, l->capcoll * sizeof(*l->coll));
 			}
 			l->coll[l->ncoll++] = (struct coll){ h->swaddr, (uint16_t)h->children };
 		}
@@ -558,7 +558,7 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 
 static int canary_start(struct lh_req *r)
 {
-	struct canary *c = emu_xcalloc(1, sizeof(*c));
+	struct canary *c = lh_xcalloc(1, sizeof(*c));
 	lh_time_t ft = (lh_time_t)((EMU_CANARY_DATA_OFF + 4 * r->cfg.elements + 24) * 8 * 1000000000000ULL /
 				   r->comm->host->t.rate_bps);
 
@@ -573,11 +573,11 @@ static int canary_start(struct lh_req *r)
 		free(c);
 		return -EINVAL;
 	}
-	c->b = emu_xcalloc(c->nblocks, sizeof(*c->b));
+	c->b = lh_xcalloc(c->nblocks, sizeof(*c->b));
 	c->remaining = c->nblocks;
 	size_t nlead = (c->nblocks + r->P - 1) / r->P;
 
-	c->lead = emu_xcalloc(nlead + 1, sizeof(*c->lead));
+	c->lead = lh_xcalloc(nlead + 1, sizeof(*c->lead));
 	r->algo = c;
 	/* window: bandwidth x (base RTT + a timeout per aggregation level) */
 	lh_time_t rtt = r->cfg.rtt + 3 * r->cfg.switch_timeout;
@@ -595,7 +595,7 @@ static int canary_start(struct lh_req *r)
 	for (size_t b = r->rank; b < c->nblocks; b += r->P) {
 		struct clead *l = lead_of(r, c, b);
 
-		l->acc = emu_xmalloc(c->E * sizeof(int32_t));
+		l->acc = lh_xmalloc(c->E * sizeof(int32_t));
 		lead_reset(r, c, b, l);
 		r->st.blocks_led++;
 		if (r->P == 1)

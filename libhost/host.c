@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/engine/util.h"
+#include "libhost/lh_util.h"
 #include "libhost/lh_internal.h"
 
 #define LH_DONE_SEQ LH_SEQ_MASK
@@ -41,7 +41,7 @@ static void txq_push(struct lh_txq *q, void *handle, uint32_t len)
 {
 	if (q->n == q->cap) {
 		uint32_t ncap = q->cap ? 2 * q->cap : 16;
-		struct lh_txent *e = emu_xmalloc(ncap * sizeof(*e));
+		struct lh_txent *e = lh_xmalloc(ncap * sizeof(*e));
 
 		for (uint32_t i = 0; i < q->n; i++)
 			e[i] = q->e[(q->head + i) % q->cap];
@@ -70,7 +70,7 @@ struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_pee
 	if (!t || !t->ops || !t->ops->frame_get || !t->ops->frame_send || !t->ops->now || !t->ops->timer ||
 	    !t->ops->tx_busy || !t->ops->random || !t->rate_bps)
 		return NULL;
-	struct lh_host *h = emu_xcalloc(1, sizeof(*h));
+	struct lh_host *h = lh_xcalloc(1, sizeof(*h));
 
 	h->t = *t;
 	h->self = *self;
@@ -261,7 +261,7 @@ static struct lh_peer *borrow_or_copy(const struct lh_host *h, const struct lh_p
 {
 	if (h->share_peers)
 		return (struct lh_peer *)peers;
-	struct lh_peer *c = emu_xmalloc(n * sizeof(*peers));
+	struct lh_peer *c = lh_xmalloc(n * sizeof(*peers));
 
 	memcpy(c, peers, n * sizeof(*peers));
 	return c;
@@ -275,7 +275,7 @@ struct lh_comm *lh_comm_create(struct lh_host *h, const struct lh_peer *peers, u
 	for (unsigned i = 0; i < h->ncomms; i++)
 		if (h->comms[i]->tenant == tenant)
 			return NULL;
-	struct lh_comm *c = emu_xcalloc(1, sizeof(*c));
+	struct lh_comm *c = lh_xcalloc(1, sizeof(*c));
 
 	c->host = h;
 	c->peers = borrow_or_copy(h, peers, n);
@@ -375,7 +375,7 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 	default: return NULL;
 	}
 	struct lh_host *h = c->host;
-	struct lh_req *r = emu_xcalloc(1, sizeof(*r));
+	struct lh_req *r = lh_xcalloc(1, sizeof(*r));
 
 	r->comm = c;
 	r->ops = ops;
@@ -388,7 +388,7 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 	for (unsigned i = 0; i < h->ncomms; i++)
 		if (h->comms[i] == c)
 			r->slot = i;
-	r->done_seen = emu_xcalloc(r->P, 1);
+	r->done_seen = lh_xcalloc(r->P, 1);
 	r->st.start = lh_now(r);
 	req_free(c->req);
 	c->req = r;
@@ -506,7 +506,7 @@ int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned 
 	if (!h || !peers || n < 2 || me >= n || msg_bytes == 0 || pattern > LH_BG_RANDOM)
 		return -EINVAL;
 	h->bg.peers = borrow_or_copy(h, peers, n);
-	h->bg.perm = emu_xmalloc(n * sizeof(uint32_t));
+	h->bg.perm = lh_xmalloc(n * sizeof(uint32_t));
 	h->bg.n = n;
 	h->bg.me = me;
 	h->bg.pattern = pattern;
@@ -537,13 +537,13 @@ static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 		return p;
 	}
 	/* round k: a random cyclic order of all hosts, the same on every host */
-	uint64_t x = emu_hash64(b->seed ^ (b->round++ + 1) * 0x9e3779b97f4a7c15ULL);
+	uint64_t x = lh_hash64(b->seed ^ (b->round++ + 1) * 0x9e3779b97f4a7c15ULL);
 	unsigned pos = 0;
 
 	for (unsigned i = 0; i < b->n; i++)
 		b->perm[i] = i;
 	for (unsigned i = b->n - 1; i > 0; i--) {
-		x = emu_hash64(x + i);
+		x = lh_hash64(x + i);
 		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64), t = b->perm[i];
 
 		b->perm[i] = b->perm[j];

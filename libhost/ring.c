@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/engine/util.h"
+#include "libhost/lh_util.h"
 #include "libhost/lh_internal.h"
 
 #define RING_HDR 16
@@ -110,7 +110,7 @@ static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const i
 	emu_wire_put_elems(p + RING_HDR, data, n);
 	if (r->cfg.reliable) {
 		if (!g->sent[s])
-			g->sent[s] = emu_xmalloc(g->maxpk * g->E * sizeof(int32_t));
+			g->sent[s] = lh_xmalloc(g->maxpk * g->E * sizeof(int32_t));
 		memcpy(g->sent[s] + k * g->E, data, n * sizeof(int32_t));
 		g->sentflag[(size_t)s * g->maxpk + k] = 1;
 	}
@@ -124,8 +124,8 @@ static void enqueue(struct ring *g, unsigned s, size_t k, const int32_t *data, s
 {
 	if (g->qn == g->qcap) {
 		size_t ncap = g->qcap ? 2 * g->qcap : 64;
-		struct ring_out *q = emu_xmalloc(ncap * sizeof(*q));
-		int32_t *f = emu_xmalloc(ncap * E * sizeof(int32_t));
+		struct ring_out *q = lh_xmalloc(ncap * sizeof(*q));
+		int32_t *f = lh_xmalloc(ncap * E * sizeof(int32_t));
 
 		for (size_t i = 0; i < g->qn; i++) {
 			size_t j = (g->qhead + i) % g->qcap;
@@ -302,7 +302,7 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 
 static int ring_start(struct lh_req *r)
 {
-	struct ring *g = emu_xcalloc(1, sizeof(*g));
+	struct ring *g = lh_xcalloc(1, sizeof(*g));
 	lh_time_t ft = (lh_time_t)((EMU_UDP_PAYLOAD_OFF + RING_HDR + 4 * r->cfg.elements + 24) * 8 *
 				   1000000000000ULL / r->comm->host->t.rate_bps);
 	uint32_t mtu = r->comm->host->t.mtu ? r->comm->host->t.mtu : 1500;
@@ -323,11 +323,11 @@ static int ring_start(struct lh_req *r)
 	if (g->maxpk == 0)
 		g->maxpk = 1;
 	if (r->P > 1) {
-		g->got = emu_xcalloc((size_t)steps(r) * g->maxpk, 1);
-		g->sent = emu_xcalloc(steps(r), sizeof(*g->sent));
-		g->sentflag = emu_xcalloc((size_t)steps(r) * g->maxpk, 1);
+		g->got = lh_xcalloc((size_t)steps(r) * g->maxpk, 1);
+		g->sent = lh_xcalloc(steps(r), sizeof(*g->sent));
+		g->sentflag = lh_xcalloc((size_t)steps(r) * g->maxpk, 1);
 	}
-	g->final = emu_xcalloc((size_t)r->P * g->maxpk, 1);
+	g->final = lh_xcalloc((size_t)r->P * g->maxpk, 1);
 	r->st.window = 0;
 	r->st.retx_timeout = r->cfg.retx_timeout ? r->cfg.retx_timeout : 2 * r->cfg.rtt + 64 * ft;
 	if (r->P == 1) {

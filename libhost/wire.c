@@ -6,7 +6,6 @@
 
 #include <string.h>
 
-#include "emu/engine/util.h"
 
 static const char *const wire_err_str[EMU_WIRE_NERR] = {
 	[EMU_WIRE_OK] = "ok",

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: lh_util.h - libhost's own small helpers, so that the library stands
+ * alone (it links with nothing but libc): allocation that cannot fail and
+ * a 64-bit mixer.
+ *
+ * libhost has no error path for memory: a host without memory for its
+ * request state cannot take part in the allreduce, and the peers would
+ * wait for it forever. The allocators print one line to stderr and abort,
+ * as the emulator does.
+ */
+#ifndef LH_UTIL_H
+#define LH_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* lh_xmalloc - malloc(@n) (at least one byte); aborts on failure, never returns NULL. */
+void *lh_xmalloc(size_t n);
+/* lh_xcalloc - zeroed array of @nmemb x @size; aborts on failure or overflow. */
+void *lh_xcalloc(size_t nmemb, size_t size);
+/* lh_xrealloc - resize @p to @n bytes; aborts on failure. */
+void *lh_xrealloc(void *p, size_t n);
+
+/*
+ * lh_hash64 - the splitmix64 finaliser. Background peers are drawn with it,
+ * so it must stay this function: the emulator's regression digests depend
+ * on the order it gives.
+ */
+static inline uint64_t lh_hash64(uint64_t x)
+{
+	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ x >> 27) * 0x94d049bb133111ebULL;
+	return x ^ x >> 31;
+}
+
+#endif /* LH_UTIL_H */

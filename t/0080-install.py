@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# make install / make uninstall as a packager and a library user meet them:
+# stage an install with DESTDIR, build libhost/examples/loopback.c against
+# the *installed* header and library through pkg-config (shared and
+# static), run it (a ring allreduce on 5 hosts, exact on every host), check
+# the soname and that the shared library exports only canary_host.h; then
+# install under another PREFIX with LIBDIR moved, and uninstall both,
+# leaving no file behind.
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+n = 0
+bad = 0
+
+
+def ok(cond, what, detail=""):
+    global n, bad
+    n += 1
+    if not cond:
+        bad += 1
+    print("%sok %d - %s" % ("" if cond else "not ", n, what))
+    if not cond and detail:
+        for line in str(detail).strip().splitlines()[-15:]:
+            print("# " + line)
+
+
+def run(cmd, env=None, cwd=ROOT):
+    e = dict(os.environ)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):	# not the jobserver of an enclosing make check
+        e.pop(k, None)
+    e.update(env or {})
+    p = subprocess.run(cmd, cwd=cwd, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=600)
+    return p.returncode, p.stdout
+
+
+def config():
+    """CC and the sanitizer flags of this build (a sanitized library needs them in the program too)."""
+    cfg = {}
+    with open(os.path.join(ROOT, "config.mk")) as f:
+        for line in f:
+            m = re.match(r"^([A-Z_]+) = ?(.*)$", line.rstrip("\n"))
+            if m:
+                cfg[m.group(1)] = m.group(2)
+    return cfg
+
+
+def files_under(d):
+    return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs)
+
+
+PLAN = 14
+
+
+def main():
+    for tool in ("pkg-config", "make"):
+        if not shutil.which(tool):
+            print("1..0 # SKIP %s not installed" % tool)
+            return 0
+    if not os.path.exists(os.path.join(ROOT, "config.mk")):
+        print("1..0 # SKIP not configured")
+        return 0
+    cfg = config()
+    cc = cfg.get("CC", "cc").split()
+    san_c = cfg.get("SAN_CFLAGS", "").split()
+    san_ld = cfg.get("SAN_LDFLAGS", "").split()
+    print("1..%d" % PLAN)
+    lib = os.path.join(ROOT, "libhost")
+    reach = [f for f in sorted(os.listdir(lib)) if f.endswith((".c", ".h")) and
+             re.search(r'#include "(emu|topologies)/', open(os.path.join(lib, f)).read())]
+    ok(not reach, "libhost/*.[ch] include nothing of emu/ or topologies/", "reach: %s" % reach)
+    tmp = tempfile.mkdtemp(prefix="canary-install-")
+    try:
+        # 1. staged install: DESTDIR + PREFIX
+        stage = os.path.join(tmp, "stage")
+        prefix = "/opt/canary"
+        rc, out = run(["make", "--no-print-directory", "-s", "install", "DESTDIR=" + stage, "PREFIX=" + prefix])
+        root = stage + prefix
+        want = ["bin/canary-emu", "include/canary_host.h", "lib/libcanaryhost.a", "lib/libcanaryhost.so",
+                "lib/libcanaryhost.so.1", "lib/libcanaryhost.so.1.0.0", "lib/pkgconfig/canaryhost.pc"]
+        have = files_under(root) if os.path.isdir(root) else []
+        ok(rc == 0 and all(w in have for w in want), "make install DESTDIR= PREFIX=: tool, header, .a, .so + links, .pc",
+           out + "\nhave: %s" % have)
+        ok(os.path.islink(root + "/lib/libcanaryhost.so.1") and
+           os.readlink(root + "/lib/libcanaryhost.so.1") == "libcanaryhost.so.1.0.0" and
+           os.readlink(root + "/lib/libcanaryhost.so") == "libcanaryhost.so.1", "soname links: .so -> .so.1 -> .so.1.0.0")
+        rc, out = run(["readelf", "-d", root + "/lib/libcanaryhost.so.1.0.0"])
+        ok(rc == 0 and "Library soname: [libcanaryhost.so.1]" in out and
+           not re.search(r"NEEDED.*\[lib(urcu|zmq|hwloc|pcap)", out), "soname libcanaryhost.so.1, needs no emulator library",
+           out)
+        rc, out = run(["nm", "-D", "--defined-only", root + "/lib/libcanaryhost.so.1.0.0"])
+        syms = set(re.findall(r" [TD] (\w+)@", out))
+        with open(os.path.join(ROOT, "libhost", "canary_host.h")) as f:
+            declared = set(re.findall(r"\b(lh_\w+)\(", f.read()))
+        ok(rc == 0 and syms and syms <= declared and "lh_allreduce" in syms,
+           "the .so exports only functions of canary_host.h (%d)" % len(syms), "extra: %s" % (syms - declared))
+        with open(root + "/lib/pkgconfig/canaryhost.pc") as f:
+            pc = f.read()
+        ok("prefix=/opt/canary" in pc and "libdir=/opt/canary/lib" in pc and "Version: 1.0.0" in pc,
+           "canaryhost.pc names the install directories, not the stage", pc)
+
+        # 2. a program built from the installed files only, through pkg-config
+        env = {"PKG_CONFIG_SYSROOT_DIR": stage, "PKG_CONFIG_LIBDIR": root + "/lib/pkgconfig", "PKG_CONFIG_PATH": ""}
+        rc, flags = run(["pkg-config", "--cflags", "--libs", "canaryhost"], env=env)
+        src = os.path.join(tmp, "loopback.c")
+        shutil.copy(os.path.join(ROOT, "libhost", "examples", "loopback.c"), src)	# outside the tree
+        exe = os.path.join(tmp, "loopback")
+        rc2, out = run(cc + ["-std=c11", "-Wall", "-Wextra", "-Werror"] + san_c + ["-o", exe, src] + flags.split() + san_ld,
+                       cwd=tmp)
+        ok(rc == 0 and rc2 == 0, "cc loopback.c $(pkg-config --cflags --libs canaryhost) builds", flags + out)
+        rc, out = run([exe, "5", "20000"], env={"LD_LIBRARY_PATH": root + "/lib"}, cwd=tmp)
+        ok(rc == 0 and "exact on every host" in out, "it runs against the installed .so: exact on 5 hosts", out)
+        rc, out = run(["ldd", exe], env={"LD_LIBRARY_PATH": root + "/lib"})
+        ok(root + "/lib/libcanaryhost.so.1" in out, "...and loads the installed libcanaryhost.so.1", out)
+        exe_s = exe + "-static"
+        rc, out = run(cc + ["-std=c11"] + san_c + ["-o", exe_s, src, "-I" + root + "/include", root + "/lib/libcanaryhost.a"] +
+                      san_ld, cwd=tmp)
+        rc2, out2 = run([exe_s, "3", "999"], cwd=tmp) if rc == 0 else (1, "")
+        ok(rc == 0 and rc2 == 0 and "exact on every host" in out2, "linked with the installed libcanaryhost.a: exact",
+           out + out2)
+
+        # 3. make uninstall with the same variables removes every file
+        rc, out = run(["make", "--no-print-directory", "-s", "uninstall", "DESTDIR=" + stage, "PREFIX=" + prefix])
+        left = files_under(stage)
+        ok(rc == 0 and left == [], "make uninstall DESTDIR= PREFIX=: no file left", out + "\nleft: %s" % left)
+
+        # 4. PREFIX without DESTDIR, LIBDIR and INCLUDEDIR elsewhere (as configure --libdir/--includedir write them)
+        p2 = os.path.join(tmp, "prefix")
+        var = ["PREFIX=" + p2, "LIBDIR=" + p2 + "/lib64", "INCLUDEDIR=" + p2 + "/include/canary"]
+        rc, out = run(["make", "--no-print-directory", "-s", "install"] + var)
+        have = files_under(p2) if os.path.isdir(p2) else []
+        ok(rc == 0 and "lib64/libcanaryhost.so.1.0.0" in have and "include/canary/canary_host.h" in have and
+           "lib64/pkgconfig/canaryhost.pc" in have, "make install PREFIX= LIBDIR= INCLUDEDIR= puts them there",
+           out + "\nhave: %s" % have)
+        env = {"PKG_CONFIG_PATH": p2 + "/lib64/pkgconfig", "PKG_CONFIG_LIBDIR": ""}
+        rc, flags = run(["pkg-config", "--cflags", "--libs", "canaryhost"], env=env)
+        rc2, out = run(cc + ["-std=c11"] + san_c + ["-o", exe, src] + flags.split() + san_ld, cwd=tmp)
+        rc3, out3 = run([exe], env={"LD_LIBRARY_PATH": p2 + "/lib64"}, cwd=tmp) if rc2 == 0 else (1, "")
+        ok(rc == 0 and "-I%s/include/canary" % p2 in flags and rc2 == 0 and rc3 == 0 and "exact" in out3,
+           "pkg-config finds them; the program builds and runs", flags + out + out3)
+        rc, out = run(["make", "--no-print-directory", "-s", "uninstall"] + var)
+        left = files_under(p2)
+        ok(rc == 0 and left == [], "make uninstall with the same variables: no file left", out + "\nleft: %s" % left)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if n != PLAN:
+        print("# planned %d tests, ran %d" % (PLAN, n))
+        return 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
