@@ -1,18 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * DOC: main.c - canary-emu, the command line (DESIGN §9).
+ * DOC: main.c - canary-emu, the command line.
  *
- * Parses the options (every error names the option and exits 2), runs the
- * scenario once per algorithm of --algo (a comma list), prints a readable
- * comparison on stdout (or --json / --csv), and exits 0 only if every
- * allreduce of every run finished with the exact result on every host;
- * 1 if a result was wrong or a run could not finish; 2 for bad input.
+ * Every option is one row of opt_table[]: its name, the name of its value,
+ * the function that parses the value into struct cli, the default and the
+ * help line. getopt_long()'s table, --help and the options a scenario
+ * fingerprint leaves out are all made from those rows, so an option cannot
+ * be parsed without being documented (git's parse-options is the model).
+ * canary-emu(1) documents the same rows; t/0090-man checks that both list
+ * the same options.
+ *
+ * A bad value prints one line naming the option, the value and what would
+ * be valid, and exits 2; so do an unknown option, a missing value and
+ * contradictory options (--json --csv). Then main() runs the scenario once
+ * per algorithm of --algo (a comma list), prints a readable comparison on
+ * stdout (or --json / --csv), and exits 0 only if every allreduce of every
+ * run finished with the exact result on every host; 1 if a result was
+ * wrong or a run could not finish; 2 for bad input.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,140 +38,861 @@
 #include "emu/units.h"
 #include "emu/engine/util.h"
 
+#ifndef CANARY_VERSION
+#define CANARY_VERSION "unknown"
+#endif
+
 #define MAX_ALGOS 8
 
+enum out_fmt { OUT_TEXT, OUT_JSON, OUT_CSV };
+
+/* Everything the options decide. */
+struct cli {
+	struct emu_scn_cfg cfg;
+	const char *algos;		/* --algo, a comma list */
+	enum out_fmt out;
+	const char *out_opt;		/* the option that chose out ("--json"), for conflicts */
+	int want_progress;		/* -1: when stderr is a terminal */
+	bool resources;
+	bool exit_now;			/* --help, --version: done */
+	unsigned processes, rank, ranks;
+	bool have_rank;
+	const char *keygen;
+	struct emu_dist_cfg dcfg;
+	struct { enum lh_algo a; unsigned n; char name[16]; } algo[MAX_ALGOS];
+	unsigned nalgo;
+};
+
+/*
+ * One option. parse() stores @arg (NULL for an option without a value) in
+ * @c and returns NULL, or says what is wrong with @arg ("is not in 1..256")
+ * for the one-line error. A row without a name is a heading of --help.
+ */
+struct cli_opt {
+	const char *name;
+	const char *arg;		/* name of the value in --help; NULL: no value */
+	const char *(*parse)(struct cli *c, const char *arg);
+	const char *def;		/* the default, for --help; NULL: none to show */
+	const char *help;		/* one sentence; --help wraps it */
+	bool local;			/* may differ between ranks: not in the scenario fingerprint */
+	char short_name;
+};
+
+/* pick - index of @a in @names (@n of them), or -1 */
+static int pick(const char *a, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(a, names[i]))
+			return i;
+	return -1;
+}
+
+#define PICK(a, ...) pick((a), (const char *const[]){ __VA_ARGS__ }, \
+			  (int)(sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *)))
+
+/* ---- value parsers: NULL on success, else what is wrong with the value ---- */
+
+static const char *o_topology(struct cli *c, const char *a)
+{
+	c->cfg.topology = a;
+	return NULL;
+}
+
+static const char *o_algo(struct cli *c, const char *a)
+{
+	c->algos = a;
+	return NULL;
+}
+
+static const char *o_hosts(struct cli *c, const char *a)
+{
+	size_t len = strlen(a);
+	uint64_t v;
+
+	if (len && a[len - 1] == '%') {
+		char tmp[32], *end;
+
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)(len - 1), a);
+		double pct = strtod(tmp, &end);
+
+		if (!*tmp || *end || !(pct > 0 && pct <= 100))
+			return "is not a percentage in (0, 100]";
+		c->cfg.hosts = 0;
+		c->cfg.hosts_pct = pct;
+		return NULL;
+	}
+	if (emu_parse_u64(a, &v) || v == 0 || v > UINT32_MAX)
+		return "is not a host count or a percentage (e.g. 512 or 50%)";
+	c->cfg.hosts = (uint32_t)v;
+	return NULL;
+}
+
+static const char *o_size(struct cli *c, const char *a)
+{
+	if (emu_parse_size(a, &c->cfg.size_bytes) || c->cfg.size_bytes < 4 || c->cfg.size_bytes % 4)
+		return "is not a size in bytes, a multiple of 4 (e.g. 4MiB)";
+	return NULL;
+}
+
+/* parse_uint - @a as an integer in [@lo, @hi] into *@out */
+static bool parse_uint(const char *a, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	return !emu_parse_u64(a, out) && *out >= lo && *out <= hi;
+}
+
+static const char *o_elements(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 1, 256, &v))
+		return "is not in 1..256";
+	c->cfg.elements = (unsigned)v;
+	return NULL;
+}
+
+static const char *o_concurrent(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 1, 255, &v))
+		return "is not in 1..255";
+	c->cfg.concurrent = (unsigned)v;
+	return NULL;
+}
+
+static const char *o_background(struct cli *c, const char *a)
+{
+	int i = PICK(a, "none", "uniform", "random");
+
+	if (i < 0)
+		return "is not none, uniform or random";
+	c->cfg.background = i > 0;
+	c->cfg.bg_pattern = i == 2 ? LH_BG_RANDOM : LH_BG_UNIFORM;
+	return NULL;
+}
+
+static const char *o_bg_msg(struct cli *c, const char *a)
+{
+	if (emu_parse_size(a, &c->cfg.bg_msg) || c->cfg.bg_msg == 0)
+		return "is not a size in bytes";
+	return NULL;
+}
+
+static const char *o_timeout(struct cli *c, const char *a)
+{
+	if (emu_parse_time(a, &c->cfg.timeout) || c->cfg.timeout == 0)
+		return "is not a time with a unit (e.g. 1us)";
+	return NULL;
+}
+
+static const char *o_timer(struct cli *c, const char *a)
+{
+	int i = PICK(a, "exact", "pktgen");
+
+	if (i < 0)
+		return "is not exact or pktgen";
+	c->cfg.timer = i ? EMU_SW_TIMER_PKTGEN : EMU_SW_TIMER_EXACT;
+	return NULL;
+}
+
+static const char *o_pktgen_tick(struct cli *c, const char *a)
+{
+	if (emu_parse_time(a, &c->cfg.pktgen_tick) || c->cfg.pktgen_tick == 0)
+		return "is not a time with a unit (e.g. 1ns)";
+	return NULL;
+}
+
+static const char *o_routing(struct cli *c, const char *a)
+{
+	return emu_routing_parse(a, &c->cfg.routing) ? "is not adaptive, ecmp or leastloaded" : NULL;
+}
+
+static const char *o_noise(struct cli *c, const char *a)
+{
+	return emu_parse_prob(a, &c->cfg.noise) ? "is not a probability (e.g. 0.001 or 0.1%)" : NULL;
+}
+
+static const char *o_loss(struct cli *c, const char *a)
+{
+	if (emu_parse_prob(a, &c->cfg.loss) || c->cfg.loss >= 1)
+		return "is not a probability below 1 (e.g. 0.01 or 1%)";
+	return NULL;
+}
+
+static const char *o_lossy(struct cli *c, const char *a)
+{
+	(void)a;
+	c->cfg.lossy = true;
+	return NULL;
+}
+
+static const char *o_buffer(struct cli *c, const char *a)
+{
+	if (emu_parse_size(a, &c->cfg.buffer_bytes) || c->cfg.buffer_bytes < 4096 || c->cfg.buffer_bytes > (1ULL << 32))
+		return "is not a size between 4KiB and 4GiB";
+	return NULL;
+}
+
+static const char *o_priority(struct cli *c, const char *a)
+{
+	int i = PICK(a, "none", "collective");
+
+	if (i < 0)
+		return "is not collective or none";
+	c->cfg.priority = i == 1;
+	return NULL;
+}
+
+static const char *o_fail(struct cli *c, const char *a)
+{
+	if (c->cfg.nfail == EMU_SCN_MAX_FAIL)
+		return "is one too many (at most 32)";
+	if (emu_fail_parse(a, &c->cfg.fail[c->cfg.nfail]))
+		return "is not switch:NAME@T[-T], node:NAME@T[-T] or link:NODE/PORT@T[-T]";
+	c->cfg.nfail++;
+	return NULL;
+}
+
+static const char *o_drop(struct cli *c, const char *a)
+{
+	if (c->cfg.ndrop == EMU_SCN_MAX_FAIL)
+		return "is one too many (at most 32)";
+	if (emu_drop_parse(a, &c->cfg.drop[c->cfg.ndrop]))
+		return "is not NODE/PORT#N (lose the N-th frame sent on that port)";
+	c->cfg.ndrop++;
+	return NULL;
+}
+
+static const char *o_profile(struct cli *c, const char *a)
+{
+	if (!tofino_profile_get(a))
+		return "is not tofino1, tofino2 or unbounded";
+	c->cfg.profile = a;
+	return NULL;
+}
+
+static const char *o_descriptors(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 1, 1u << 24, &v))
+		return "is not a table size in 1..16777216";
+	c->cfg.descriptors = (uint32_t)v;
+	return NULL;
+}
+
+static const char *o_shards(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 1, 64, &v))
+		return "is not in 1..64";
+	c->cfg.shards = (unsigned)v;
+	return NULL;
+}
+
+static const char *o_table(struct cli *c, const char *a)
+{
+	int i = PICK(a, "hash", "per-tenant");
+
+	if (i < 0)
+		return "is not hash or per-tenant";
+	c->cfg.table_per_tenant = i == 1;
+	return NULL;
+}
+
+static const char *o_resources(struct cli *c, const char *a)
+{
+	(void)a;
+	c->resources = true;
+	return NULL;
+}
+
+static const char *o_window(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 1, 1000000, &v))
+		return "is not a block count in 1..1000000";
+	c->cfg.window = (unsigned)v;
+	return NULL;
+}
+
+static const char *o_retx_timeout(struct cli *c, const char *a)
+{
+	if (emu_parse_time(a, &c->cfg.retx_timeout) || c->cfg.retx_timeout == 0)
+		return "is not a time with a unit (e.g. 20us)";
+	return NULL;
+}
+
+static const char *o_max_failures(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 0, 1000, &v))
+		return "is not in 0..1000";
+	c->cfg.max_failures = (unsigned)v;
+	return NULL;
+}
+
+static const char *o_time_limit(struct cli *c, const char *a)
+{
+	if (emu_parse_time(a, &c->cfg.limit) || c->cfg.limit == 0)
+		return "is not a time with a unit (e.g. 100ms)";
+	return NULL;
+}
+
+static const char *o_stall(struct cli *c, const char *a)
+{
+	return emu_parse_time(a, &c->cfg.stall) ? "is not a time with a unit (e.g. 5ms; 0 turns the watchdog off)"
+						 : NULL;
+}
+
+static const char *o_seed(struct cli *c, const char *a)
+{
+	return emu_parse_u64(a, &c->cfg.seed) ? "is not a non-negative integer" : NULL;
+}
+
+static const char *o_workers(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!strcmp(a, "per-node")) {
+		c->cfg.per_node = true;
+		return NULL;
+	}
+	if (!parse_uint(a, 1, 4096, &v))
+		return "is not a count in 1..4096 or per-node";
+	c->cfg.workers = (unsigned)v;
+	c->cfg.per_node = false;
+	return NULL;
+}
+
+static const char *o_clock(struct cli *c, const char *a)
+{
+	int i = PICK(a, "virtual", "wall");
+
+	if (i < 0)
+		return "is not virtual or wall";
+	c->cfg.clock = i ? EMU_CLOCK_WALL : EMU_CLOCK_VIRTUAL;
+	return NULL;
+}
+
+static const char *o_dilation(struct cli *c, const char *a)
+{
+	char *end;
+	double d;
+
+	if (!strcmp(a, "auto")) {
+		c->cfg.dilation = 0;
+		return NULL;
+	}
+	d = strtod(a, &end);
+	if (*end || !(d > 0 && d < 1e12))
+		return "is not a positive number or auto";
+	c->cfg.dilation = d;
+	return NULL;
+}
+
+static const char *o_pcap(struct cli *c, const char *a)
+{
+	c->cfg.pcap = a;
+	return NULL;
+}
+
+static const char *o_pcap_link(struct cli *c, const char *a)
+{
+	c->cfg.pcap_links = a;
+	return NULL;
+}
+
+/* --json and --csv: one report format; @opt chose @fmt */
+static const char *set_out(struct cli *c, enum out_fmt fmt, const char *opt)
+{
+	static char why[64];
+
+	if (c->out_opt && c->out != fmt) {
+		snprintf(why, sizeof(why), "cannot be combined with %s (one report format)", c->out_opt);
+		return why;
+	}
+	c->out = fmt;
+	c->out_opt = opt;
+	return NULL;
+}
+
+static const char *o_json(struct cli *c, const char *a)
+{
+	(void)a;
+	return set_out(c, OUT_JSON, "--json");
+}
+
+static const char *o_csv(struct cli *c, const char *a)
+{
+	(void)a;
+	return set_out(c, OUT_CSV, "--csv");
+}
+
+static const char *o_progress(struct cli *c, const char *a)
+{
+	(void)a;
+	c->want_progress = 1;
+	return NULL;
+}
+
+static const char *o_no_progress(struct cli *c, const char *a)
+{
+	(void)a;
+	c->want_progress = 0;
+	return NULL;
+}
+
+static const char *o_processes(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 1, EMU_DIST_MAX_RANKS, &v))
+		return "is not a count in 1..64";
+	c->processes = (unsigned)v;
+	return NULL;
+}
+
+static const char *o_rank(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 0, EMU_DIST_MAX_RANKS - 1, &v))
+		return "is not a rank in 0..63";
+	c->rank = (unsigned)v;
+	c->have_rank = true;
+	return NULL;
+}
+
+static const char *o_ranks(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 1, EMU_DIST_MAX_RANKS, &v))
+		return "is not a count in 1..64";
+	c->ranks = (unsigned)v;
+	return NULL;
+}
+
+static const char *o_coordinator(struct cli *c, const char *a)
+{
+	if (strncmp(a, "tcp://", 6) || !strchr(a + 6, ':'))
+		return "is not tcp://HOST:PORT";
+	c->dcfg.coordinator = a;
+	return NULL;
+}
+
+static const char *o_bind(struct cli *c, const char *a)
+{
+	c->dcfg.bind = a;
+	return NULL;
+}
+
+static const char *o_curve(struct cli *c, const char *a)
+{
+	c->dcfg.curve = a;
+	return NULL;
+}
+
+static const char *o_curve_keygen(struct cli *c, const char *a)
+{
+	c->keygen = a;
+	return NULL;
+}
+
+static const char *o_peer_timeout(struct cli *c, const char *a)
+{
+	emu_time_t t;
+
+	if (emu_parse_time(a, &t) || t < 100 * EMU_MS || t > 3600 * EMU_S)
+		return "is not a time in 100ms..1h";
+	c->dcfg.timeout_ms = (unsigned)(t / EMU_MS);
+	return NULL;
+}
+
+static const char *o_help(struct cli *c, const char *a);
+
+static const char *o_version(struct cli *c, const char *a)
+{
+	(void)a;
+	printf("canary-emu %s\n", CANARY_VERSION);
+	c->exit_now = true;
+	return NULL;
+}
+
+/* a row; the help text may be followed by .local = true, .short_name = 'h' */
+#define OPT(n, a, p, d, ...) { .name = (n), .arg = (a), .parse = (p), .def = (d), .help = __VA_ARGS__ }
+
+static const struct cli_opt opt_table[] = {
+	{ .help = "scenario:" },
+	OPT("topology", "SPEC", o_topology, "fattree2:leaves=32,spines=32,hosts=32",
+	  "fattree2:leaves=L,spines=S,hosts=H | fattree3:k=K | FILE"),
+	OPT("algo", "LIST", o_algo, "ring,static:1,static:4,canary", "canary | static:N | ring, comma-separated"),
+	OPT("hosts", "N|P%", o_hosts, "50%", "hosts in the allreduce(s), placed at random by the seed"),
+	OPT("size", "BYTES", o_size, "4MiB", "data per host, suffixes KiB MiB GiB"),
+	OPT("elements", "N", o_elements, "256", "int32 elements per packet, 1..256"),
+	OPT("concurrent", "K", o_concurrent, "1", "K concurrent allreduces (tenants), hosts split evenly"),
+	OPT("background", "NAME", o_background, "uniform",
+	  "none | uniform | random: what the other hosts send; uniform: "
+	  "each to a random host, receiving from another, new peers per "
+	  "message; random: destinations drawn independently (incast)"),
+	OPT("bg-msg", "BYTES", o_bg_msg, "64KiB", "background message size"),
+	OPT("seed", "N", o_seed, "1", "placement, inputs, roots, loss, noise, background"),
+	{ .help = "network:" },
+	OPT("routing", "NAME", o_routing, "adaptive", "adaptive | ecmp | leastloaded"),
+	OPT("lossy", NULL, o_lossy, NULL, "drop-tail Ethernet instead of lossless credit flow control"),
+	OPT("loss", "P", o_loss, NULL, "drop probability on every link (implies --lossy)"),
+	OPT("buffer", "BYTES", o_buffer, "128KiB", "per-port buffer"),
+	OPT("priority", "NAME", o_priority, "none",
+	  "none | collective: allreduce frames (Canary, ring) get their "
+	  "own traffic class, served first, with its own buffer credits"),
+	OPT("noise", "P", o_noise, NULL, "probability that a host delays a send by 1us (0.001, 0.1%)"),
+	OPT("fail", "SPEC", o_fail, NULL, "switch:S3@20us | link:L0/33@5us-30us | node:H5@1us (repeatable)"),
+	OPT("drop", "NODE/PORT#N", o_drop, NULL, "lose exactly the N-th frame sent on that port (repeatable)"),
+	{ .help = "switches:" },
+	OPT("timeout", "T", o_timeout, "1us", "Canary switch timeout"),
+	OPT("timer", "NAME", o_timer, "exact", "exact | pktgen: a deadline per descriptor, or a packet generator checking one slot per tick"),
+	OPT("pktgen-tick", "T", o_pktgen_tick, "1ns", "pktgen clock period"),
+	OPT("profile", "NAME", o_profile, "tofino1", "tofino1 | tofino2 | unbounded"),
+	OPT("descriptors", "N", o_descriptors, "the profile's", "descriptor table entries per switch"),
+	OPT("shards", "N", o_shards, "the fewest that fit", "multicast shards"),
+	OPT("table", "NAME", o_table, "hash", "hash | per-tenant: descriptor slots split statically among tenants"),
+	OPT("resources", NULL, o_resources, NULL, "print the switch program's Tofino resource report and exit"),
+	{ .help = "hosts:" },
+	OPT("window", "N", o_window, "bandwidth x delay", "blocks in flight per host"),
+	OPT("retx-timeout", "T", o_retx_timeout, "2 x RTT", "host retransmission timeout"),
+	OPT("max-failures", "K", o_max_failures, "3", "re-issues of a block before host-based fallback"),
+	{ .help = "run:" },
+	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time"),
+	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time (0: never)"),
+	OPT("workers", "N|per-node", o_workers, "the cores available", "worker threads", .local = true),
+	OPT("clock", "NAME", o_clock, "virtual", "virtual | wall"),
+	OPT("dilation", "D|auto", o_dilation, "auto", "wall clock: wall ns per emulated ns"),
+	{ .help = "output:" },
+	OPT("json", NULL, o_json, NULL, "the report as one JSON object on stdout", .local = true),
+	OPT("csv", NULL, o_csv, NULL, "the report as CSV, one row per allreduce", .local = true),
+	OPT("progress", NULL, o_progress, NULL, "progress on stderr (default: when stderr is a terminal)", .local = true),
+	OPT("no-progress", NULL, o_no_progress, NULL, "no progress line", .local = true),
+	OPT("pcap", "FILE", o_pcap, NULL, "write frames (real bytes, emulated timestamps) to FILE"),
+	OPT("pcap-link", "LIST", o_pcap_link, "all", "links to capture, NODE/PORT,..."),
+	{ .help = "distributed runs (canary-emu(1), RUNNING ACROSS MACHINES):" },
+	OPT("processes", "P", o_processes, "1", "split the run over P local processes (ranks) that talk ZeroMQ",
+	  .local = true),
+	OPT("rank", "R", o_rank, NULL, "this process is rank R of --ranks; rank 0 prints the report", .local = true),
+	OPT("ranks", "P", o_ranks, NULL, "the number of ranks", .local = true),
+	OPT("coordinator", "EP", o_coordinator, NULL, "rank 0's endpoint, tcp://HOST:PORT", .local = true),
+	OPT("bind", "ADDR", o_bind, "127.0.0.1", "address of this rank's data socket, reachable by the others",
+	  .local = true),
+	OPT("curve", "KEYFILE", o_curve, NULL, "authenticate and encrypt with ZeroMQ CURVE", .local = true),
+	OPT("curve-keygen", "DIR", o_curve_keygen, NULL, "write DIR/rank<i>.key for --ranks P ranks and exit"),
+	OPT("peer-timeout", "T", o_peer_timeout, "5s", "a rank silent this long is declared dead", .local = true),
+	{ .help = "information:" },
+	OPT("help", NULL, o_help, NULL, "this list, then exit", .short_name = 'h'),
+	OPT("version", NULL, o_version, NULL, "the version, then exit"),
+};
+
+#define NOPTS EMU_ARRAY_SIZE(opt_table)
+#define HELP_COL 24
+#define HELP_WIDTH 79
+
+/* wrap_word - @len bytes of @w at column *@col, on a new line if they would pass HELP_WIDTH */
+static void wrap_word(FILE *f, const char *w, int len, int *col, bool space)
+{
+	if (*col + 1 + len > HELP_WIDTH && *col > HELP_COL) {
+		fprintf(f, "\n%*s", HELP_COL, "");
+		*col = HELP_COL;
+	} else if (*col < HELP_COL) {
+		fprintf(f, "%*s", HELP_COL - *col, "");
+		*col = HELP_COL;
+	} else if (space) {
+		fputc(' ', f);
+		(*col)++;
+	}
+	fprintf(f, "%.*s", len, w);
+	*col += len;
+}
+
+/* wrap - the words of @text from column *@col (a space first if @space) */
+static void wrap(FILE *f, const char *text, int *col, bool space)
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, " ");
+
+		if (len)
+			wrap_word(f, p, (int)len, col, space);
+		space = true;
+		p += len;
+		p += strspn(p, " ");
+	}
+}
+
+/* usage - --help, made from opt_table[] */
 static void usage(FILE *f)
 {
 	fputs("usage: canary-emu [options]\n"
-	      "  --topology SPEC      fattree2:leaves=32,spines=32,hosts=32 | fattree3:k=K | FILE\n"
-	      "  --algo LIST          canary | static:N | ring, comma-separated (default ring,static:1,static:4,canary)\n"
-	      "  --hosts N|P%         hosts in the allreduce(s), placed at random by the seed (default 50%)\n"
-	      "  --size BYTES         data per host, suffixes KiB MiB GiB (default 4MiB)\n"
-	      "  --elements N         int32 elements per packet, 1..256 (default 256)\n"
-	      "  --concurrent K       K concurrent allreduces (tenants), hosts split evenly (default 1)\n"
-	      "  --background NAME    none | uniform | random: the other hosts send traffic (default uniform:\n"
-	      "                       each sends to a random host and receives from another, new peers per message;\n"
-	      "                       random: destinations drawn independently, so receivers see incast)\n"
-	      "  --bg-msg BYTES       background message size (default 64KiB)\n"
-	      "  --timeout T          Canary switch timeout (default 1us)\n"
-	      "  --timer NAME         exact | pktgen (default exact)\n"
-	      "  --pktgen-tick T      pktgen clock period (default 1ns)\n"
-	      "  --routing NAME       adaptive | ecmp | leastloaded (default adaptive)\n"
-	      "  --noise P            probability that a host delays a send by 1us (e.g. 0.001 or 0.1%)\n"
-	      "  --loss P             drop probability on every link (implies --lossy)\n"
-	      "  --lossy              drop-tail Ethernet instead of lossless credit flow control\n"
-	      "  --buffer BYTES       per-port buffer (default 128KiB)\n"
-	      "  --priority NAME      none | collective: allreduce frames (Canary, ring) get their own\n"
-	      "                       traffic class, served first, with its own buffer credits (default none)\n"
-	      "  --fail SPEC          switch:S3@20us | link:L0/33@5us-30us | node:H5@1us (repeatable)\n"
-	      "  --drop NODE/PORT#N   lose exactly the N-th frame sent on that port (repeatable)\n"
-	      "  --profile NAME       tofino1 | tofino2 | unbounded (default tofino1)\n"
-	      "  --descriptors N      descriptor table entries per switch (default: the profile's)\n"
-	      "  --shards N           multicast shards (default: the fewest that fit)\n"
-	      "  --table NAME         hash (default) | per-tenant: descriptor slots split statically among tenants\n"
-	      "  --resources          print the switch program's Tofino resource report and exit\n"
-	      "  --window N           blocks in flight per host (default: from bandwidth x delay)\n"
-	      "  --retx-timeout T     host retransmission timeout (default 2 x RTT)\n"
-	      "  --max-failures K     re-issues of a block before host-based fallback (default 3)\n"
-	      "  --time-limit T       give up at this emulated time (default 100ms)\n"
-	      "  --stall T            give up when no block completed for T of emulated time (default 5ms)\n"
-	      "  --seed N             placement, inputs, roots, loss, noise (default 1)\n"
-	      "  --workers N|per-node worker threads (default: cores available)\n"
-	      "  --clock NAME         virtual | wall (default virtual)\n"
-	      "  --dilation D|auto    wall clock: wall ns per emulated ns (default auto)\n"
-	      "  --pcap FILE          write frames (real bytes, emulated timestamps) to FILE\n"
-	      "  --pcap-link LIST     links to capture, NODE/PORT,... (default all)\n"
-	      "  --json | --csv       machine-readable report on stdout\n"
-	      "distributed (README: Running across machines):\n"
-	      "  --processes P        split the run over P local processes (ranks) talking ZeroMQ\n"
-	      "  --rank R --ranks P   this process is rank R of P; rank 0 coordinates and prints the report\n"
-	      "  --coordinator EP     rank 0's endpoint, tcp://HOST:PORT (rank 0 binds it, the others connect)\n"
-	      "  --bind ADDR          address of this rank's data socket, reachable by the others (default 127.0.0.1)\n"
-	      "  --curve KEYFILE      authenticate and encrypt with ZeroMQ CURVE (keys from --curve-keygen)\n"
-	      "  --curve-keygen DIR   write DIR/rank<i>.key for --ranks P ranks and exit\n"
-	      "  --peer-timeout T     a rank silent this long is declared dead (default 5s)\n"
-	      "  --progress | --no-progress   progress on stderr (default: when stderr is a terminal)\n"
-	      "  --help\n", f);
+	      "Emulate allreduces on a datacenter fabric, frame by frame, and compare the\n"
+	      "algorithms; the manual page canary-emu(1) has the details.\n", f);
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct cli_opt *o = &opt_table[i];
+		char left[64];
+
+		if (!o->name) {
+			fprintf(f, "\n%s\n", o->help);
+			continue;
+		}
+		int n = o->short_name ? snprintf(left, sizeof(left), "  -%c, --%s", o->short_name, o->name)
+				      : snprintf(left, sizeof(left), "  --%s%s%s", o->name, o->arg ? " " : "",
+						 o->arg ? o->arg : "");
+
+		fputs(left, f);
+		int col = n;
+		char def[96];
+
+		snprintf(def, sizeof(def), "(default: %s)", o->def ? o->def : "");
+		wrap(f, o->help, &col, n >= HELP_COL);
+		if (o->def)
+			wrap_word(f, def, (int)strlen(def), &col, true);
+		fputc('\n', f);
+	}
 }
 
-static int bad(const char *opt, const char *val, const char *what)
+static const char *o_help(struct cli *c, const char *a)
 {
-	fprintf(stderr, "canary-emu: %s: '%s' %s\n", opt, val, what);
+	(void)a;
+	usage(stdout);
+	c->exit_now = true;
+	return NULL;
+}
+
+/* fail - the one-line error about @opt; returns the exit status 2 */
+static int fail(const char *opt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const char *opt, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "canary-emu: %s: ", opt);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 	return 2;
+}
+
+/*
+ * parse_options - fill @c from the command line. Return -1 to go on, or
+ * the exit status: 0 after --help/--version, 2 after a one-line error.
+ */
+static int parse_options(struct cli *c, int argc, char **argv)
+{
+	struct option lopt[NOPTS + 1];
+	char shorts[2 * NOPTS + 2] = ":";
+	size_t nl = 0, ns = 1;
+	int o;
+
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct cli_opt *d = &opt_table[i];
+
+		if (!d->name)
+			continue;
+		lopt[nl++] = (struct option){ d->name, d->arg ? required_argument : no_argument, NULL, 256 + (int)i };
+		if (d->short_name)
+			shorts[ns++] = d->short_name;
+	}
+	lopt[nl] = (struct option){ 0 };
+	shorts[ns] = 0;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, shorts, lopt, NULL)) != -1) {
+		const struct cli_opt *d = NULL;
+		char name[64];
+
+		if (o >= 256) {
+			d = &opt_table[o - 256];
+		} else if (o != '?' && o != ':') {
+			for (size_t i = 0; i < NOPTS && !d; i++)
+				if (opt_table[i].name && opt_table[i].short_name == o)
+					d = &opt_table[i];
+		}
+		if (d) {
+			snprintf(name, sizeof(name), "--%s", d->name);
+			const char *why = d->parse(c, optarg);
+
+			if (why && optarg)
+				return fail(name, "'%s' %s", optarg, why);
+			if (why)
+				return fail(name, "%s", why);
+			if (c->exit_now)
+				return 0;
+			continue;
+		}
+		/* what getopt refused: optopt is the option (>= 256: a long one), 0 for an unknown long one */
+		const char *arg = argv[optind - 1];
+
+		if (optopt >= 256 && (size_t)(optopt - 256) < NOPTS) {
+			d = &opt_table[optopt - 256];
+			snprintf(name, sizeof(name), "--%s", d->name);
+			if (o == ':')
+				return fail(name, "needs a value (%s; see canary-emu --help)", d->arg);
+			return fail(name, "takes no value (see canary-emu --help)");
+		}
+		if (o == ':')
+			return fail(arg, "needs a value (see canary-emu --help)");
+		if (optopt && optopt < 256)
+			snprintf(name, sizeof(name), "-%c", optopt);
+		else
+			snprintf(name, sizeof(name), "%s", arg);
+		fprintf(stderr, "canary-emu: unknown option '%s' (canary-emu --help lists them)\n", name);
+		return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "canary-emu: unexpected argument '%s' (options start with --)\n", argv[optind]);
+		return 2;
+	}
+	return -1;
+}
+
+/*
+ * The scenario's fingerprint: every argument except the options marked
+ * local (distribution, workers, output: they may differ between ranks),
+ * plus the build's record sizes. Ranks with different fingerprints would
+ * not emulate the same run.
+ */
+static uint64_t fingerprint(int argc, char **argv)
+{
+	uint64_t h = emu_hash64(EMU_DIST_VERSION ^ ((uint64_t)sizeof(struct emu_run_stats) << 16) ^
+				((uint64_t)sizeof(struct emu_sw_stats) << 32));
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct cli_opt *local = NULL;
+
+		for (size_t k = 0; k < NOPTS && !local && !strncmp(a, "--", 2); k++) {
+			const struct cli_opt *d = &opt_table[k];
+			size_t n = d->name ? strlen(d->name) : 0;
+
+			if (d->local && !strncmp(a + 2, d->name, n) && (a[n + 2] == 0 || a[n + 2] == '='))
+				local = d;
+		}
+		if (local) {
+			if (a[strlen(local->name) + 2] == 0 && local->arg)
+				i++;
+			continue;
+		}
+		for (const char *p = a; *p; p++)
+			h = emu_hash64(h ^ (uint8_t)*p);
+		h = emu_hash64(h ^ 0x100);
+	}
+	return h;
+}
+
+/* check_dist - the rank options agree with each other; 0 or 2 (said why) */
+static int check_dist(const struct cli *c)
+{
+	if (c->have_rank && !c->ranks)
+		return fail("--rank", "needs --ranks P");
+	if (c->ranks && !c->have_rank)
+		return fail("--ranks", "needs --rank R (or use --processes P)");
+	if (c->have_rank && c->processes > 1)
+		return fail("--processes", "and --rank are exclusive (--processes starts the ranks itself)");
+	if (c->have_rank && c->rank >= c->ranks)
+		return fail("--rank", "must be below --ranks");
+	if (c->have_rank && c->rank > 0 && !c->dcfg.coordinator)
+		return fail("--coordinator", "is needed by ranks other than 0");
+	if (c->have_rank && c->rank == 0 && !c->dcfg.coordinator && c->ranks > 1)
+		return fail("--coordinator", "is needed by rank 0 too (the endpoint it binds)");
+	return 0;
+}
+
+static bool distributed(const struct cli *c)
+{
+	return c->processes > 1 || (c->have_rank && c->ranks > 1);
 }
 
 static int parse_algo(const char *s, enum lh_algo *a, unsigned *n)
 {
 	uint64_t v;
 
-	if (!strcmp(s, "canary")) {
+	*n = 1;
+	if (!strcmp(s, "canary"))
 		*a = LH_ALGO_CANARY;
-		*n = 1;
-	} else if (!strcmp(s, "ring")) {
+	else if (!strcmp(s, "ring"))
 		*a = LH_ALGO_RING;
-		*n = 1;
-	} else if (!strncmp(s, "static:", 7) && !emu_parse_u64(s + 7, &v) && v >= 1 && v <= 64) {
+	else if (!strcmp(s, "static"))
 		*a = LH_ALGO_STATIC;
-		*n = (unsigned)v;
-	} else if (!strcmp(s, "static")) {
-		*a = LH_ALGO_STATIC;
-		*n = 1;
-	} else {
+	else if (!strncmp(s, "static:", 7) && parse_uint(s + 7, 1, 64, &v))
+		*a = LH_ALGO_STATIC, *n = (unsigned)v;
+	else
 		return -EINVAL;
-	}
 	return 0;
 }
 
-static void progress(void *ctx, emu_time_t now, uint64_t done, uint64_t expect)
+/* parse_algos - --algo into c->algo[]; 0 or 2 (said why) */
+static int parse_algos(struct cli *c)
 {
-	const char *algo = ctx;
-	char b[32];
-	unsigned width = 30, fill = expect ? (unsigned)(width * done / expect) : 0;
+	char abuf[256], *save = NULL;
 
-	fprintf(stderr, "\r%-10s [", algo);
-	for (unsigned i = 0; i < width; i++)
-		fputc(i < fill ? '#' : '.', stderr);
-	fprintf(stderr, "] %llu/%llu hosts done, emulated %s   ", (unsigned long long)done, (unsigned long long)expect,
-		emu_fmt_time(now, b, sizeof(b)));
-	fflush(stderr);
+	snprintf(abuf, sizeof(abuf), "%s", c->algos);
+	for (char *tok = strtok_r(abuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (c->nalgo == MAX_ALGOS)
+			return fail("--algo", "'%s' lists too many algorithms (at most 8)", c->algos);
+		if (parse_algo(tok, &c->algo[c->nalgo].a, &c->algo[c->nalgo].n))
+			return fail("--algo", "'%s' is not canary, ring or static:N (N in 1..64)", tok);
+		snprintf(c->algo[c->nalgo].name, sizeof(c->algo[c->nalgo].name), "%s", tok);
+		c->nalgo++;
+	}
+	if (!c->nalgo)
+		return fail("--algo", "'%s' names no algorithm", c->algos);
+	if (c->cfg.pcap && c->nalgo > 1)
+		return fail("--pcap", "'%s' needs a single --algo (one run, one capture)", c->cfg.pcap);
+	return 0;
 }
 
-/*
- * The scenario's fingerprint: every argument except those that may differ
- * between ranks (distribution, workers, output), plus the build's record
- * sizes. Ranks with different fingerprints would not emulate the same run.
- */
-static uint64_t fingerprint(int argc, char **argv)
+/* check_options - what no single option can check; 0 or 2 (said why) */
+static int check_options(struct cli *c)
 {
-	static const char *const skip[] = {
-		"--processes", "--rank", "--ranks", "--coordinator", "--bind", "--curve", "--peer-timeout",
-		"--workers", "--json", "--csv", "--progress", "--no-progress",
-	};
-	static const bool takes_value[] = { 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 };
-	uint64_t h = emu_hash64(EMU_DIST_VERSION ^ ((uint64_t)sizeof(struct emu_run_stats) << 16) ^
-				((uint64_t)sizeof(struct emu_sw_stats) << 32));
+	int rc = check_dist(c);
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		bool skipped = false;
+	if (rc)
+		return rc;
+	if (distributed(c) && c->cfg.per_node)
+		return fail("--workers", "'per-node' is not available across processes");
+	if (distributed(c) && c->cfg.pcap)
+		return fail("--pcap", "'%s' is not available across processes (capture in a single-process run)",
+			    c->cfg.pcap);
+	return parse_algos(c);
+}
 
-		for (size_t k = 0; k < sizeof(skip) / sizeof(skip[0]); k++) {
-			size_t n = strlen(skip[k]);
+static int keygen(const struct cli *c)
+{
+	char err[512];
 
-			if (!strncmp(a, skip[k], n) && (a[n] == 0 || a[n] == '=')) {
-				skipped = true;
-				if (a[n] == 0 && takes_value[k])
-					i++;
-				break;
-			}
-		}
-		if (skipped)
-			continue;
-		for (const char *c = a; *c; c++)
-			h = emu_hash64(h ^ (uint8_t)*c);
-		h = emu_hash64(h ^ 0x100);
+	if (!c->ranks)
+		return fail("--curve-keygen", "'%s' needs --ranks P", c->keygen);
+	if (emu_dist_keygen(c->keygen, c->ranks, err, sizeof(err))) {
+		fprintf(stderr, "canary-emu: %s\n", err);
+		return 2;
 	}
-	return h;
+	printf("wrote %s/rank0.key .. %s/rank%u.key\n", c->keygen, c->keygen, c->ranks - 1);
+	return 0;
+}
+
+/* --resources: the switch program's report; 0 if it fits the profile, else 2 */
+static int resources(struct cli *c)
+{
+	struct emu_scn_result res;
+	char err[512];
+
+	c->cfg.resources_only = true;
+	int rc = emu_scenario_run(&c->cfg, &res, err, sizeof(err));
+
+	if (rc == -EINVAL) {
+		fprintf(stderr, "canary-emu: %s\n", err);
+		return 2;
+	}
+	tofino_report(stdout, res.prof, &res.need);
+	return res.need.fits ? 0 : 2;
 }
 
 /* rank 0 of --processes: wait for the children (kill them first if @kill_them). True if one failed. */
@@ -186,6 +918,107 @@ static bool reap(const pid_t *children, unsigned n, bool kill_them)
 	return failed;
 }
 
+/*
+ * fork_ranks - --processes P: fork ranks 1..P-1; they learn rank 0's
+ * endpoint through a pipe. In a child, c->rank and the coordinator are set
+ * and @children is cleared. Return 0, or 1 if a fork failed (said why).
+ */
+static int fork_ranks(struct cli *c, pid_t *children)
+{
+	int pfd[2];
+
+	if (pipe(pfd)) {
+		perror("canary-emu: pipe");
+		return 1;
+	}
+	fflush(NULL);
+	for (unsigned i = 1; i < c->processes; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("canary-emu: fork");
+			for (unsigned k = 1; k < i; k++)
+				kill(children[k], SIGTERM);
+			return 1;
+		}
+		if (pid == 0) {
+			/* one whole record per read: see emu_dist_join() */
+			static char ep[EMU_DIST_EP_RECORD + 1];
+
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			close(pfd[1]);
+			ssize_t n = read(pfd[0], ep, EMU_DIST_EP_RECORD);
+
+			close(pfd[0]);
+			if (n != EMU_DIST_EP_RECORD || !ep[0])
+				_exit(1);	/* rank 0 is gone */
+			ep[EMU_DIST_EP_RECORD] = 0;
+			c->rank = i;
+			c->dcfg.coordinator = ep;
+			memset(children, 0, EMU_DIST_MAX_RANKS * sizeof(*children));
+			return 0;
+		}
+		children[i] = pid;
+	}
+	close(pfd[0]);
+	c->dcfg.children = children;
+	c->dcfg.endpoint_fd = pfd[1];
+	return 0;
+}
+
+/*
+ * join_ranks - a distributed run: start the local ranks (--processes) and
+ * connect to the others. *@dist is this rank's end; return 0, or the exit
+ * status (said why).
+ */
+static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist, int argc, char **argv)
+{
+	unsigned P = c->processes > 1 ? c->processes : c->ranks;
+	char err[512];
+	bool bad_input;
+
+	if (c->processes > 1 && fork_ranks(c, children))
+		return 1;
+	/* workers of this rank: --workers, else the cores shared out among local ranks */
+	if (!c->cfg.workers) {
+		cpu_set_t cs;
+		unsigned ncpu = sched_getaffinity(0, sizeof(cs), &cs) == 0 ? (unsigned)CPU_COUNT(&cs) : 1;
+
+		c->cfg.workers = c->processes > 1 ? (ncpu / c->processes ? ncpu / c->processes : 1) : ncpu;
+	}
+	c->dcfg.rank = c->rank;
+	c->dcfg.nranks = P;
+	c->dcfg.workers = c->cfg.workers;
+	c->dcfg.fingerprint = fingerprint(argc, argv);
+	*dist = emu_dist_join(&c->dcfg, err, sizeof(err), &bad_input);
+	if (c->dcfg.endpoint_fd >= 0)
+		close(c->dcfg.endpoint_fd);
+	if (!*dist) {
+		fprintf(stderr, "canary-emu: rank %u: %s\n", c->rank, err);
+		reap(children, P, true);
+		return bad_input ? 2 : 1;
+	}
+	c->cfg.dist = *dist;
+	c->cfg.pin_offset = c->processes > 1;
+	if (c->rank != 0)
+		c->want_progress = 0;
+	return 0;
+}
+
+static void progress(void *ctx, emu_time_t now, uint64_t done, uint64_t expect)
+{
+	const char *algo = ctx;
+	char b[32];
+	unsigned width = 30, fill = expect ? (unsigned)(width * done / expect) : 0;
+
+	fprintf(stderr, "\r%-10s [", algo);
+	for (unsigned i = 0; i < width; i++)
+		fputc(i < fill ? '#' : '.', stderr);
+	fprintf(stderr, "] %llu/%llu hosts done, emulated %s   ", (unsigned long long)done, (unsigned long long)expect,
+		emu_fmt_time(now, b, sizeof(b)));
+	fflush(stderr);
+}
+
 /* A rank other than 0 says what it did; the report is rank 0's. */
 static void rank_line(struct emu_dist *d, const struct emu_scn_result *r)
 {
@@ -199,516 +1032,103 @@ static void rank_line(struct emu_dist *d, const struct emu_scn_result *r)
 		(double)st.bytes_sent / 1e6, (unsigned long long)(st.rejected + st.auth_rejected));
 }
 
-int main(int argc, char **argv)
+/*
+ * run_all - one run per algorithm into @res (*@nres of them finished);
+ * the text report's rows as they come. Return the exit status so far.
+ */
+static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, struct emu_scn_result *res,
+		   unsigned *nres)
 {
-	struct emu_scn_cfg cfg;
-	const char *algos = "ring,static:1,static:4,canary";
-	enum { OUT_TEXT, OUT_JSON, OUT_CSV } out = OUT_TEXT;
-	int want_progress = -1;
-	bool resources = false;
-	uint64_t v;
-	double d;
-	enum {
-		O_TOPO = 256, O_ALGO, O_HOSTS, O_SIZE, O_ELEM, O_CONC, O_BG, O_BGMSG, O_TIMEOUT, O_TIMER, O_TICK,
-		O_ROUTING, O_NOISE, O_LOSS, O_LOSSY, O_BUFFER, O_FAIL, O_PROFILE, O_DESC, O_SHARDS, O_RES, O_WINDOW,
-		O_RETX, O_MAXF, O_LIMIT, O_SEED, O_WORKERS, O_CLOCK, O_DIL, O_PCAP, O_PCAPL, O_JSON, O_CSV, O_PROG,
-		O_NOPROG, O_HELP, O_DROP, O_STALL, O_TABLE, O_PROCS, O_RANK, O_RANKS, O_COORD, O_BIND, O_CURVE,
-		O_KEYGEN, O_PEERTO, O_PRIO,
-	};
-	static const struct option opts[] = {
-		{ "topology", required_argument, NULL, O_TOPO }, { "algo", required_argument, NULL, O_ALGO },
-		{ "hosts", required_argument, NULL, O_HOSTS }, { "size", required_argument, NULL, O_SIZE },
-		{ "elements", required_argument, NULL, O_ELEM }, { "concurrent", required_argument, NULL, O_CONC },
-		{ "background", required_argument, NULL, O_BG }, { "bg-msg", required_argument, NULL, O_BGMSG },
-		{ "timeout", required_argument, NULL, O_TIMEOUT }, { "timer", required_argument, NULL, O_TIMER },
-		{ "pktgen-tick", required_argument, NULL, O_TICK }, { "routing", required_argument, NULL, O_ROUTING },
-		{ "noise", required_argument, NULL, O_NOISE }, { "loss", required_argument, NULL, O_LOSS },
-		{ "lossy", no_argument, NULL, O_LOSSY }, { "buffer", required_argument, NULL, O_BUFFER },
-		{ "priority", required_argument, NULL, O_PRIO },
-		{ "fail", required_argument, NULL, O_FAIL }, { "profile", required_argument, NULL, O_PROFILE },
-		{ "descriptors", required_argument, NULL, O_DESC }, { "shards", required_argument, NULL, O_SHARDS },
-		{ "resources", no_argument, NULL, O_RES }, { "window", required_argument, NULL, O_WINDOW },
-		{ "retx-timeout", required_argument, NULL, O_RETX }, { "max-failures", required_argument, NULL, O_MAXF },
-		{ "time-limit", required_argument, NULL, O_LIMIT }, { "seed", required_argument, NULL, O_SEED },
-		{ "workers", required_argument, NULL, O_WORKERS }, { "clock", required_argument, NULL, O_CLOCK },
-		{ "dilation", required_argument, NULL, O_DIL }, { "pcap", required_argument, NULL, O_PCAP },
-		{ "pcap-link", required_argument, NULL, O_PCAPL }, { "json", no_argument, NULL, O_JSON },
-		{ "csv", no_argument, NULL, O_CSV }, { "progress", no_argument, NULL, O_PROG },
-		{ "no-progress", no_argument, NULL, O_NOPROG }, { "drop", required_argument, NULL, O_DROP },
-		{ "stall", required_argument, NULL, O_STALL }, { "table", required_argument, NULL, O_TABLE },
-		{ "processes", required_argument, NULL, O_PROCS }, { "rank", required_argument, NULL, O_RANK },
-		{ "ranks", required_argument, NULL, O_RANKS }, { "coordinator", required_argument, NULL, O_COORD },
-		{ "bind", required_argument, NULL, O_BIND }, { "curve", required_argument, NULL, O_CURVE },
-		{ "curve-keygen", required_argument, NULL, O_KEYGEN },
-		{ "peer-timeout", required_argument, NULL, O_PEERTO }, { "help", no_argument, NULL, O_HELP }, { 0 },
-	};
-	int o;
-	unsigned processes = 1, rank = 0, ranks = 0;
-	bool have_rank = false;
-	const char *keygen = NULL;
-	struct emu_dist_cfg dcfg = { .endpoint_fd = -1, .timeout_ms = 5000 };
-
-	emu_scenario_defaults(&cfg);
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		const char *a = optarg;
-
-		switch (o) {
-		case O_TOPO: cfg.topology = a; break;
-		case O_ALGO: algos = a; break;
-		case O_HOSTS: {
-			size_t len = strlen(a);
-
-			if (len && a[len - 1] == '%') {
-				char tmp[32];
-
-				snprintf(tmp, sizeof(tmp), "%.*s", (int)(len - 1), a);
-				char *end;
-				double pct = strtod(tmp, &end);
-
-				if (!*tmp || *end || !(pct > 0 && pct <= 100))
-					return bad("--hosts", a, "is not a percentage in (0, 100]");
-				cfg.hosts = 0;
-				cfg.hosts_pct = pct;
-			} else if (emu_parse_u64(a, &v) || v == 0 || v > UINT32_MAX) {
-				return bad("--hosts", a, "is not a host count or a percentage (e.g. 512 or 50%)");
-			} else {
-				cfg.hosts = (uint32_t)v;
-			}
-			break;
-		}
-		case O_SIZE:
-			if (emu_parse_size(a, &v) || v < 4 || v % 4)
-				return bad("--size", a, "is not a size in bytes, a multiple of 4 (e.g. 4MiB)");
-			cfg.size_bytes = v;
-			break;
-		case O_ELEM:
-			if (emu_parse_u64(a, &v) || v < 1 || v > 256)
-				return bad("--elements", a, "is not in 1..256");
-			cfg.elements = (unsigned)v;
-			break;
-		case O_CONC:
-			if (emu_parse_u64(a, &v) || v < 1 || v > 255)
-				return bad("--concurrent", a, "is not in 1..255");
-			cfg.concurrent = (unsigned)v;
-			break;
-		case O_BG:
-			if (!strcmp(a, "none")) {
-				cfg.background = false;
-			} else if (!strcmp(a, "uniform")) {
-				cfg.background = true;
-				cfg.bg_pattern = LH_BG_UNIFORM;
-			} else if (!strcmp(a, "random")) {
-				cfg.background = true;
-				cfg.bg_pattern = LH_BG_RANDOM;
-			} else {
-				return bad("--background", a, "is not none, uniform or random");
-			}
-			break;
-		case O_BGMSG:
-			if (emu_parse_size(a, &v) || v == 0)
-				return bad("--bg-msg", a, "is not a size in bytes");
-			cfg.bg_msg = v;
-			break;
-		case O_TIMEOUT:
-			if (emu_parse_time(a, &cfg.timeout) || cfg.timeout == 0)
-				return bad("--timeout", a, "is not a time with a unit (e.g. 1us)");
-			break;
-		case O_TIMER:
-			if (!strcmp(a, "exact"))
-				cfg.timer = EMU_SW_TIMER_EXACT;
-			else if (!strcmp(a, "pktgen"))
-				cfg.timer = EMU_SW_TIMER_PKTGEN;
-			else
-				return bad("--timer", a, "is not exact or pktgen");
-			break;
-		case O_TICK:
-			if (emu_parse_time(a, &cfg.pktgen_tick) || cfg.pktgen_tick == 0)
-				return bad("--pktgen-tick", a, "is not a time with a unit (e.g. 1ns)");
-			break;
-		case O_ROUTING:
-			if (emu_routing_parse(a, &cfg.routing))
-				return bad("--routing", a, "is not adaptive, ecmp or leastloaded");
-			break;
-		case O_NOISE:
-			if (emu_parse_prob(a, &cfg.noise))
-				return bad("--noise", a, "is not a probability (e.g. 0.001 or 0.1%)");
-			break;
-		case O_LOSS:
-			if (emu_parse_prob(a, &cfg.loss) || cfg.loss >= 1)
-				return bad("--loss", a, "is not a probability below 1 (e.g. 0.01 or 1%)");
-			break;
-		case O_LOSSY: cfg.lossy = true; break;
-		case O_PRIO:
-			if (!strcmp(a, "collective"))
-				cfg.priority = true;
-			else if (!strcmp(a, "none"))
-				cfg.priority = false;
-			else
-				return bad("--priority", a, "is not collective or none");
-			break;
-		case O_BUFFER:
-			if (emu_parse_size(a, &v) || v < 4096 || v > (1ULL << 32))
-				return bad("--buffer", a, "is not a size between 4KiB and 4GiB");
-			cfg.buffer_bytes = v;
-			break;
-		case O_FAIL:
-			if (cfg.nfail == EMU_SCN_MAX_FAIL)
-				return bad("--fail", a, "is one too many (at most 32)");
-			if (emu_fail_parse(a, &cfg.fail[cfg.nfail]))
-				return bad("--fail", a, "is not switch:NAME@T[-T], node:NAME@T[-T] or link:NODE/PORT@T[-T]");
-			cfg.nfail++;
-			break;
-		case O_DROP:
-			if (cfg.ndrop == EMU_SCN_MAX_FAIL)
-				return bad("--drop", a, "is one too many (at most 32)");
-			if (emu_drop_parse(a, &cfg.drop[cfg.ndrop]))
-				return bad("--drop", a, "is not NODE/PORT#N (lose the N-th frame sent on that port)");
-			cfg.ndrop++;
-			break;
-		case O_PROFILE:
-			if (!tofino_profile_get(a))
-				return bad("--profile", a, "is not tofino1, tofino2 or unbounded");
-			cfg.profile = a;
-			break;
-		case O_DESC:
-			if (emu_parse_u64(a, &v) || v == 0 || v > (1u << 24))
-				return bad("--descriptors", a, "is not a table size in 1..16777216");
-			cfg.descriptors = (uint32_t)v;
-			break;
-		case O_SHARDS:
-			if (emu_parse_u64(a, &v) || v == 0 || v > 64)
-				return bad("--shards", a, "is not in 1..64");
-			cfg.shards = (unsigned)v;
-			break;
-		case O_RES: resources = true; break;
-		case O_WINDOW:
-			if (emu_parse_u64(a, &v) || v == 0 || v > 1000000)
-				return bad("--window", a, "is not a block count in 1..1000000");
-			cfg.window = (unsigned)v;
-			break;
-		case O_RETX:
-			if (emu_parse_time(a, &cfg.retx_timeout) || cfg.retx_timeout == 0)
-				return bad("--retx-timeout", a, "is not a time with a unit (e.g. 20us)");
-			break;
-		case O_MAXF:
-			if (emu_parse_u64(a, &v) || v > 1000)
-				return bad("--max-failures", a, "is not in 0..1000");
-			cfg.max_failures = (unsigned)v;
-			break;
-		case O_LIMIT:
-			if (emu_parse_time(a, &cfg.limit) || cfg.limit == 0)
-				return bad("--time-limit", a, "is not a time with a unit (e.g. 100ms)");
-			break;
-		case O_TABLE:
-			if (!strcmp(a, "hash"))
-				cfg.table_per_tenant = false;
-			else if (!strcmp(a, "per-tenant"))
-				cfg.table_per_tenant = true;
-			else
-				return bad("--table", a, "is not hash or per-tenant");
-			break;
-		case O_STALL:
-			if (emu_parse_time(a, &cfg.stall))
-				return bad("--stall", a, "is not a time with a unit (e.g. 5ms; 0 turns the watchdog off)");
-			break;
-		case O_SEED:
-			if (emu_parse_u64(a, &cfg.seed))
-				return bad("--seed", a, "is not a non-negative integer");
-			break;
-		case O_WORKERS:
-			if (!strcmp(a, "per-node")) {
-				cfg.per_node = true;
-			} else if (emu_parse_u64(a, &v) || v == 0 || v > 4096) {
-				return bad("--workers", a, "is not a count in 1..4096 or per-node");
-			} else {
-				cfg.workers = (unsigned)v;
-				cfg.per_node = false;
-			}
-			break;
-		case O_CLOCK:
-			if (!strcmp(a, "virtual"))
-				cfg.clock = EMU_CLOCK_VIRTUAL;
-			else if (!strcmp(a, "wall"))
-				cfg.clock = EMU_CLOCK_WALL;
-			else
-				return bad("--clock", a, "is not virtual or wall");
-			break;
-		case O_DIL:
-			if (!strcmp(a, "auto")) {
-				cfg.dilation = 0;
-			} else {
-				char *end;
-
-				d = strtod(a, &end);
-				if (*end || !(d > 0 && d < 1e12))
-					return bad("--dilation", a, "is not a positive number or auto");
-				cfg.dilation = d;
-			}
-			break;
-		case O_PROCS:
-			if (emu_parse_u64(a, &v) || v < 1 || v > EMU_DIST_MAX_RANKS)
-				return bad("--processes", a, "is not a count in 1..64");
-			processes = (unsigned)v;
-			break;
-		case O_RANK:
-			if (emu_parse_u64(a, &v) || v >= EMU_DIST_MAX_RANKS)
-				return bad("--rank", a, "is not a rank in 0..63");
-			rank = (unsigned)v;
-			have_rank = true;
-			break;
-		case O_RANKS:
-			if (emu_parse_u64(a, &v) || v < 1 || v > EMU_DIST_MAX_RANKS)
-				return bad("--ranks", a, "is not a count in 1..64");
-			ranks = (unsigned)v;
-			break;
-		case O_COORD:
-			if (strncmp(a, "tcp://", 6) || !strchr(a + 6, ':'))
-				return bad("--coordinator", a, "is not tcp://HOST:PORT");
-			dcfg.coordinator = a;
-			break;
-		case O_BIND: dcfg.bind = a; break;
-		case O_CURVE: dcfg.curve = a; break;
-		case O_KEYGEN: keygen = a; break;
-		case O_PEERTO: {
-			emu_time_t t;
-
-			if (emu_parse_time(a, &t) || t < 100 * EMU_MS || t > 3600 * EMU_S)
-				return bad("--peer-timeout", a, "is not a time in 100ms..1h");
-			dcfg.timeout_ms = (unsigned)(t / EMU_MS);
-			break;
-		}
-		case O_PCAP: cfg.pcap = a; break;
-		case O_PCAPL: cfg.pcap_links = a; break;
-		case O_JSON: out = OUT_JSON; break;
-		case O_CSV: out = OUT_CSV; break;
-		case O_PROG: want_progress = 1; break;
-		case O_NOPROG: want_progress = 0; break;
-		case O_HELP: usage(stdout); return 0;
-		case '?':
-		default:
-			if (optopt)
-				fprintf(stderr, "canary-emu: option needs a value or is unknown: -%c\n", optopt);
-			else
-				fprintf(stderr, "canary-emu: unknown option or missing value: %s\n", argv[optind - 1]);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "canary-emu: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-
-	if (keygen) {
-		char err[512];
-
-		if (!ranks)
-			return bad("--curve-keygen", keygen, "needs --ranks P");
-		if (emu_dist_keygen(keygen, ranks, err, sizeof(err))) {
-			fprintf(stderr, "canary-emu: %s\n", err);
-			return 2;
-		}
-		printf("wrote %s/rank0.key .. %s/rank%u.key\n", keygen, keygen, ranks - 1);
-		return 0;
-	}
-	if (have_rank && !ranks)
-		return bad("--rank", "", "needs --ranks P");
-	if (ranks && !have_rank)
-		return bad("--ranks", "", "needs --rank R (or use --processes P)");
-	if (have_rank && processes > 1)
-		return bad("--processes", "", "and --rank are exclusive (--processes starts the ranks itself)");
-	if (have_rank && rank >= ranks)
-		return bad("--rank", "", "must be below --ranks");
-	if (have_rank && rank > 0 && !dcfg.coordinator)
-		return bad("--coordinator", "", "is needed by ranks other than 0");
-	if (have_rank && rank == 0 && !dcfg.coordinator && ranks > 1)
-		return bad("--coordinator", "", "is needed by rank 0 too (the endpoint it binds)");
-	bool distributed = processes > 1 || (have_rank && ranks > 1);
-
-	if (distributed && cfg.per_node)
-		return bad("--workers", "per-node", "is not available across processes");
-	if (distributed && cfg.pcap)
-		return bad("--pcap", cfg.pcap, "is not available across processes (capture in a single-process run)");
-
-	/* algorithms */
-	struct { enum lh_algo a; unsigned n; char name[16]; } algo[MAX_ALGOS];
-	unsigned nalgo = 0;
-	char abuf[256], *save = NULL;
-
-	snprintf(abuf, sizeof(abuf), "%s", algos);
-	for (char *tok = strtok_r(abuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (nalgo == MAX_ALGOS)
-			return bad("--algo", algos, "lists too many algorithms (at most 8)");
-		if (parse_algo(tok, &algo[nalgo].a, &algo[nalgo].n))
-			return bad("--algo", tok, "is not canary, ring or static:N (N in 1..64)");
-		snprintf(algo[nalgo].name, sizeof(algo[nalgo].name), "%s", tok);
-		nalgo++;
-	}
-	if (!nalgo)
-		return bad("--algo", algos, "names no algorithm");
-	if (cfg.pcap && nalgo > 1)
-		return bad("--pcap", cfg.pcap, "needs a single --algo (one run, one capture)");
-
-	if (resources) {
-		struct emu_scn_result res;
-		char err[512];
-
-		cfg.resources_only = true;
-		int rc = emu_scenario_run(&cfg, &res, err, sizeof(err));
-
-		if (rc == -EINVAL) {
-			fprintf(stderr, "canary-emu: %s\n", err);
-			return 2;
-		}
-		tofino_report(stdout, res.prof, &res.need);
-		return res.need.fits ? 0 : 2;
-	}
-
-	pid_t children[EMU_DIST_MAX_RANKS] = { 0 };
-	struct emu_dist *dist = NULL;
-
-	if (distributed) {
-		int pfd[2] = { -1, -1 };
-		unsigned P = processes > 1 ? processes : ranks;
-
-		if (processes > 1) {
-			/* ranks 1..P-1 are children; they learn rank 0's endpoint through a pipe */
-			if (pipe(pfd)) {
-				perror("canary-emu: pipe");
-				return 1;
-			}
-			fflush(NULL);
-			for (unsigned i = 1; i < processes; i++) {
-				pid_t pid = fork();
-
-				if (pid < 0) {
-					perror("canary-emu: fork");
-					for (unsigned k = 1; k < i; k++)
-						kill(children[k], SIGTERM);
-					return 1;
-				}
-				if (pid == 0) {
-					/* one whole record per read: see emu_dist_join() */
-					static char ep[EMU_DIST_EP_RECORD + 1];
-
-					prctl(PR_SET_PDEATHSIG, SIGTERM);
-					close(pfd[1]);
-					ssize_t n = read(pfd[0], ep, EMU_DIST_EP_RECORD);
-
-					close(pfd[0]);
-					if (n != EMU_DIST_EP_RECORD || !ep[0])
-						_exit(1);	/* rank 0 is gone */
-					ep[EMU_DIST_EP_RECORD] = 0;
-					rank = i;
-					dcfg.coordinator = ep;
-					memset(children, 0, sizeof(children));
-					break;
-				}
-				children[i] = pid;
-			}
-			if (rank == 0) {
-				close(pfd[0]);
-				dcfg.children = children;
-				dcfg.endpoint_fd = pfd[1];
-			}
-		}
-		/* workers of this rank: --workers, else the cores shared out among local ranks */
-		if (!cfg.workers) {
-			cpu_set_t cs;
-			unsigned ncpu = sched_getaffinity(0, sizeof(cs), &cs) == 0 ? (unsigned)CPU_COUNT(&cs) : 1;
-
-			cfg.workers = processes > 1 ? (ncpu / processes ? ncpu / processes : 1) : ncpu;
-		}
-		dcfg.rank = rank;
-		dcfg.nranks = P;
-		dcfg.workers = cfg.workers;
-		dcfg.fingerprint = fingerprint(argc, argv);
-		char err[512];
-		bool bad_input;
-
-		dist = emu_dist_join(&dcfg, err, sizeof(err), &bad_input);
-		if (dcfg.endpoint_fd >= 0)
-			close(dcfg.endpoint_fd);
-		if (!dist) {
-			fprintf(stderr, "canary-emu: rank %u: %s\n", rank, err);
-			reap(children, P, true);
-			return bad_input ? 2 : 1;
-		}
-		cfg.dist = dist;
-		cfg.pin_offset = processes > 1;
-		if (rank != 0)
-			want_progress = 0;
-	}
-	bool show_progress = want_progress == 1 || (want_progress < 0 && isatty(2));
-
-	if (out == OUT_JSON)
-		show_progress = want_progress == 1;
-	struct emu_scn_result res[MAX_ALGOS];
-	unsigned nres = 0;
+	bool show_progress = c->want_progress == 1 || (c->want_progress < 0 && isatty(2) && c->out != OUT_JSON);
 	int status = 0;
-	struct report rep = { .out = stdout, .cfg = &cfg };
 
-	for (unsigned i = 0; i < nalgo; i++) {
+	for (unsigned i = 0; i < c->nalgo; i++) {
+		struct emu_scn_result *r = &res[*nres];
 		char err[512];
 
-		cfg.algo = algo[i].a;
-		cfg.ntrees = algo[i].n;
-		cfg.progress = show_progress ? progress : NULL;
-		cfg.progress_ctx = algo[i].name;
-		int rc = emu_scenario_run(&cfg, &res[nres], err, sizeof(err));
+		c->cfg.algo = c->algo[i].a;
+		c->cfg.ntrees = c->algo[i].n;
+		c->cfg.progress = show_progress ? progress : NULL;
+		c->cfg.progress_ctx = c->algo[i].name;
+		int rc = emu_scenario_run(&c->cfg, r, err, sizeof(err));
 
 		if (show_progress)
 			fputs("\r\033[K", stderr);
 		if (rc == -EPIPE) {
-			fprintf(stderr, "canary-emu: rank %u: %s\n", rank, err);
-			status = 1;
-			break;
+			fprintf(stderr, "canary-emu: rank %u: %s\n", c->rank, err);
+			return 1;
 		}
-		if (dist && res[nres].partial) {
-			rank_line(dist, &res[nres]);
-			emu_scenario_result_fini(&res[nres]);
+		if (dist && r->partial) {
+			rank_line(dist, r);
+			emu_scenario_result_fini(r);
 			continue;
-		}
-		if (rc == -ENOSPC) {
-			fprintf(stderr, "canary-emu: %s\n", err);
-			tofino_report(stderr, res[nres].prof, &res[nres].need);
-			status = 2;
-			break;
 		}
 		if (rc) {
 			fprintf(stderr, "canary-emu: %s\n", err);
-			status = 2;
-			break;
+			if (rc == -ENOSPC)
+				tofino_report(stderr, r->prof, &r->need);
+			return 2;
 		}
-		if (!res[nres].exact) {
-			status = status ? status : 1;
-			fprintf(stderr, "canary-emu: %s: %s\n", res[nres].algo,
-				res[nres].stuck[0] ? res[nres].stuck : "a result differs from the exact sum");
+		if (!r->exact) {
+			status = 1;
+			fprintf(stderr, "canary-emu: %s: %s\n", r->algo,
+				r->stuck[0] ? r->stuck : "a result differs from the exact sum");
 		}
-		if (out == OUT_TEXT) {
-			if (nres == 0)
-				report_header(&rep);
-			report_text_run(&rep, &res[nres]);
+		if (c->out == OUT_TEXT) {
+			if (*nres == 0)
+				report_header(rep);
+			report_text_run(rep, r);
 		}
-		nres++;
+		(*nres)++;
 	}
-	/* what was computed is reported even if a later run failed */
-	if (out == OUT_TEXT) {
-		if (nres)
-			report_text_end(&rep, res, nres);
-	} else if (out == OUT_JSON) {
-		if (nres)
-			report_json(&rep, res, nres);
-	} else {
-		report_csv(&rep, res, nres);
-	}
+	return status;
+}
+
+/* report - what was computed, even if a later run failed */
+static void report(const struct cli *c, struct report *rep, struct emu_scn_result *res, unsigned nres)
+{
+	if (c->out == OUT_TEXT && nres)
+		report_text_end(rep, res, nres);
+	else if (c->out == OUT_JSON && nres)
+		report_json(rep, res, nres);
+	else if (c->out == OUT_CSV)
+		report_csv(rep, res, nres);
+}
+
+int main(int argc, char **argv)
+{
+	static struct cli c = {
+		.algos = "ring,static:1,static:4,canary", .want_progress = -1, .processes = 1,
+		.dcfg = { .endpoint_fd = -1, .timeout_ms = 5000 },
+	};
+	static struct emu_scn_result res[MAX_ALGOS];
+	pid_t children[EMU_DIST_MAX_RANKS] = { 0 };
+	struct emu_dist *dist = NULL;
+	unsigned nres = 0;
+	int status;
+
+	emu_scenario_defaults(&c.cfg);
+	if ((status = parse_options(&c, argc, argv)) >= 0)
+		return status;
+	if (c.keygen)
+		return keygen(&c);
+	if ((status = check_options(&c)))
+		return status;
+	if (c.resources)
+		return resources(&c);
+	if (distributed(&c) && (status = join_ranks(&c, children, &dist, argc, argv)))
+		return status;
+
+	struct report rep = { .out = stdout, .cfg = &c.cfg };
+
+	status = run_all(&c, dist, &rep, res, &nres);
+	report(&c, &rep, res, nres);
 	for (unsigned i = 0; i < nres; i++)
 		emu_scenario_result_fini(&res[i]);
 	if (dist) {
-		if (status == 2 || (status && rank == 0 && !nres))
+		if (status == 2 || (status && c.rank == 0 && !nres))
 			emu_dist_abort(dist, "rank stopped on an error");
-		if (rank == 0 && reap(children, processes, status != 0) && !status)
+		if (c.rank == 0 && reap(children, c.processes, status != 0) && !status)
 			status = 1;
 		emu_dist_close(dist);
 	}

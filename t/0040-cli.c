@@ -54,6 +54,23 @@ static void bad_file(const char *body, const char *expect)
 	unlink(path);
 }
 
+/* the command's output is exactly one line */
+static bool one_line(void)
+{
+	char *nl = strchr(sh_out, '\n');
+
+	return nl && nl[1] == 0;
+}
+
+static void one_line_error(const char *args, const char *expect)
+{
+	int rc = sh(EMU " %s", args);
+
+	ok(rc == 2 && one_line() && strstr(sh_out, expect), "'%s' -> exit 2, one line: \"%s\"", args, expect);
+	if (rc != 2 || !one_line() || !strstr(sh_out, expect))
+		diag("exit %d, said: %s", rc, sh_out);
+}
+
 static double json_num(const char *key)
 {
 	char k[64];
@@ -66,7 +83,9 @@ static double json_num(const char *key)
 
 int main(void)
 {
-	plan(43);
+	int rc;
+
+	plan(53);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -93,6 +112,25 @@ int main(void)
 	ok(sh(EMU SMALL " --algo static:1 --hosts 9") == 2 && strstr(sh_out, "--hosts") && !strstr(sh_out, "algo,") &&
 	   !strstr(sh_out, "# algo"), "an input error found by the scenario prints the reason only, no empty report");
 
+	/* errors are one line naming the option, with a hint; conventions */
+	one_line_error("--frobnicate", "unknown option '--frobnicate' (canary-emu --help lists them)");
+	one_line_error("--size", "--size: needs a value (BYTES; see canary-emu --help)");
+	one_line_error("--json=yes", "--json: takes no value");
+	one_line_error("--json --csv", "--csv: cannot be combined with --json");
+	one_line_error("--csv --no-progress --json", "--json: cannot be combined with --csv");
+	one_line_error("--elements 300", "--elements: '300' is not in 1..256");
+	one_line_error("stray", "unexpected argument 'stray'");
+	rc = sh(EMU " --version");
+	ok(rc == 0 && !strncmp(sh_out, "canary-emu ", 11) && one_line(), "--version: one line, exit 0 (%.*s)",
+	   (int)strcspn(sh_out, "\n"), sh_out);
+	rc = sh(EMU " -h");
+	ok(rc == 0 && !strncmp(sh_out, "usage: canary-emu", 17) && strstr(sh_out, "--topology SPEC") &&
+	   strstr(sh_out, "canary-emu(1)"), "-h: the option list, pointing at canary-emu(1), exit 0");
+	char *h = strdup(sh_out);
+
+	ok(sh(EMU " --help") == 0 && h && !strcmp(h, sh_out), "--help is the same as -h");
+	free(h);
+
 	/* topology files */
 	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0:0\nlink H1 L0:0\n", "5: port 0 of L0 is used twice");
 	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0\n", "3: host H1 has no link");
@@ -112,7 +150,7 @@ int main(void)
 
 		if (fd >= 0 && write(fd, body, strlen(body)) > 0) {
 			close(fd);
-			int rc = sh(EMU " --topology %s --hosts 4 --size 4KiB --elements 16 --algo canary,ring --no-progress", path);
+			rc = sh(EMU " --topology %s --hosts 4 --size 4KiB --elements 16 --algo canary,ring --no-progress", path);
 
 			ok(rc == 0 && strstr(sh_out, "every allreduce exact"), "a topology file runs: exact, exit 0");
 			unlink(path);
@@ -122,7 +160,7 @@ int main(void)
 	}
 
 	/* exit status 1: cannot finish in time */
-	int rc = sh(EMU SMALL " --algo canary --time-limit 2us");
+	rc = sh(EMU SMALL " --algo canary --time-limit 2us");
 
 	ok(rc == 1 && strstr(sh_out, "without their whole result"), "a run that cannot finish: exit 1, says where it is stuck");
 	rc = sh(EMU SMALL " --algo canary --fail switch:L0@3us --stall 200us");
