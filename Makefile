@@ -95,14 +95,15 @@ run: $(PROGS)
 	emu/canary-emu $(RUN_ARGS)
 
 # make install [PREFIX=DIR] [DESTDIR=STAGE]: the tool, libcanaryhost (static,
-# shared with its soname links, header, pkg-config file); make uninstall
-# removes exactly those files.
+# shared with its soname links, header, pkg-config file), the man pages;
+# make uninstall removes exactly those files.
 INSTALLED = $(BINDIR)/canary-emu $(LIBDIR)/libcanaryhost.a $(LIBDIR)/libcanaryhost.so.$(LH_VERSION) \
 	$(LIBDIR)/$(LH_SONAME) $(LIBDIR)/libcanaryhost.so $(INCLUDEDIR)/canary_host.h \
-	$(PKGCONFIGDIR)/canaryhost.pc
+	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3
 
-install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in doc/canary-emu.1 doc/libcanaryhost.3
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 755 emu/canary-emu $(DESTDIR)$(BINDIR)/canary-emu
 	install -m 644 $(LIBHOST_A) $(DESTDIR)$(LIBDIR)/libcanaryhost.a
 	install -m 755 $(LIBHOST_SO) $(DESTDIR)$(LIBDIR)/libcanaryhost.so.$(LH_VERSION)
@@ -112,6 +113,8 @@ install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in
 	sed -e 's|@prefix@|$(PREFIX)|; s|@libdir@|$(LIBDIR)|; s|@includedir@|$(INCLUDEDIR)|; s|@version@|$(LH_VERSION)|' \
 		libhost/canaryhost.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/canaryhost.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/canaryhost.pc
+	install -m 644 doc/canary-emu.1 $(DESTDIR)$(MANDIR)/man1/canary-emu.1
+	install -m 644 doc/libcanaryhost.3 $(DESTDIR)$(MANDIR)/man3/libcanaryhost.3
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -84,9 +84,10 @@ def main():
         rc, out = run(["make", "--no-print-directory", "-s", "install", "DESTDIR=" + stage, "PREFIX=" + prefix])
         root = stage + prefix
         want = ["bin/canary-emu", "include/canary_host.h", "lib/libcanaryhost.a", "lib/libcanaryhost.so",
-                "lib/libcanaryhost.so.1", "lib/libcanaryhost.so.1.0.0", "lib/pkgconfig/canaryhost.pc"]
+                "lib/libcanaryhost.so.1", "lib/libcanaryhost.so.1.0.0", "lib/pkgconfig/canaryhost.pc",
+                "share/man/man1/canary-emu.1", "share/man/man3/libcanaryhost.3"]
         have = files_under(root) if os.path.isdir(root) else []
-        ok(rc == 0 and all(w in have for w in want), "make install DESTDIR= PREFIX=: tool, header, .a, .so + links, .pc",
+        ok(rc == 0 and all(w in have for w in want), "make install DESTDIR= PREFIX=: tool, header, .a, .so + links, .pc, man pages",
            out + "\nhave: %s" % have)
         ok(os.path.islink(root + "/lib/libcanaryhost.so.1") and
            os.readlink(root + "/lib/libcanaryhost.so.1") == "libcanaryhost.so.1.0.0" and
