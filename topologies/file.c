@@ -201,8 +201,15 @@ fail:
 
 struct emu_fabric *topo_load(const char *s, char *err, size_t errlen)
 {
+	bool spec = topo_is_spec(s) || (strchr(s, ':') && access(s, F_OK) != 0);
 	/* "name:params" that is not a file is meant as a generator */
-	if (topo_is_spec(s) || (strchr(s, ':') && access(s, F_OK) != 0))
-		return topo_from_spec(s, err, errlen);
-	return topo_from_file(s, err, errlen);
+	struct emu_fabric *fab = spec ? topo_from_spec(s, err, errlen) : topo_from_file(s, err, errlen);
+
+	if (fab && fab->nhosts < 2) {
+		snprintf(err, errlen, "%s%s: the fabric has %u host%s; an allreduce needs at least 2", spec ? "--topology " : "",
+			 s, fab->nhosts, fab->nhosts == 1 ? "" : "s");
+		emu_fabric_destroy(fab);
+		return NULL;
+	}
+	return fab;
 }

@@ -43,7 +43,11 @@ int topo_is_spec(const char *s);
  */
 struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen);
 
-/* topo_load - a generator spec or a file, whichever @s is. */
+/*
+ * topo_load - a generator spec or a file, whichever @s is, that an
+ * allreduce can run on: a fabric with fewer than two hosts is refused
+ * ("FILE: the fabric has 1 host; ...").
+ */
 struct emu_fabric *topo_load(const char *s, char *err, size_t errlen);
 
 #endif /* TOPO_H */

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# The example topology files in topologies/: every *.topo there runs (Canary
+# and ring; ring is left out on the 1024-host fabric only for time) with
+# the exact sum on every host; the files that describe a generator's fabric
+# give the generator's results to the last bit; and a fabric on which no
+# allreduce can run (fewer than two hosts) is refused with exit status 2.
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+EMU = os.path.join(ROOT, "emu", "canary-emu")
+TOPO = os.path.join(ROOT, "topologies")
+RUN = ["--size", "16KiB", "--workers", "2", "--no-progress", "--json"]
+# hosts of each example; a new file must be added here (and so gets a check)
+HOSTS = {"two-leaf.topo": 8, "oversubscribed.topo": 32, "fattree3-k4.topo": 16, "paper-1024.topo": 1024}
+SAME_AS = {"fattree3-k4.topo": "fattree3:k=4", "paper-1024.topo": "fattree2:leaves=32,spines=32,hosts=32"}
+# figures of the emulator, not of the emulated network (as t/0070-golden)
+NOT_RESULTS = {"topology", "wall_s", "frame_hops_per_s", "peak_rss_bytes", "events"}
+n = 0
+bad = 0
+
+
+def ok(cond, what, detail=""):
+    global n, bad
+    n += 1
+    if not cond:
+        bad += 1
+    print("%sok %d - %s" % ("" if cond else "not ", n, what))
+    if not cond and detail:
+        for line in str(detail).strip().splitlines()[-10:]:
+            print("# " + line)
+
+
+def emu(args):
+    p = subprocess.run([EMU] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def runs(out):
+    try:
+        rep = json.loads(out)
+    except ValueError:
+        return []
+    return rep["runs"] if "runs" in rep else [rep]
+
+
+def main():
+    if not os.access(EMU, os.X_OK):
+        print("1..0 # SKIP emu/canary-emu not built")
+        return 0
+    files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(TOPO, "*.topo")))
+    print("1..%d" % (1 + len(files) + len(SAME_AS) + 4))
+    ok(sorted(HOSTS) == files, "topologies/ holds the %d examples this test knows" % len(HOSTS),
+       "files: %s" % files)
+    results = {}
+    for f in files:
+        algos = "canary" if HOSTS.get(f, 0) > 100 else "canary,ring"
+        rc, out, err = emu(["--topology", os.path.join(TOPO, f), "--algo", algos] + RUN)
+        rs = runs(out)
+        results[f] = rs
+        good = rc == 0 and len(rs) == algos.count(",") + 1 and all(r["result_exact"] for r in rs)
+        ok(good and all(r["hosts_total"] == HOSTS.get(f) for r in rs),
+           "%s: %s exact on every host, %s hosts in the fabric" % (f, algos, HOSTS.get(f)), err)
+    for f, spec in sorted(SAME_AS.items()):
+        rc, out, err = emu(["--topology", spec, "--algo", "canary"] + RUN)
+        gen = [{k: v for k, v in r.items() if k not in NOT_RESULTS} for r in runs(out)]
+        mine = [{k: v for k, v in r.items() if k not in NOT_RESULTS} for r in results.get(f, [])[:1]]
+        ok(rc == 0 and gen and gen == mine, "%s gives the results of --topology %s, bit for bit" % (f, spec),
+           err + "\nfile: %s\ngenerator: %s" % (str(mine)[:300], str(gen)[:300]))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        one = os.path.join(tmp, "one.topo")
+        with open(one, "w") as fh:
+            fh.write("switch L0\nhost H0\nlink H0 L0\n")
+        rc, out, err = emu(["--topology", one, "--no-progress"])
+        ok(rc == 2 and "%s: the fabric has 1 host; an allreduce needs at least 2" % one in err and not out,
+           "a file with one host: exit 2, FILE: the fabric has 1 host, nothing on stdout", err + out)
+        none = os.path.join(tmp, "none.topo")
+        with open(none, "w") as fh:
+            fh.write("switch L0\n")
+        rc, out, err = emu(["--topology", none, "--no-progress"])
+        ok(rc == 2 and "the fabric has no hosts" in err, "a file with no host: exit 2", err + out)
+    rc, out, err = emu(["--topology", "fattree2:leaves=1,spines=1,hosts=1", "--no-progress"])
+    ok(rc == 2 and "--topology fattree2:leaves=1,spines=1,hosts=1: the fabric has 1 host" in err,
+       "a generated fabric with one host: exit 2", err + out)
+    rc, out, err = emu(["--topology", "fattree2:leaves=1,spines=1,hosts=2", "--size", "1KiB", "--no-progress",
+                        "--algo", "canary,ring"])
+    ok(rc == 0 and "every allreduce exact" in out, "two hosts are enough (the smallest fabric that runs)", err)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
