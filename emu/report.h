@@ -2,7 +2,7 @@
 /*
  * DOC: report.h - what canary-emu prints: a readable comparison (one row
  * per allreduce, nccl-tests style, then the fabric and the emulator), the
- * JSON report (DESIGN §9 keys) and the CSV report.
+ * JSON report (keys listed in canary-emu(1)) and the CSV report.
  */
 #ifndef EMU_REPORT_H
 #define EMU_REPORT_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * DOC: wire.h - the bytes on the wire: the one definition of every frame
- * format the emulator carries (DESIGN §5). Switch, hosts, pcap writer,
+ * format the emulator carries. Switch, hosts, pcap writer,
  * tests and hw/ all follow this file.
  *
  *   Ethernet II: dst MAC 6 | src MAC 6 | EtherType 2

@@ -3,7 +3,7 @@
  * DOC: canary-emu as a user meets it: bad options and topology files get a
  * one-line reason naming the option or FILE:LINE and exit status 2; a
  * scenario that cannot finish exits 1 and says where it is stuck; the JSON
- * report has the DESIGN §9 keys and agrees with the text summary; the
+ * report has the documented keys and agrees with the text summary; the
  * default comparison has the four algorithms with exact results;
  * --resources prints 39 of 48 stateful ALUs with ECMP (81.25 %) and 42 with adaptive routing (87.50 %), as
  * hw/canary.p4 compiled; a pcap reads back through tshark
@@ -184,7 +184,7 @@ int main(void)
 			all = false;
 		}
 	}
-	ok(all, "--json has every DESIGN §9 key");
+	ok(all, "--json has every key README.md names");
 	ok(strstr(sh_out, "\"result_exact\": true") && json_num("hosts") == 4 && json_num("size_bytes") == 8192,
 	   "--json: exact, 4 hosts, 8192 bytes");
 	double rt = json_num("runtime_ns"), gp = json_num("goodput_gbps");

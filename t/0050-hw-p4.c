@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * DOC: hw/canary.p4 against the emulator: the Canary header's fields,
- * widths and order against wire.h (DESIGN §5), the element count, the
+ * widths and order against wire.h, the element count, the
  * EtherType and opcodes, the table size, and the stateful ALUs (one
  * Register per descriptor register and per element, one for the ECMP
  * ActionSelector) against the tofino1 resource model for the same
@@ -134,7 +134,7 @@ int main(void)
 		}
 		bits += widths[i];
 	}
-	ok(same, "canary_h: the nine fields of DESIGN §5 in the paper's order, with wire.h's widths and offsets");
+	ok(same, "canary_h: the nine fields of wire.h in the paper's order, with wire.h's widths and offsets");
 	is_int(bits, 8 * EMU_CANARY_HLEN, "canary_h is %d bytes, as EMU_CANARY_HLEN", EMU_CANARY_HLEN);
 	ok(EMU_CANARY_F_BYPASS == 0x80 && EMU_CANARY_F_MULTICAST == 0x40 && EMU_CANARY_OP_MASK == 0x3f,
 	   "flags byte: bypass bit 7, multicast bit 6, opcode bits 5..0 in both");
