@@ -52,7 +52,7 @@ struct cli {
 	const char *algos;		/* --algo, a comma list */
 	enum out_fmt out;
 	const char *out_opt;		/* the option that chose out ("--json"), for conflicts */
-	int want_progress;		/* -1: when stderr is a terminal */
+	int want_progress;		/* -1: unless the report is JSON */
 	bool resources;
 	bool exit_now;			/* --help, --version: done */
 	unsigned processes, rank, ranks;
@@ -574,8 +574,9 @@ static const struct cli_opt opt_table[] = {
 	{ .help = "output:" },
 	OPT("json", NULL, o_json, NULL, "the report as one JSON object on stdout", .local = true),
 	OPT("csv", NULL, o_csv, NULL, "the report as CSV, one row per allreduce", .local = true),
-	OPT("progress", NULL, o_progress, NULL, "progress on stderr (default: when stderr is a terminal)", .local = true),
-	OPT("no-progress", NULL, o_no_progress, NULL, "no progress line", .local = true),
+	OPT("progress", NULL, o_progress, NULL,
+	    "progress on stderr: redrawn on a terminal, else a line every 5 s (default: unless --json)", .local = true),
+	OPT("no-progress", NULL, o_no_progress, NULL, "no progress on stderr", .local = true),
 	OPT("pcap", "FILE", o_pcap, NULL, "write frames (real bytes, emulated timestamps) to FILE"),
 	OPT("pcap-link", "LIST", o_pcap_link, "all", "links to capture, NODE/PORT,..."),
 	{ .help = "distributed runs (canary-emu(1), RUNNING ACROSS MACHINES):" },
@@ -1005,17 +1006,44 @@ static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist, in
 	return 0;
 }
 
+/*
+ * Progress on stderr while a run goes: on a terminal, a line redrawn in
+ * place (bar of hosts done, emulated time and how fast it advances); else
+ * (a log) one line every PROGRESS_LOG_NS of wall time, so a long run shows
+ * it is alive. The engine calls progress() about every 100 ms.
+ */
+#define PROGRESS_LOG_NS (5 * 1000000000ULL)
+
+struct progress {
+	const char *algo;
+	bool tty;
+	uint64_t wall0, last_line;	/* wall ns: start, last line written */
+};
+
 static void progress(void *ctx, emu_time_t now, uint64_t done, uint64_t expect)
 {
-	const char *algo = ctx;
+	struct progress *p = ctx;
+	uint64_t wall = emu_wall_ns();
+	double secs = (double)(wall - p->wall0) / 1e9;
+	double rate = secs > 0 ? (double)now / 1e6 / secs : 0;	/* emulated µs per wall second */
 	char b[32];
-	unsigned width = 30, fill = expect ? (unsigned)(width * done / expect) : 0;
 
-	fprintf(stderr, "\r%-10s [", algo);
-	for (unsigned i = 0; i < width; i++)
+	emu_fmt_time(now, b, sizeof(b));
+	if (!p->tty) {
+		if (wall - p->last_line < PROGRESS_LOG_NS)
+			return;
+		p->last_line = wall;
+		fprintf(stderr, "canary-emu: %s: emulated %s after %.0f s (%.1f µs per second), %llu/%llu hosts done\n",
+			p->algo, b, secs, rate, (unsigned long long)done, (unsigned long long)expect);
+		return;
+	}
+	unsigned w = 30, fill = expect ? (unsigned)(w * done / expect) : 0;
+
+	fprintf(stderr, "\r%-10s [", p->algo);
+	for (unsigned i = 0; i < w; i++)
 		fputc(i < fill ? '#' : '.', stderr);
-	fprintf(stderr, "] %llu/%llu hosts done, emulated %s   ", (unsigned long long)done, (unsigned long long)expect,
-		emu_fmt_time(now, b, sizeof(b)));
+	fprintf(stderr, "] %llu/%llu hosts done, emulated %s (%.1f µs/s)   ", (unsigned long long)done,
+		(unsigned long long)expect, b, rate);
 	fflush(stderr);
 }
 
@@ -1039,7 +1067,8 @@ static void rank_line(struct emu_dist *d, const struct emu_scn_result *r)
 static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, struct emu_scn_result *res,
 		   unsigned *nres)
 {
-	bool show_progress = c->want_progress == 1 || (c->want_progress < 0 && isatty(2) && c->out != OUT_JSON);
+	bool tty = isatty(2);
+	bool show_progress = c->want_progress == 1 || (c->want_progress < 0 && c->out != OUT_JSON);
 	int status = 0;
 
 	for (unsigned i = 0; i < c->nalgo; i++) {
@@ -1048,11 +1077,14 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 
 		c->cfg.algo = c->algo[i].a;
 		c->cfg.ntrees = c->algo[i].n;
+		struct progress prog = { .algo = c->algo[i].name, .tty = tty, .wall0 = emu_wall_ns() };
+
+		prog.last_line = prog.wall0;
 		c->cfg.progress = show_progress ? progress : NULL;
-		c->cfg.progress_ctx = c->algo[i].name;
+		c->cfg.progress_ctx = &prog;
 		int rc = emu_scenario_run(&c->cfg, r, err, sizeof(err));
 
-		if (show_progress)
+		if (show_progress && tty)
 			fputs("\r\033[K", stderr);
 		if (rc == -EPIPE) {
 			fprintf(stderr, "canary-emu: rank %u: %s\n", c->rank, err);
@@ -1076,7 +1108,7 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 		}
 		if (c->out == OUT_TEXT) {
 			if (*nres == 0)
-				report_header(rep);
+				report_header(rep, r);
 			report_text_run(rep, r);
 		}
 		(*nres)++;

@@ -9,18 +9,72 @@
 #include "emu/units.h"
 #include "emu/engine/util.h"
 
-void report_header(struct report *r)
+/* fmt_rate - "100 Gb/s", or "100-400 Gb/s" when the links differ */
+static const char *fmt_rates(const struct emu_scn_result *res, char *buf, size_t len)
+{
+	if (res->rate_min_bps == res->rate_max_bps)
+		snprintf(buf, len, "%g Gb/s", (double)res->rate_min_bps / 1e9);
+	else
+		snprintf(buf, len, "%g-%g Gb/s", (double)res->rate_min_bps / 1e9, (double)res->rate_max_bps / 1e9);
+	return buf;
+}
+
+/* fmt_short_time - "300 ns", "1.5 µs": a configured time, without trailing zeros */
+static const char *fmt_short_time(emu_time_t t, char *buf, size_t len)
+{
+	if (t >= EMU_MS)
+		snprintf(buf, len, "%g ms", (double)t / 1e9);
+	else if (t >= EMU_US)
+		snprintf(buf, len, "%g µs", (double)t / 1e6);
+	else
+		snprintf(buf, len, "%g ns", (double)t / 1e3);
+	return buf;
+}
+
+static const char *fmt_latencies(const struct emu_scn_result *res, char *buf, size_t len)
+{
+	char a[32], b[32];
+
+	if (res->latency_min == res->latency_max)
+		snprintf(buf, len, "%s", fmt_short_time(res->latency_min, a, sizeof(a)));
+	else
+		snprintf(buf, len, "%s-%s", fmt_short_time(res->latency_min, a, sizeof(a)),
+			 fmt_short_time(res->latency_max, b, sizeof(b)));
+	return buf;
+}
+
+/* width - a printf width for @s that counts "µ" (two bytes) as one column */
+static int width(int w, const char *s)
+{
+	return strstr(s, "µ") ? w + 1 : w;
+}
+
+void report_header(struct report *r, const struct emu_scn_result *res)
 {
 	const struct emu_scn_cfg *c = r->cfg;
-	char sz[32], to[32];
+	char sz[32], to[32], rate[48], lat[48], buf[32], bg[32];
 
-	fprintf(r->out, "# canary-emu: %s, %s, %u element%s/packet, %s routing, %s%s%s, timeout %s (%s), profile %s, seed %llu\n",
-		c->topology, emu_fmt_size(c->size_bytes, sz, sizeof(sz)), c->elements, c->elements == 1 ? "" : "s",
-		emu_routing_name(c->routing), c->lossy || c->loss > 0 ? "lossy" : "lossless",
-		c->loss > 0 ? " + injected loss" : "", c->priority ? ", collective priority" : "", emu_fmt_time(c->timeout, to, sizeof(to)),
-		c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile, (unsigned long long)c->seed);
-	fprintf(r->out, "#\n# %-9s %9s %6s %3s %11s %11s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "algo", "size",
-		"hosts", "ar", "time(us)", "barrier(us)", "goodput", "exact", "frm/host", "ldr-rx", "stragglers",
+	fprintf(r->out, "# canary-emu: %s, %u hosts, links %s, %s per hop, buffer %s per port, %s routing, %s%s%s\n",
+		res->topology, res->hosts_total, fmt_rates(res, rate, sizeof(rate)), fmt_latencies(res, lat, sizeof(lat)),
+		emu_fmt_size(c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER, buf, sizeof(buf)),
+		emu_routing_name(c->routing),
+		c->lossy || c->loss > 0 ? "lossy (drop-tail)" : "lossless (credits)", c->loss > 0 ? " + injected loss" : "",
+		c->priority ? ", collective priority" : "");
+	fprintf(r->out, "# allreduce: %u hosts (%.0f %%), %s per host, %u element%s/packet; switches: timeout %s (%s timer), "
+			"profile %s; seed %llu\n",
+		res->ar_hosts, res->hosts_total ? 100.0 * res->ar_hosts / res->hosts_total : 0,
+		emu_fmt_size(c->size_bytes, sz, sizeof(sz)), c->elements, c->elements == 1 ? "" : "s",
+		emu_fmt_time(c->timeout, to, sizeof(to)), c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile,
+		(unsigned long long)c->seed);
+	if (c->background && res->bg_hosts)
+		fprintf(r->out, "# background: %s, %s messages, from the other %u hosts (%.0f %%)\n",
+			c->bg_pattern == LH_BG_UNIFORM ? "uniform" : "random", emu_fmt_size(c->bg_msg, bg, sizeof(bg)),
+			res->bg_hosts, res->hosts_total ? 100.0 * res->bg_hosts / res->hosts_total : 0);
+	else
+		fprintf(r->out, "# background: none\n");
+	/* "µs" is two bytes: its columns get one more */
+	fprintf(r->out, "#\n# %-9s %9s %6s %3s %12s %12s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "algo", "size",
+		"hosts", "ar", "time(µs)", "barrier(µs)", "goodput", "exact", "frm/host", "ldr-rx", "stragglers",
 		"collisions", "restores", "retx", "fails", "fallbk");
 	fprintf(r->out, "# %-9s %9s %6s %3s %11s %11s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "", "(B/host)", "",
 		"", "", "", "(Gb/s)", "", "", "", "", "", "", "", "", "");
@@ -56,7 +110,13 @@ static void histogram(const struct emu_scn_result *res, unsigned h[11])
 
 void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
-	fprintf(r->out, "#\n# fabric: utilization of the %u directed links (busy time / emulated time)\n",
+	fprintf(r->out, "#\n# ar: allreduce (tenant); time: until every host holds the whole result; barrier: until the\n"
+			"# completion barrier passed; goodput: size x 8 / time; frm/host: frames sent per host; ldr-rx:\n"
+			"# reduce frames that reached a block's leader; stragglers: contributions after a switch flushed;\n"
+			"# collisions: blocks that found their switch slot taken; restores: subtrees a leader rebuilt;\n"
+			"# retx: retransmission requests; fails: failed blocks; fallbk: blocks reduced at the leader\n");
+	fprintf(r->out, "#\n# fabric: utilization of the %u directed links (busy time / emulated time): mean over all\n"
+			"# links, mean over the busy ones (that carried a frame), idle links, links per 10 %% bucket\n",
 		n ? res[0].nlinks : 0);
 	fprintf(r->out, "# %-9s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s  %s\n", "algo", "mean", "busy",
 		"idle", "0-10", "10-20", "20-30", "30-40", "40-50", "50-60", "60-70", "70-80", "80-90", "90+",
@@ -86,8 +146,8 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 	for (unsigned k = 0; k < n; k++) {
 		char t[32];
 
-		fprintf(r->out, "  %-9s %12s %9.3f %12llu %10.2f %8u %7.0f MiB", res[k].algo,
-			emu_fmt_time(res[k].run.emulated, t, sizeof(t)), (double)res[k].run.wall_ns / 1e9,
+		emu_fmt_time(res[k].run.emulated, t, sizeof(t));
+		fprintf(r->out, "  %-9s %*s %9.3f %12llu %10.2f %8u %7.0f MiB", res[k].algo, width(12, t), t, (double)res[k].run.wall_ns / 1e9,
 			(unsigned long long)res[k].run.frame_hops, res[k].run.frame_hops_per_s / 1e6, res[k].run.workers,
 			(double)res[k].peak_rss / 1048576.0);
 		if (r->cfg->clock == EMU_CLOCK_WALL)
@@ -153,6 +213,12 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"link_util\": [", ind);
 	for (uint32_t i = 0; i < res->nlinks; i++)
 		fprintf(f, "%s%.4f", i ? "," : "", res->link_util[i]);
+	fprintf(f, "],\n");
+	/* the same utilizations with the link named by its ends */
+	fprintf(f, "%s  \"links\": [", ind);
+	for (uint32_t i = 0; res->links && i < res->nlinks; i++)
+		fprintf(f, "%s{\"from\": \"%s\", \"to\": \"%s\", \"util\": %.4f}", i ? ", " : "", res->links[i].from,
+			res->links[i].to, res->link_util[i]);
 	fprintf(f, "],\n");
 	fprintf(f, "%s  \"drops_queue\": %llu,\n", ind, (unsigned long long)res->drops_queue);
 	fprintf(f, "%s  \"drops_loss\": %llu,\n", ind, (unsigned long long)res->drops_loss);

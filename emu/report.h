@@ -16,7 +16,8 @@ struct report {
 	const struct emu_scn_cfg *cfg;
 };
 
-void report_header(struct report *r);
+/* report_header - the scenario (from the first run's @res) and the column names */
+void report_header(struct report *r, const struct emu_scn_result *res);
 void report_text_run(struct report *r, const struct emu_scn_result *res);
 void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n);
 void report_json(struct report *r, const struct emu_scn_result *res, unsigned n);

@@ -567,6 +567,25 @@ static int recs_gather(struct emu_dist *d, struct recs *r, struct emu_run_stats 
 	return 0;
 }
 
+/* describe_links - each directed link's ends (link i, direction d is 2i + d), rates and latencies */
+static void describe_links(const struct emu_fabric *fab, struct emu_scn_result *res)
+{
+	res->links = emu_xcalloc(2 * (size_t)fab->nlinks + 1, sizeof(*res->links));
+	res->rate_min_bps = res->latency_min = UINT64_MAX;
+	for (uint32_t i = 0; i < fab->nlinks; i++)
+		for (int d = 0; d < 2; d++) {
+			const struct emu_fab_link *l = &fab->links[i];
+			struct emu_scn_link *e = &res->links[2 * i + d];
+
+			snprintf(e->from, sizeof(e->from), "%s/%d", fab->nodes[l->node[d]].name, (int)l->port[d]);
+			snprintf(e->to, sizeof(e->to), "%s/%d", fab->nodes[l->node[!d]].name, (int)l->port[!d]);
+			res->rate_min_bps = l->rate_bps[d] < res->rate_min_bps ? l->rate_bps[d] : res->rate_min_bps;
+			res->rate_max_bps = l->rate_bps[d] > res->rate_max_bps ? l->rate_bps[d] : res->rate_max_bps;
+			res->latency_min = l->latency[d] < res->latency_min ? l->latency[d] : res->latency_min;
+			res->latency_max = l->latency[d] > res->latency_max ? l->latency[d] : res->latency_max;
+		}
+}
+
 int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen)
 {
 	struct emu_fabric *fab = NULL;
@@ -969,6 +988,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	/* links */
 	res->nlinks = 2 * fab->nlinks;
 	res->link_util = emu_xcalloc(res->nlinks + 1, sizeof(double));
+	describe_links(fab, res);
 	uint32_t busy = 0;
 	double sum = 0, sumbusy = 0;
 
@@ -1020,6 +1040,8 @@ void emu_scenario_result_fini(struct emu_scn_result *res)
 {
 	free(res->ar);
 	free(res->link_util);
+	free(res->links);
 	res->ar = NULL;
 	res->link_util = NULL;
+	res->links = NULL;
 }

@@ -120,9 +120,18 @@ struct emu_scn_ar {
 	emu_time_t retx_timeout;
 };
 
+/* A directed link by its two ends, "NODE/PORT" each. */
+struct emu_scn_link {
+	char from[EMU_NAME_MAX + 8];
+	char to[EMU_NAME_MAX + 8];
+};
+
 struct emu_scn_result {
 	char algo[24];
 	char topology[128];
+	/* the fabric's link rates and latencies (the same everywhere in a generated one) */
+	uint64_t rate_min_bps, rate_max_bps;
+	emu_time_t latency_min, latency_max;
 	unsigned nar;
 	struct emu_scn_ar *ar;
 	uint32_t hosts_total;
@@ -138,6 +147,7 @@ struct emu_scn_result {
 	/* links (directed) */
 	uint32_t nlinks;
 	double *link_util;		/* busy / emulated, per directed link */
+	struct emu_scn_link *links;	/* the ends of each directed link, in link_util's order */
 	double util_mean;
 	double util_mean_busy;		/* over links that carried anything */
 	uint64_t drops_queue, drops_loss, drops_down;

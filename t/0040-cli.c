@@ -85,7 +85,7 @@ int main(void)
 {
 	int rc;
 
-	plan(53);
+	plan(56);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -199,6 +199,12 @@ int main(void)
 	}
 	ok(sh("perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); exit(@{$j->{link_util}} == 2 * 8 ? 0 : 1)' "
 	      "< /tmp/canary-cli.json") == 0, "--json parses (JSON::PP) and link_util has one entry per directed link");
+	ok(sh("perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); my ($l, $u) = ($j->{links}, $j->{link_util}); "
+	      "exit 1 unless @$l == @$u; for my $i (0 .. $#$l) { exit 2 unless $l->[$i]{util} == $u->[$i] && "
+	      "$l->[$i]{from} =~ m{^[A-Z]\\d+/\\d+$} && $l->[$i]{to} =~ m{^[A-Z]\\d+/\\d+$} } "
+	      "exit($l->[0]{from} eq \"H0/0\" && $l->[0]{to} eq \"L0/0\" && $l->[1]{from} eq \"L0/0\" ? 0 : 3)' "
+	      "< /tmp/canary-cli.json") == 0,
+	   "--json links: one {from, to, util} per directed link, util = link_util's, both ends NODE/PORT (H0/0 -> L0/0 first)");
 	/* the same run as text agrees */
 	rc = sh(EMU SMALL " --algo canary");
 	char want[64];
@@ -218,6 +224,14 @@ int main(void)
 			rows++;
 	}
 	ok(rc == 0 && rows == 4, "default algorithms: ring, static:1, static:4, canary, all exact");
+	ok(strstr(sh_out, "# canary-emu: fattree2:leaves=4,spines=4,hosts=4, 16 hosts, links 100 Gb/s, 300 ns per hop, "
+			  "buffer 128 KiB per port, adaptive routing, lossless (credits)\n") &&
+	   strstr(sh_out, "# allreduce: 8 hosts (50 %), 64 KiB per host, 256 elements/packet; switches: timeout 1.000 µs") &&
+	   strstr(sh_out, "# background: uniform, 64 KiB messages, from the other 8 hosts (50 %)\n"),
+	   "the header names the fabric (rate, latency, buffer, routing), the allreduce and the background");
+	ok(strstr(sh_out, "time(µs)") && strstr(sh_out, "# ar: allreduce (tenant);") && strstr(sh_out, "ldr-rx:") &&
+	   strstr(sh_out, "fallbk: blocks reduced at the leader") && strstr(sh_out, "mean over the busy ones"),
+	   "times in µs; a legend for the abbreviated columns and the link figures");
 
 	/* resources */
 	rc = sh(EMU " --resources --elements 32 --routing ecmp --topology fattree2:leaves=16,spines=16,hosts=16");
