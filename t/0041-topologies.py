@@ -13,6 +13,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import exit_status, ok  # noqa: E402
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
 TOPO = os.path.join(ROOT, "topologies")
@@ -22,19 +25,6 @@ HOSTS = {"two-leaf.topo": 8, "oversubscribed.topo": 32, "fattree3-k4.topo": 16, 
 SAME_AS = {"fattree3-k4.topo": "fattree3:k=4", "paper-1024.topo": "fattree2:leaves=32,spines=32,hosts=32"}
 # figures of the emulator, not of the emulated network (as t/0070-golden)
 NOT_RESULTS = {"topology", "wall_s", "frame_hops_per_s", "peak_rss_bytes", "events"}
-n = 0
-bad = 0
-
-
-def ok(cond, what, detail=""):
-    global n, bad
-    n += 1
-    if not cond:
-        bad += 1
-    print("%sok %d - %s" % ("" if cond else "not ", n, what))
-    if not cond and detail:
-        for line in str(detail).strip().splitlines()[-10:]:
-            print("# " + line)
 
 
 def emu(args):
@@ -92,7 +82,7 @@ def main():
     rc, out, err = emu(["--topology", "fattree2:leaves=1,spines=1,hosts=2", "--size", "1KiB", "--no-progress",
                         "--algo", "canary,ring"])
     ok(rc == 0 and "every allreduce exact" in out, "two hosts are enough (the smallest fabric that runs)", err)
-    return 1 if bad else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -15,20 +15,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import exit_status, ok  # noqa: E402
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-n = 0
-bad = 0
-
-
-def ok(cond, what, detail=""):
-    global n, bad
-    n += 1
-    if not cond:
-        bad += 1
-    print("%sok %d - %s" % ("" if cond else "not ", n, what))
-    if not cond and detail:
-        for line in str(detail).strip().splitlines()[-15:]:
-            print("# " + line)
 
 
 def run(cmd, env=None, cwd=ROOT):
@@ -151,10 +141,7 @@ def main():
         ok(rc == 0 and left == [], "make uninstall with the same variables: no file left", out + "\nleft: %s" % left)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if n != PLAN:
-        print("# planned %d tests, ran %d" % (PLAN, n))
-        return 1
-    return 1 if bad else 0
+    return exit_status(PLAN)
 
 
 if __name__ == "__main__":

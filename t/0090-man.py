@@ -11,22 +11,12 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import exit_status, ok  # noqa: E402
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
 PAGES = [os.path.join(ROOT, "doc", p) for p in ("canary-emu.1", "libcanaryhost.3")]
-n = 0
-bad = 0
-
-
-def ok(cond, what, detail=""):
-    global n, bad
-    n += 1
-    if not cond:
-        bad += 1
-    print("%sok %d - %s" % ("" if cond else "not ", n, what))
-    if not cond and detail:
-        for line in str(detail).strip().splitlines()[-15:]:
-            print("# " + line)
 
 
 def render(page):
@@ -65,7 +55,7 @@ def main():
     missing = sorted(fn for fn in funcs if fn not in out)
     ok(funcs and not missing, "libcanaryhost(3) names all %d functions of canary_host.h" % len(funcs),
        "missing: %s" % missing)
-    return 1 if bad else 0
+    return exit_status()
 
 
 if __name__ == "__main__":
