@@ -575,7 +575,8 @@ static const struct cli_opt opt_table[] = {
 	OPT("json", NULL, o_json, NULL, "the report as one JSON object on stdout", .local = true),
 	OPT("csv", NULL, o_csv, NULL, "the report as CSV, one row per allreduce", .local = true),
 	OPT("progress", NULL, o_progress, NULL,
-	    "progress on stderr: redrawn on a terminal, else a line every 5 s (default: unless --json)", .local = true),
+	    "share of the result delivered and time left on stderr: redrawn on a terminal, else a line every 5 s "
+	    "(default: unless --json)", .local = true),
 	OPT("no-progress", NULL, o_no_progress, NULL, "no progress on stderr", .local = true),
 	OPT("pcap", "FILE", o_pcap, NULL, "write frames (real bytes, emulated timestamps) to FILE"),
 	OPT("pcap-link", "LIST", o_pcap_link, "all", "links to capture, NODE/PORT,..."),
@@ -1007,10 +1008,12 @@ static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist, in
 }
 
 /*
- * Progress on stderr while a run goes: on a terminal, a line redrawn in
- * place (bar of hosts done, emulated time and how fast it advances); else
- * (a log) one line every PROGRESS_LOG_NS of wall time, so a long run shows
- * it is alive. The engine calls progress() about every 100 ms.
+ * Progress on stderr while a run goes: the share of the result the
+ * allreduce hosts hold, the emulated time, and an estimate of the wall time
+ * left from how fast that share grew so far. On a terminal one line redrawn
+ * in place; else (a log) one line every PROGRESS_LOG_NS of wall time, so a
+ * long run shows it is alive. The scenario calls progress() about every
+ * 100 ms.
  */
 #define PROGRESS_LOG_NS (5 * 1000000000ULL)
 
@@ -1025,25 +1028,26 @@ static void progress(void *ctx, emu_time_t now, uint64_t done, uint64_t expect)
 	struct progress *p = ctx;
 	uint64_t wall = emu_wall_ns();
 	double secs = (double)(wall - p->wall0) / 1e9;
-	double rate = secs > 0 ? (double)now / 1e6 / secs : 0;	/* emulated µs per wall second */
-	char b[32];
+	double frac = expect ? (double)done / (double)expect : 0;
+	char t[32], eta[32] = "";
 
-	emu_fmt_time(now, b, sizeof(b));
+	emu_fmt_time(now, t, sizeof(t));
+	if (frac > 0.01 && frac < 1)
+		snprintf(eta, sizeof(eta), ", about %.0f s left", secs * (1 - frac) / frac);
 	if (!p->tty) {
 		if (wall - p->last_line < PROGRESS_LOG_NS)
 			return;
 		p->last_line = wall;
-		fprintf(stderr, "canary-emu: %s: emulated %s after %.0f s (%.1f µs per second), %llu/%llu hosts done\n",
-			p->algo, b, secs, rate, (unsigned long long)done, (unsigned long long)expect);
+		fprintf(stderr, "canary-emu: %s: %.1f %% of the result delivered, emulated %s after %.0f s%s\n", p->algo,
+			100 * frac, t, secs, eta);
 		return;
 	}
-	unsigned w = 30, fill = expect ? (unsigned)(w * done / expect) : 0;
+	unsigned w = 30, fill = (unsigned)(w * frac);
 
 	fprintf(stderr, "\r%-10s [", p->algo);
 	for (unsigned i = 0; i < w; i++)
 		fputc(i < fill ? '#' : '.', stderr);
-	fprintf(stderr, "] %llu/%llu hosts done, emulated %s (%.1f µs/s)   ", (unsigned long long)done,
-		(unsigned long long)expect, b, rate);
+	fprintf(stderr, "] %5.1f %%, emulated %s%s   ", 100 * frac, t, eta);
 	fflush(stderr);
 }
 

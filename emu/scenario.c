@@ -567,6 +567,41 @@ static int recs_gather(struct emu_dist *d, struct recs *r, struct emu_run_stats 
 	return 0;
 }
 
+/* The engine's progress, as result elements delivered (the caller's cfg->progress). */
+struct scn_progress {
+	const struct emu_scn_cfg *cfg;
+	struct emu_engine *eng;
+	const struct emu_fabric *fab;
+	const uint32_t *ar;	/* host indexes: the allreduce hosts first */
+	uint32_t nar;
+};
+
+/*
+ * scn_progress - sum what this process's allreduce hosts hold of their
+ * result. The engine calls it between windows, with every worker waiting
+ * at the barrier, so the host states hold still.
+ */
+static void scn_progress(void *ctx, emu_time_t now, uint64_t hosts_done, uint64_t hosts)
+{
+	const struct scn_progress *p = ctx;
+	uint64_t got = 0, want = 0;
+
+	(void)hosts_done;
+	(void)hosts;
+	if (!p->eng)
+		return;
+	for (uint32_t i = 0; i < p->nar; i++) {
+		uint32_t node = p->fab->hosts[p->ar[i]];
+		const struct emu_host_state *s;
+
+		if (!emu_engine_node_local(p->eng, node) || !(s = emu_node_state(emu_engine_node(p->eng, node))))
+			continue;
+		got += s->delivered;
+		want += p->cfg->size_bytes / 4;
+	}
+	p->cfg->progress(p->cfg->progress_ctx, now, got, want);
+}
+
 /* describe_links - each directed link's ends (link i, direction d is 2i + d), rates and latencies */
 static void describe_links(const struct emu_fabric *fab, struct emu_scn_result *res)
 {
@@ -727,12 +762,13 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	res->bg_hosts = nbg;
 
 	/* engine */
+	struct scn_progress prog = { .cfg = cfg, .fab = fab, .ar = order, .nar = nar };
 	struct emu_engine_cfg ecfg = {
 		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || cfg->loss > 0,
 		.tc_collective = cfg->priority,
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
-		.progress = cfg->progress, .progress_ctx = cfg->progress_ctx, .stall = cfg->stall,
+		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset,
 	};
 
@@ -742,6 +778,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	eng = emu_engine_create(fab, &ecfg, err, errlen);
 	if (!eng)
 		goto out;
+	prog.eng = eng;
 	for (unsigned i = 0; i < cfg->nfail; i++) {
 		const struct emu_fail *f = &cfg->fail[i];
 		uint32_t node = emu_fabric_find(fab, f->node);

@@ -86,6 +86,11 @@ struct emu_scn_cfg {
 	/* a pcap of chosen links, or NULL */
 	const char *pcap;
 	const char *pcap_links;		/* "S0/3,L1/0" or NULL: every link */
+	/*
+	 * called about every 100 ms of wall time while the run goes: @done of
+	 * the @expect result elements have reached this process's allreduce
+	 * hosts by emulated time @now
+	 */
 	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
 	void *progress_ctx;
 	/* distributed: this process is one rank (dist.h); NULL: the whole run */
