@@ -692,12 +692,18 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	uint32_t nh = fab->nhosts;
 	uint32_t nar = cfg->hosts ? cfg->hosts : (uint32_t)llround(cfg->hosts_pct / 100.0 * nh);
 
-	if (nar < 1 || nar > nh) {
+	if (nar > nh) {
 		snprintf(err, errlen, "--hosts: %u allreduce hosts but the fabric has %u", nar, nh);
 		goto out;
 	}
-	if (nar < cfg->concurrent) {
-		snprintf(err, errlen, "--concurrent: %u tenants need at least as many hosts (have %u)", cfg->concurrent, nar);
+	if (nar < 2) {
+		snprintf(err, errlen, "--hosts: %u allreduce host%s of the fabric's %u; an allreduce needs at least 2", nar,
+			 nar == 1 ? "" : "s", nh);
+		goto out;
+	}
+	if (nar < 2 * cfg->concurrent) {
+		snprintf(err, errlen, "--concurrent: %u tenants of at least 2 hosts need %u allreduce hosts (have %u)",
+			 cfg->concurrent, 2 * cfg->concurrent, nar);
 		goto out;
 	}
 	if (nar / cfg->concurrent > 0xffff) {

@@ -5,7 +5,8 @@
 # and ring; ring is left out on the 1024-host fabric only for time) with
 # the exact sum on every host; the files that describe a generator's fabric
 # give the generator's results to the last bit; and a fabric on which no
-# allreduce can run (fewer than two hosts) is refused with exit status 2.
+# allreduce can run (fewer than two hosts), an allreduce of one host and
+# tenants of one host are refused with exit status 2.
 import glob
 import json
 import os
@@ -45,7 +46,7 @@ def main():
         print("1..0 # SKIP emu/canary-emu not built")
         return 0
     files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(TOPO, "*.topo")))
-    print("1..%d" % (1 + len(files) + len(SAME_AS) + 4))
+    print("1..%d" % (1 + len(files) + len(SAME_AS) + 6))
     ok(sorted(HOSTS) == files, "topologies/ holds the %d examples this test knows" % len(HOSTS),
        "files: %s" % files)
     results = {}
@@ -80,8 +81,17 @@ def main():
     ok(rc == 2 and "--topology fattree2:leaves=1,spines=1,hosts=1: the fabric has 1 host" in err,
        "a generated fabric with one host: exit 2", err + out)
     rc, out, err = emu(["--topology", "fattree2:leaves=1,spines=1,hosts=2", "--size", "1KiB", "--no-progress",
-                        "--algo", "canary,ring"])
-    ok(rc == 0 and "every allreduce exact" in out, "two hosts are enough (the smallest fabric that runs)", err)
+                        "--algo", "canary,ring", "--hosts", "2", "--json"])
+    rs = runs(out)
+    ok(rc == 0 and len(rs) == 2 and all(r["result_exact"] and r["hosts"] == 2 and r["runtime_ns"] > 0 for r in rs),
+       "two hosts are enough (the smallest fabric that runs): exact, in a time above 0", err + out[:300])
+    rc, out, err = emu(["--topology", "fattree2:leaves=1,spines=1,hosts=2", "--no-progress"])
+    ok(rc == 2 and "--hosts: 1 allreduce host of the fabric's 2; an allreduce needs at least 2" in err and not out,
+       "50 % of 2 hosts is one: exit 2 (an allreduce of one host would 'finish' in no time)", err + out)
+    rc, out, err = emu(["--topology", "fattree2:leaves=2,spines=1,hosts=4", "--hosts", "6", "--concurrent", "4",
+                        "--no-progress"])
+    ok(rc == 2 and "--concurrent: 4 tenants of at least 2 hosts need 8 allreduce hosts (have 6)" in err,
+       "tenants of one host: exit 2", err + out)
     return exit_status()
 
 
