@@ -1017,7 +1017,7 @@ static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist, in
  */
 #define PROGRESS_LOG_NS (5 * 1000000000ULL)
 
-struct progress {
+struct progress_state {
 	const char *algo;
 	bool tty;
 	uint64_t wall0, last_line;	/* wall ns: start, last line written */
@@ -1025,7 +1025,7 @@ struct progress {
 
 static void progress(void *ctx, emu_time_t now, uint64_t done, uint64_t expect)
 {
-	struct progress *p = ctx;
+	struct progress_state *p = ctx;
 	uint64_t wall = emu_wall_ns();
 	double secs = (double)(wall - p->wall0) / 1e9;
 	double frac = expect ? (double)done / (double)expect : 0;
@@ -1081,7 +1081,7 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 
 		c->cfg.algo = c->algo[i].a;
 		c->cfg.ntrees = c->algo[i].n;
-		struct progress prog = { .algo = c->algo[i].name, .tty = tty, .wall0 = emu_wall_ns() };
+		struct progress_state prog = { .algo = c->algo[i].name, .tty = tty, .wall0 = emu_wall_ns() };
 
 		prog.last_line = prog.wall0;
 		c->cfg.progress = show_progress ? progress : NULL;
