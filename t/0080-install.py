@@ -90,8 +90,9 @@ def main():
         syms = set(re.findall(r" [TD] (\w+)@", out))
         with open(os.path.join(ROOT, "libhost", "canary_host.h")) as f:
             declared = set(re.findall(r"\b(lh_\w+)\(", f.read()))
-        ok(rc == 0 and syms and syms <= declared and "lh_allreduce" in syms,
-           "the .so exports only functions of canary_host.h (%d)" % len(syms), "extra: %s" % (syms - declared))
+        ok(rc == 0 and syms and syms == declared,
+           "the .so exports exactly the functions of canary_host.h (%d)" % len(syms),
+           "not declared: %s\nnot exported (libhost/libcanaryhost.map): %s" % (syms - declared, declared - syms))
         with open(root + "/lib/pkgconfig/canaryhost.pc") as f:
             pc = f.read()
         ok("prefix=/opt/canary" in pc and "libdir=/opt/canary/lib" in pc and "Version: 1.0.0" in pc,
