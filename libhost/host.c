@@ -100,7 +100,6 @@ void lh_host_destroy(struct lh_host *h)
 	}
 	if (!h->share_peers)
 		free(h->bg.peers);
-	free(h->bg.perm);
 	free(h);
 }
 
@@ -506,7 +505,6 @@ int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned 
 	if (!h || !peers || n < 2 || me >= n || msg_bytes == 0 || pattern > LH_BG_RANDOM)
 		return -EINVAL;
 	h->bg.peers = borrow_or_copy(h, peers, n);
-	h->bg.perm = lh_xmalloc(n * sizeof(uint32_t));
 	h->bg.n = n;
 	h->bg.me = me;
 	h->bg.pattern = pattern;
@@ -539,20 +537,29 @@ static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 	/* round k: a random cyclic order of all hosts, the same on every host */
 	uint64_t x = lh_hash64(b->seed ^ (b->round++ + 1) * 0x9e3779b97f4a7c15ULL);
 	unsigned pos = 0;
+	/*
+	 * Scratch for this call only: kept per host it cost n words per
+	 * background host (n^2 in all: 64 MiB at 4096 background hosts), and
+	 * one allocation per message is nothing next to the message's frames.
+	 */
+	uint32_t *perm = lh_xmalloc(b->n * sizeof(*perm));
 
 	for (unsigned i = 0; i < b->n; i++)
-		b->perm[i] = i;
+		perm[i] = i;
 	for (unsigned i = b->n - 1; i > 0; i--) {
 		x = lh_hash64(x + i);
-		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64), t = b->perm[i];
+		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64), t = perm[i];
 
-		b->perm[i] = b->perm[j];
-		b->perm[j] = t;
+		perm[i] = perm[j];
+		perm[j] = t;
 	}
 	for (unsigned i = 0; i < b->n; i++)
-		if (b->perm[i] == b->me)
+		if (perm[i] == b->me)
 			pos = i;
-	return b->perm[(pos + 1) % b->n];
+	unsigned next = perm[(pos + 1) % b->n];
+
+	free(perm);
+	return next;
 }
 
 static bool bg_pull(struct lh_host *h)

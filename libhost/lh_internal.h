@@ -75,7 +75,6 @@ struct lh_bg {
 	enum lh_bg_pattern pattern;
 	uint64_t seed;
 	uint64_t round;
-	uint32_t *perm;
 	uint64_t msg_bytes;
 	lh_time_t until;
 	unsigned peer;
