@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/instr.sh - instructions per frame-hop, counted by valgrind (cachegrind),
+# so the figure does not depend on the machine's load. Each workload runs
+# twice, for two emulated durations, on one worker; the difference of the
+# instruction counts over the difference of the frame-hops cancels setup
+# and teardown. Also prints queue events per frame-hop.
+#
+#   bench/instr.sh [WORKLOAD...]   (default: canary forwarding lockstep)
+#
+#   canary     the default scenario's Canary run: 1024 hosts, 512 in a 4 MiB
+#              allreduce, 512 sending background traffic (20 vs 60 us)
+#   forwarding bench/engine: forwarding switches, uniform 1 KiB frames at 50 %
+#              load on the same fabric (10 vs 30 us)
+#   lockstep   fattree3:k=16, 1022 hosts sending 2 MiB background messages
+#              from t=0, every host starting at the same picosecond (10 vs 30 us)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "bench/instr.sh: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# count NAME T: run the workload for T us under cachegrind; print "instructions frame_hops events"
+count() {
+	local name=$1 t=$2 out=$tmp/$1.$2
+	case $name in
+	canary) set -- emu/canary-emu --algo canary --workers 1 --time-limit "${t}us" --json --no-progress ;;
+	forwarding) set -- bench/engine --workers 1 --time "${t}us" --repeat 1 --ring 0 --csv --no-warmup ;;
+	lockstep) set -- emu/canary-emu --topology fattree3:k=16 --hosts 2 --bg-msg 2MiB --algo canary \
+		--workers 1 --time-limit "${t}us" --json --no-progress ;;
+	*) echo "bench/instr.sh: unknown workload $name" >&2; exit 2 ;;
+	esac
+	valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" >"$out" 2>"$out.err" || true
+	local ir hops ev
+	ir=$(sed -n 's/.*I *refs: *//p' "$out.err" | tr -d ,)
+	if [ "$name" = forwarding ]; then
+		hops=$(tail -1 "$out" | awk -F, '{print $(NF-7)}')
+		ev=$(tail -1 "$out" | awk -F, '{print $(NF-3)}')
+	else
+		hops=$(sed -n 's/.*"frame_hops": \([0-9]*\).*/\1/p' "$out")
+		ev=$(sed -n 's/.*"events": \([0-9]*\).*/\1/p' "$out")
+	fi
+	[ -n "$ir" ] && [ -n "$hops" ] || { echo "bench/instr.sh: $name ${t}us gave no figures:" >&2; tail -3 "$out.err" >&2; exit 1; }
+	echo "$ir $hops $ev"
+}
+
+printf '  %-11s %14s %14s %12s %12s\n' workload instructions frame_hops instr/hop events/hop
+for w in "${@:-canary forwarding lockstep}"; do
+	for name in $w; do
+		case $name in canary) t1=20 t2=60 ;; *) t1=10 t2=30 ;; esac
+		read -r i1 h1 e1 < <(count "$name" $t1)
+		read -r i2 h2 e2 < <(count "$name" $t2)
+		awk -v n="$name" -v i1="$i1" -v i2="$i2" -v h1="$h1" -v h2="$h2" -v e1="$e1" -v e2="$e2" 'BEGIN {
+			printf "  %-11s %14.0f %14.0f %12.0f %12.2f\n", n, i2 - i1, h2 - h1, (i2 - i1) / (h2 - h1), (e2 - e1) / (h2 - h1) }'
+	done
+done
