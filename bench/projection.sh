@@ -13,7 +13,12 @@
 # conservative figure for a 64-thread barrier on a many-core x86 plus the
 # drains; 2 cores cannot measure it):
 #
-#   projected speedup(P) = events * c_ev / (events_critical(P) * c_ev + windows * c_win)
+#   projected speedup(P) = events * c_ev /
+#       (events_critical(P) * (1 + C_CROSS * cross(P) / events) * c_ev + windows * c_win)
+#
+# where a crossing event costs C_CROSS (default 1) more than a local one (a
+# ring hop, a queue insert on the other side, the frame cold in the other
+# core's cache), charged to the critical path in proportion.
 #
 # Workers beyond the machine's cores time-share them, so only the counts of
 # those runs are used, never their wall time.
@@ -21,6 +26,7 @@
 #   bench/projection.sh [extra canary-emu options]   CSV in $RESULTS/projection.csv
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export C_CROSS=${C_CROSS:-1}
 RESULTS=${RESULTS:-bench/results}
 mkdir -p "$RESULTS"
 tmp=$(mktemp -d)
@@ -38,8 +44,8 @@ run() {	# run P: print "events events_critical windows cross wall_s"
 read -r ev1 _ w1 _ wall1 < <(run 1 "$@")
 c_ev=$(perl -e "print $wall1 / $ev1")
 c_win=$(perl -e "print ${C_WIN_NS:-2000} / 1e9")
-printf '  c_ev %.0f ns/event (1 worker, this machine now), c_win %.0f ns/window, %d windows\n' \
-	"$(perl -e "print $c_ev * 1e9")" "$(perl -e "print $c_win * 1e9")" "$w1"
+printf '  c_ev %.0f ns/event (1 worker, this machine now), c_win %.0f ns/window, %d windows, crossing event +%s\n' \
+	"$(perl -e "print $c_ev * 1e9")" "$(perl -e "print $c_win * 1e9")" "$w1" "$C_CROSS"
 printf '  %8s %14s %14s %10s %10s %12s\n' workers events critical balance cross% projected
 echo "workers,events,events_critical,windows,cross_events,balance_speedup,projected_speedup" >"$RESULTS/projection.csv"
 for p in 1 2 4 8 16 64; do
@@ -47,7 +53,7 @@ for p in 1 2 4 8 16 64; do
 	perl -e '
 		my ($p, $ev, $crit, $w, $x, $cev, $cwin, $csv) = @ARGV;
 		my $bal = $ev / $crit;
-		my $proj = $ev * $cev / ($crit * $cev + $w * $cwin);
+		my $proj = $ev * $cev / ($crit * (1 + $ENV{C_CROSS} * $x / $ev) * $cev + $w * $cwin);
 		printf "  %8d %14d %14d %9.2fx %9.1f%% %11.2fx\n", $p, $ev, $crit, $bal, 100 * $x / $ev, $proj;
 		open(my $f, ">>", $csv) or die; printf $f "%d,%d,%d,%d,%d,%.3f,%.3f\n", $p, $ev, $crit, $w, $x, $bal, $proj;
 	' "$p" "$ev" "$crit" "$w" "$x" "$c_ev" "$c_win" "$RESULTS/projection.csv"

@@ -69,6 +69,8 @@ SCENARIOS = [
     ("fattree3-k8", "--topology fattree3:k=8 --size 128KiB --algo canary,static:1 --workers 2"),
     ("workers1", SMALL + " --algo canary,static:4 --workers 1"),
     ("workers-per-node", SMALL + " --algo canary,static:4 --workers per-node"),
+    # fewer switch groups than twice the workers: the partition splits hosts from their leaf
+    ("workers16", SMALL + " --algo canary,static:4 --workers 16"),
     ("processes2", SMALL + " --algo canary,static:4 --processes 2 --workers 1"),
     # the paper's fabric (the ring at 1024 hosts is 20x slower than the rest
     # together: under the sanitizers it alone outran the time limit)

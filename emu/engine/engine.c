@@ -54,6 +54,12 @@ static int group_cmp(const void *a, const void *b)
  * Keep each switch with the hosts that hang off it (fab->nodes[].group);
  * spread the groups greedily by weight (a switch weighs its port count, a
  * host 1) over the workers, heaviest first. Deterministic.
+ *
+ * When there are too few groups for the workers (fewer than two per
+ * worker: 64 workers on the paper's fabric would each get one leaf with its
+ * 32 hosts or one spine alone, half of them nearly idle), every node is its
+ * own group and a host weighs 2 (it sends and receives each of its frames,
+ * a switch port forwards one way): locality is given up for balance.
  */
 static void partition(struct emu_engine *eng)
 {
@@ -71,12 +77,19 @@ static void partition(struct emu_engine *eng)
 	uint64_t *load = emu_xcalloc(nw, sizeof(*load));
 	uint32_t *gw = emu_xmalloc(nn * sizeof(*gw));
 
-	for (uint32_t i = 0; i < nn; i++)
+	uint32_t ngroups = 0;
+	bool split;
+
+	for (uint32_t i = 0; i < nn; i++) {
 		g[i].id = i;
+		ngroups += fab->nodes[i].group == i;
+	}
+	split = ngroups < 2 * nw;
 	for (uint32_t i = 0; i < nn; i++) {
 		const struct emu_fab_node *n = &fab->nodes[i];
+		bool host = n->kind == EMU_NODE_HOST;
 
-		g[n->group].weight += n->kind == EMU_NODE_HOST ? 1 : n->nports;
+		g[split ? i : n->group].weight += host ? (split ? 2 : 1) : n->nports;
 	}
 	qsort(g, nn, sizeof(*g), group_cmp);
 	for (uint32_t i = 0; i < nn && g[i].weight; i++) {
@@ -89,7 +102,7 @@ static void partition(struct emu_engine *eng)
 		gw[g[i].id] = best;
 	}
 	for (uint32_t i = 0; i < nn; i++)
-		eng->part[i] = gw[fab->nodes[i].group];
+		eng->part[i] = gw[split ? i : fab->nodes[i].group];
 	free(g);
 	free(load);
 	free(gw);
