@@ -124,24 +124,14 @@ static uint32_t link_line(const struct emu_fab_link *l)
 	return l->line;
 }
 
-int emu_fabric_finalize(struct emu_fabric *fab, char *err, size_t errlen)
+/* 1. check every link and give links without a port number the next free one */
+static int check_links(struct emu_fabric *fab, char *err, size_t errlen)
 {
 	uint32_t nn = fab->nnodes;
-	uint32_t *maxport;
+	uint32_t *nextfree = emu_xcalloc(nn, sizeof(*nextfree));
 	int rc = 0;
 
-	if (fab->finalized)
-		return 0;
-	if (nn == 0)
-		return fail(err, errlen, 0, "the fabric has no nodes");
-	if (nn >= EMU_SRC_CONTROL)
-		return fail(err, errlen, 0, "too many nodes (%u; at most %u)", nn, EMU_SRC_CONTROL - 1);
-
-	/* 1. assign automatic ports, count ports per node */
-	maxport = emu_xcalloc(nn, sizeof(*maxport));
-	uint32_t *nextfree = emu_xcalloc(nn, sizeof(*nextfree));
-
-	for (uint32_t i = 0; i < fab->nlinks; i++) {
+	for (uint32_t i = 0; i < fab->nlinks && !rc; i++) {
 		struct emu_fab_link *l = &fab->links[i];
 
 		for (int s = 0; s < 2; s++) {
@@ -152,48 +142,47 @@ int emu_fabric_finalize(struct emu_fabric *fab, char *err, size_t errlen)
 			if (l->port[s] >= 0 && (uint32_t)l->port[s] + 1 > nextfree[l->node[s]])
 				nextfree[l->node[s]] = (uint32_t)l->port[s] + 1;
 		}
-		if (l->node[0] == l->node[1]) {
-			rc = fail(err, errlen, link_line(l), "%s is linked to itself", fab->nodes[l->node[0]].name);
-			goto out;
-		}
-		for (int s = 0; s < 2; s++) {
-			if (l->rate_bps[s] == 0) {
-				rc = fail(err, errlen, link_line(l), "link %s-%s has a rate of zero",
-					  fab->nodes[l->node[0]].name, fab->nodes[l->node[1]].name);
-				goto out;
-			}
-			if (l->latency[s] == 0) {
-				rc = fail(err, errlen, link_line(l), "link %s-%s has a latency of zero (the engine needs lookahead)",
-					  fab->nodes[l->node[0]].name, fab->nodes[l->node[1]].name);
-				goto out;
-			}
-			if (l->loss[s] < 0 || l->loss[s] > 1) {
-				rc = fail(err, errlen, link_line(l), "link %s-%s: loss probability %g is not in [0, 1]",
-					  fab->nodes[l->node[0]].name, fab->nodes[l->node[1]].name, l->loss[s]);
-				goto out;
-			}
-		}
-		if (l->mtu < 64 || l->mtu + 14 > EMU_FRAME_MAX) {
-			rc = fail(err, errlen, link_line(l), "link %s-%s: MTU %u is not in [64, %u]",
-				  fab->nodes[l->node[0]].name, fab->nodes[l->node[1]].name, l->mtu, EMU_FRAME_MAX - 14);
-			goto out;
-		}
-	}
-	for (uint32_t i = 0; i < fab->nlinks; i++) {
-		struct emu_fab_link *l = &fab->links[i];
+		const char *a = fab->nodes[l->node[0]].name, *b = fab->nodes[l->node[1]].name;
 
-		for (int s = 0; s < 2; s++)
-			if (l->port[s] < 0)
-				l->port[s] = (int32_t)nextfree[l->node[s]]++;
+		if (l->node[0] == l->node[1]) {
+			rc = fail(err, errlen, link_line(l), "%s is linked to itself", a);
+			goto out;
+		}
+		for (int s = 0; s < 2 && !rc; s++) {
+			if (l->rate_bps[s] == 0)
+				rc = fail(err, errlen, link_line(l), "link %s-%s has a rate of zero", a, b);
+			else if (l->latency[s] == 0)
+				rc = fail(err, errlen, link_line(l),
+					  "link %s-%s has a latency of zero (the engine needs lookahead)", a, b);
+			else if (l->loss[s] < 0 || l->loss[s] > 1)
+				rc = fail(err, errlen, link_line(l), "link %s-%s: loss probability %g is not in [0, 1]",
+					  a, b, l->loss[s]);
+		}
+		if (!rc && (l->mtu < 64 || l->mtu + 14 > EMU_FRAME_MAX))
+			rc = fail(err, errlen, link_line(l), "link %s-%s: MTU %u is not in [64, %u]", a, b, l->mtu,
+				  EMU_FRAME_MAX - 14);
 	}
+	if (!rc)
+		for (uint32_t i = 0; i < fab->nlinks; i++)
+			for (int s = 0; s < 2; s++)
+				if (fab->links[i].port[s] < 0)
+					fab->links[i].port[s] = (int32_t)nextfree[fab->links[i].node[s]]++;
+out:
+	free(nextfree);
+	return rc;
+}
+
+/* 2. lay out the port table: node by node, each node's ports 0..max used */
+static int layout_ports(struct emu_fabric *fab, char *err, size_t errlen)
+{
+	uint32_t nn = fab->nnodes, total = 0;
+	uint32_t *maxport = emu_xcalloc(nn, sizeof(*maxport));
+	int rc = 0;
+
 	for (uint32_t i = 0; i < fab->nlinks; i++)
 		for (int s = 0; s < 2; s++)
 			if ((uint32_t)fab->links[i].port[s] + 1 > maxport[fab->links[i].node[s]])
 				maxport[fab->links[i].node[s]] = (uint32_t)fab->links[i].port[s] + 1;
-
-	/* 2. lay out the port table */
-	uint32_t total = 0;
-
 	for (uint32_t i = 0; i < nn; i++) {
 		struct emu_fab_node *n = &fab->nodes[i];
 
@@ -235,8 +224,50 @@ int emu_fabric_finalize(struct emu_fabric *fab, char *err, size_t errlen)
 				fab->min_latency = l->latency[s];
 		}
 	}
+out:
+	free(maxport);
+	return rc;
+}
 
-	/* 3. hosts and switches: indexes, addresses, attachment */
+/* host number @h: index, address, and the switch port it hangs off */
+static int index_host(struct emu_fabric *fab, struct emu_fab_node *n, uint32_t i, uint32_t h, char *err,
+		      size_t errlen)
+{
+	uint32_t links = 0;
+
+	n->index = h;
+	fab->hosts[h] = i;
+	n->ipv4 = HOST_IP_BASE + h;
+	n->mac[0] = 0x02;
+	n->mac[1] = 0x00;
+	n->mac[2] = (uint8_t)(h >> 24);
+	n->mac[3] = (uint8_t)(h >> 16);
+	n->mac[4] = (uint8_t)(h >> 8);
+	n->mac[5] = (uint8_t)h;
+	for (uint32_t p = 0; p < n->nports; p++)
+		if (fab->ports[n->port0 + p].link != EMU_NONE32)
+			links++;
+	if (links == 0)
+		return fail(err, errlen, n->line, "host %s has no link", n->name);
+	if (links > 1 || n->nports != 1)
+		return fail(err, errlen, n->line, "host %s has %u links on %u ports; hosts have one port (port 0)",
+			    n->name, links, n->nports);
+	const struct emu_fab_port *hp = &fab->ports[n->port0];
+
+	if (fab->nodes[hp->peer_node].kind != EMU_NODE_SWITCH)
+		return fail(err, errlen, n->line, "host %s is linked to host %s; hosts hang off switches", n->name,
+			    fab->nodes[hp->peer_node].name);
+	fab->attach_node[h] = hp->peer_node;
+	fab->attach_port[h] = hp->peer_port;
+	n->group = hp->peer_node;
+	return 0;
+}
+
+/* 3. hosts and switches: indexes, addresses, attachment */
+static int index_nodes(struct emu_fabric *fab, char *err, size_t errlen)
+{
+	uint32_t nn = fab->nnodes, h = 0, s = 0;
+
 	fab->nhosts = fab->nswitches = 0;
 	for (uint32_t i = 0; i < nn; i++)
 		if (fab->nodes[i].kind == EMU_NODE_HOST)
@@ -251,50 +282,16 @@ int emu_fabric_finalize(struct emu_fabric *fab, char *err, size_t errlen)
 	fab->switches = emu_xcalloc(fab->nswitches + 1, sizeof(uint32_t));
 	fab->attach_node = emu_xcalloc(fab->nhosts + 1, sizeof(uint32_t));
 	fab->attach_port = emu_xcalloc(fab->nhosts + 1, sizeof(uint16_t));
-	if (fab->nswitches > 0xffff) {
-		rc = fail(err, errlen, 0, "too many switches (%u; switch addresses are 16 bits)", fab->nswitches);
-		goto out;
-	}
-	uint32_t h = 0, s = 0;
-
+	if (fab->nswitches > 0xffff)
+		return fail(err, errlen, 0, "too many switches (%u; switch addresses are 16 bits)", fab->nswitches);
 	for (uint32_t i = 0; i < nn; i++) {
 		struct emu_fab_node *n = &fab->nodes[i];
 
 		if (n->kind == EMU_NODE_HOST) {
-			uint32_t links = 0;
+			int rc = index_host(fab, n, i, h++, err, errlen);
 
-			n->index = h;
-			fab->hosts[h] = i;
-			n->ipv4 = HOST_IP_BASE + h;
-			n->mac[0] = 0x02;
-			n->mac[1] = 0x00;
-			n->mac[2] = (uint8_t)(h >> 24);
-			n->mac[3] = (uint8_t)(h >> 16);
-			n->mac[4] = (uint8_t)(h >> 8);
-			n->mac[5] = (uint8_t)h;
-			for (uint32_t p = 0; p < n->nports; p++)
-				if (fab->ports[n->port0 + p].link != EMU_NONE32)
-					links++;
-			if (links == 0) {
-				rc = fail(err, errlen, n->line, "host %s has no link", n->name);
-				goto out;
-			}
-			if (links > 1 || n->nports != 1) {
-				rc = fail(err, errlen, n->line, "host %s has %u links on %u ports; hosts have one port (port 0)",
-					  n->name, links, n->nports);
-				goto out;
-			}
-			const struct emu_fab_port *hp = &fab->ports[n->port0];
-
-			if (fab->nodes[hp->peer_node].kind != EMU_NODE_SWITCH) {
-				rc = fail(err, errlen, n->line, "host %s is linked to host %s; hosts hang off switches",
-					  n->name, fab->nodes[hp->peer_node].name);
-				goto out;
-			}
-			fab->attach_node[h] = hp->peer_node;
-			fab->attach_port[h] = hp->peer_port;
-			n->group = hp->peer_node;
-			h++;
+			if (rc)
+				return rc;
 		} else {
 			n->index = s;
 			n->swaddr = (uint16_t)s;
@@ -306,15 +303,19 @@ int emu_fabric_finalize(struct emu_fabric *fab, char *err, size_t errlen)
 			s++;
 		}
 	}
-	if (fab->nhosts == 0) {
-		rc = fail(err, errlen, 0, "the fabric has no hosts");
-		goto out;
-	}
+	if (fab->nhosts == 0)
+		return fail(err, errlen, 0, "the fabric has no hosts");
+	return 0;
+}
 
-	/* 4. connected? */
+/* 4. every node reachable from node 0? */
+static int check_connected(const struct emu_fabric *fab, char *err, size_t errlen)
+{
+	uint32_t nn = fab->nnodes;
 	uint32_t *stack = emu_xmalloc(nn * sizeof(*stack));
 	uint8_t *seen = emu_xcalloc(nn, 1);
 	uint32_t sp = 0, reached = 1;
+	int rc = 0;
 
 	stack[sp++] = 0;
 	seen[0] = 1;
@@ -342,10 +343,27 @@ int emu_fabric_finalize(struct emu_fabric *fab, char *err, size_t errlen)
 	}
 	free(stack);
 	free(seen);
-	if (rc == 0)
+	return rc;
+}
+
+int emu_fabric_finalize(struct emu_fabric *fab, char *err, size_t errlen)
+{
+	int rc;
+
+	if (fab->finalized)
+		return 0;
+	if (fab->nnodes == 0)
+		return fail(err, errlen, 0, "the fabric has no nodes");
+	if (fab->nnodes >= EMU_SRC_CONTROL)
+		return fail(err, errlen, 0, "too many nodes (%u; at most %u)", fab->nnodes, EMU_SRC_CONTROL - 1);
+	rc = check_links(fab, err, errlen);
+	if (!rc)
+		rc = layout_ports(fab, err, errlen);
+	if (!rc)
+		rc = index_nodes(fab, err, errlen);
+	if (!rc)
+		rc = check_connected(fab, err, errlen);
+	if (!rc)
 		fab->finalized = true;
-out:
-	free(maxport);
-	free(nextfree);
 	return rc;
 }
