@@ -23,7 +23,7 @@
  * wait at barriers, so the control thread's synchronize_rcu() never waits
  * for a worker that waits for it.
  */
-#include "emu/engine/engine_internal.h"
+#include "emu/engine/port.h"
 #include "emu/dist/dist.h"
 
 #include <errno.h>

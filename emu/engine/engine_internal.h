@@ -115,16 +115,4 @@ struct emu_engine {
 	void *tap_ctx;
 };
 
-/* port.c */
-void emu_port_kick(struct emu_node *n, unsigned pi);
-void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f);
-void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg);
-/* emu_port_credit_in - a credit event for @n's port from a channel: queue it or keep it an event */
-void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev);
-void emu_port_txdone(struct emu_node *n, unsigned pi);
-void emu_port_link(struct emu_node *n, unsigned pi, bool up);
-void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
-/* emu_timer_fired - the wake of @n's earliest timer popped: drop it, wake the next */
-void emu_timer_fired(struct emu_node *n);
-
 #endif /* EMU_ENGINE_INTERNAL_H */

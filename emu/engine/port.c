@@ -14,7 +14,7 @@
  * worker's event queue (see absorb_credits() and emu_timer_at()), in a way
  * that processes everything in exactly the (time, key) order of events.
  */
-#include "emu/engine/engine_internal.h"
+#include "emu/engine/port.h"
 #include "libhost/wire.h"
 
 #include <errno.h>

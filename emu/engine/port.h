@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: port.h - the per-frame data path (port.c) as the worker loop
+ * (engine.c) calls it: one event of each kind in, and the timer and credit
+ * hand-offs. port.c owns ports, serializers, credits and node timers;
+ * engine.c owns workers, windows and channels and reaches ports only
+ * through these calls. Both share the structures of engine_internal.h.
+ */
+#ifndef EMU_PORT_H
+#define EMU_PORT_H
+
+#include "emu/engine/engine_internal.h"
+
+/* emu_port_kick - start @pi's serializer if it is idle and has a frame it may send */
+void emu_port_kick(struct emu_node *n, unsigned pi);
+/* emu_port_arrive - frame @f arrives at @n's port @pi (EMU_EV_FRAME) */
+void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f);
+/* emu_port_credit - a credit event (EMU_EV_CREDIT) for @n's port @pi */
+void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg);
+/* emu_port_credit_in - a credit event for @n's port from a channel: queue it or keep it an event */
+void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev);
+/* emu_port_txdone - @pi's serializer is free (EMU_EV_TXDONE) */
+void emu_port_txdone(struct emu_node *n, unsigned pi);
+/* emu_port_link - scheduled link state change of @pi (EMU_EV_LINK) */
+void emu_port_link(struct emu_node *n, unsigned pi, bool up);
+/* emu_post - give @ev its (source, sequence) key and queue it locally or on @chan */
+void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
+/* emu_timer_fired - the wake of @n's earliest timer popped: drop it, wake the next */
+void emu_timer_fired(struct emu_node *n);
+
+#endif /* EMU_PORT_H */
