@@ -180,8 +180,12 @@ static const char *o_bg_msg(struct cli *c, const char *a)
 
 static const char *o_timeout(struct cli *c, const char *a)
 {
+	if (!strncmp(a, "adaptive", 8))
+		return emu_timeout_adaptive_parse(a + 8, &c->cfg) ?
+			"is not adaptive or adaptive:FLOOR-CEIL, CEIL at least FLOOR + 128ns (e.g. adaptive:200ns-8us)" : NULL;
 	if (emu_parse_time(a, &c->cfg.timeout) || c->cfg.timeout == 0)
 		return "is not a time with a unit (e.g. 1us)";
+	c->cfg.timeout_adaptive = false;
 	return NULL;
 }
 
@@ -553,7 +557,8 @@ static const struct cli_opt opt_table[] = {
 	OPT("fail", "SPEC", o_fail, NULL, "switch:S3@20us | link:L0/33@5us-30us | node:H5@1us (repeatable)"),
 	OPT("drop", "NODE/PORT#N", o_drop, NULL, "lose exactly the N-th frame sent on that port (repeatable)"),
 	{ .help = "switches:" },
-	OPT("timeout", "T", o_timeout, "1us", "Canary switch timeout"),
+	OPT("timeout", "T", o_timeout, "1us", "Canary switch timeout; adaptive[:FLOOR-CEIL]: every switch learns one "
+	  "per allreduce from the arrival spread it sees (from 1us, within 200ns-8us)"),
 	OPT("timer", "NAME", o_timer, "exact", "exact | pktgen: a deadline per descriptor, or a packet generator checking one slot per tick"),
 	OPT("pktgen-tick", "T", o_pktgen_tick, "1ns", "pktgen clock period"),
 	OPT("profile", "NAME", o_profile, "tofino1", "tofino1 | tofino2 | unbounded"),

@@ -52,7 +52,15 @@ static int width(int w, const char *s)
 void report_header(struct report *r, const struct emu_scn_result *res)
 {
 	const struct emu_scn_cfg *c = r->cfg;
-	char sz[32], to[32], rate[48], lat[48], buf[32], bg[32];
+	char sz[32], to[96], rate[48], lat[48], buf[32], bg[32];
+
+	emu_fmt_time(c->timeout, to, sizeof(to));
+	if (c->timeout_adaptive) {
+		char lo[32], hi[32], st[32];
+
+		snprintf(to, sizeof(to), "adaptive %s-%s from %s", emu_fmt_time(c->ato_floor, lo, sizeof(lo)),
+			 emu_fmt_time(c->ato_ceil, hi, sizeof(hi)), emu_fmt_time(c->timeout, st, sizeof(st)));
+	}
 
 	fprintf(r->out, "# canary-emu: %s, %u hosts, links %s, %s per hop, buffer %s per port, %s routing, %s%s%s\n",
 		res->topology, res->hosts_total, fmt_rates(res, rate, sizeof(rate)), fmt_latencies(res, lat, sizeof(lat)),
@@ -64,7 +72,7 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 			"profile %s; seed %llu\n",
 		res->ar_hosts, res->hosts_total ? 100.0 * res->ar_hosts / res->hosts_total : 0,
 		emu_fmt_size(c->size_bytes, sz, sizeof(sz)), c->elements, c->elements == 1 ? "" : "s",
-		emu_fmt_time(c->timeout, to, sizeof(to)), c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile,
+		to, c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile,
 		(unsigned long long)c->seed);
 	if (c->background && res->bg_hosts)
 		fprintf(r->out, "# background: %s, %s messages, from the other %u hosts (%.0f %%)\n",
@@ -141,6 +149,15 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			(unsigned long long)res[k].sw.reduce_rx, (unsigned long long)res[k].sw.aggregated,
 			(unsigned long long)(res[k].sw.flushes + res[k].sw.tree_up), (unsigned long long)res[k].sw.early_flushes,
 			(unsigned long long)res[k].sw.bcast_dropped, (unsigned long long)res[k].sw.recirc_delayed);
+	for (unsigned k = 0; k < n && r->cfg->timeout_adaptive; k++)
+		if (res[k].sw.ato_claims)
+			fprintf(r->out, "  %-9s adaptive timeout: mean %.3f us (leaves %.3f, level 2 %.3f, level 3 %.3f), "
+					"range %.3f-%.3f us over %llu descriptors; %llu blocks moved it, %llu up\n",
+				res[k].algo, (double)res[k].sw.ato_sum / (double)res[k].sw.ato_claims / 1e6,
+				res[k].ato_mean_level[1] / 1e6, res[k].ato_mean_level[2] / 1e6, res[k].ato_mean_level[3] / 1e6,
+				(double)res[k].sw.ato_min / 1e6, (double)res[k].sw.ato_max / 1e6,
+				(unsigned long long)res[k].sw.ato_claims, (unsigned long long)res[k].sw.ato_samples,
+				(unsigned long long)res[k].sw.ato_up);
 	fprintf(r->out, "#\n# emulator\n# %-9s %12s %9s %12s %10s %8s %10s\n", "algo", "emulated", "wall(s)",
 		"frame-hops", "Mhops/s", "workers", "peak RSS");
 	for (unsigned k = 0; k < n; k++) {
@@ -207,6 +224,16 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"switch_reduce_in\": %llu,\n", ind, (unsigned long long)res->sw.reduce_rx);
 	fprintf(f, "%s  \"switch_aggregated\": %llu,\n", ind, (unsigned long long)res->sw.aggregated);
 	fprintf(f, "%s  \"switch_timeouts\": %llu,\n", ind, (unsigned long long)res->sw.flushes);
+	if (c->timeout_adaptive)
+		fprintf(f, "%s  \"timeout_adaptive\": {\"floor_ns\": %.3f, \"ceil_ns\": %.3f, \"start_ns\": %.3f, "
+			   "\"descriptors\": %llu, \"mean_ns\": %.3f, \"min_ns\": %.3f, \"max_ns\": %.3f, "
+			   "\"mean_ns_level\": [%.3f, %.3f, %.3f], \"samples\": %llu, \"samples_up\": %llu},\n",
+			ind, (double)c->ato_floor / 1e3, (double)c->ato_ceil / 1e3, (double)c->timeout / 1e3,
+			(unsigned long long)res->sw.ato_claims,
+			res->sw.ato_claims ? (double)res->sw.ato_sum / (double)res->sw.ato_claims / 1e3 : 0,
+			(double)res->sw.ato_min / 1e3, (double)res->sw.ato_max / 1e3, res->ato_mean_level[1] / 1e3,
+			res->ato_mean_level[2] / 1e3, res->ato_mean_level[3] / 1e3, (unsigned long long)res->sw.ato_samples,
+			(unsigned long long)res->sw.ato_up);
 	fprintf(f, "%s  \"bcast_dropped\": %llu,\n", ind, (unsigned long long)res->sw.bcast_dropped);
 	fprintf(f, "%s  \"malformed\": %llu,\n", ind, (unsigned long long)res->sw.malformed);
 	fprintf(f, "%s  \"link_util_mean\": %.6f,\n", ind, res->util_mean);

@@ -54,6 +54,8 @@ void emu_scenario_defaults(struct emu_scn_cfg *c)
 	c->background = true;
 	c->bg_msg = 64 * 1024;
 	c->timeout = 1 * EMU_US;
+	c->ato_floor = EMU_ATO_FLOOR;
+	c->ato_ceil = EMU_ATO_CEIL;
 	c->timer = EMU_SW_TIMER_EXACT;
 	c->pktgen_tick = 1 * EMU_NS;
 	c->routing = EMU_ROUTE_ADAPTIVE;
@@ -62,6 +64,31 @@ void emu_scenario_defaults(struct emu_scn_cfg *c)
 	c->max_failures = 3;
 	c->limit = 100 * EMU_MS;
 	c->stall = 5 * EMU_MS;
+}
+
+int emu_timeout_adaptive_parse(const char *s, struct emu_scn_cfg *cfg)
+{
+	emu_time_t lo = EMU_ATO_FLOOR, hi = EMU_ATO_CEIL;
+
+	if (*s) {
+		char buf[64], *dash;
+
+		if (*s != ':' || strlen(s + 1) >= sizeof(buf))
+			return -EINVAL;
+		strcpy(buf, s + 1);
+		dash = strchr(buf, '-');
+		if (!dash)
+			return -EINVAL;
+		*dash = 0;
+		if (emu_parse_time(buf, &lo) || emu_parse_time(dash + 1, &hi))
+			return -EINVAL;
+	}
+	if (lo == 0 || lo + EMU_ATO_UP + EMU_ATO_DOWN > hi)
+		return -EINVAL;
+	cfg->timeout_adaptive = true;
+	cfg->ato_floor = lo;
+	cfg->ato_ceil = hi;
+	return 0;
 }
 
 int emu_fail_parse(const char *s, struct emu_fail *f)
@@ -676,7 +703,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 
 	if (res->prof->unbounded && !cfg->descriptors)
 		descriptors = 32768;
-	tofino_need(res->prof, cfg->elements, descriptors, maxports, cfg->shards, cfg->routing != EMU_ROUTE_ECMP,
+	tofino_need_ato(res->prof, cfg->elements, descriptors, maxports, cfg->shards, cfg->routing != EMU_ROUTE_ECMP,
+		    cfg->timeout_adaptive,
 		    &res->need);
 	if (cfg->resources_only) {
 		emu_fabric_destroy(fab);
@@ -825,6 +853,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		.pktgen_tick = cfg->pktgen_tick, .passes = res->need.passes, .pipe_gpps = res->prof->pipe_gpps,
 		.ports_per_pipe = res->prof->ports_per_pipe, .trees = cfg->algo == LH_ALGO_STATIC ? &trees : NULL,
 		.partition = cfg->table_per_tenant ? K : 0,
+		.adaptive = cfg->timeout_adaptive, .ato_floor = cfg->ato_floor, .ato_ceil = cfg->ato_ceil,
+		.ato_up = EMU_ATO_UP, .ato_down = EMU_ATO_DOWN,
 	};
 	struct lh_ar_cfg ar = {
 		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees, .window = cfg->window,
@@ -991,7 +1021,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		}
 	}
 	/* switches */
-	double occ = 0;
+	double occ = 0, ato_level_sum[4] = { 0 };
+	uint64_t ato_level_n[4] = { 0 };
 
 	for (uint32_t s = 0; s < fab->nswitches; s++) {
 		const struct emu_sw_stats *st = &recs->sw[s];
@@ -1020,6 +1051,21 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		res->sw.recirc_wait += st->recirc_wait;
 		res->sw.pktgen_ticks += st->pktgen_ticks;
 		res->sw.live += st->live;
+		if (st->ato_claims) {
+			unsigned lv = fab->nodes[fab->switches[s]].level;
+
+			lv = lv > 3 ? 3 : lv;
+			if (!res->sw.ato_claims || st->ato_min < res->sw.ato_min)
+				res->sw.ato_min = st->ato_min;
+			if (st->ato_max > res->sw.ato_max)
+				res->sw.ato_max = st->ato_max;
+			res->sw.ato_claims += st->ato_claims;
+			res->sw.ato_sum += st->ato_sum;
+			ato_level_sum[lv] += (double)st->ato_sum;
+			ato_level_n[lv] += st->ato_claims;
+		}
+		res->sw.ato_samples += st->ato_samples;
+		res->sw.ato_up += st->ato_up;
 		if (st->max_hold > res->sw.max_hold)
 			res->sw.max_hold = st->max_hold;
 		if (st->peak > res->desc_peak)
@@ -1027,6 +1073,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		occ += (st->occ_integral + (double)st->live * (double)(T - st->occ_since)) / (double)T;
 	}
 	res->sw.peak = res->desc_peak;
+	for (unsigned lv = 0; lv < 4; lv++)
+		res->ato_mean_level[lv] = ato_level_n[lv] ? ato_level_sum[lv] / (double)ato_level_n[lv] : 0;
 	res->desc_mean = fab->nswitches ? occ / fab->nswitches : 0;
 	/* links */
 	res->nlinks = 2 * fab->nlinks;

@@ -55,7 +55,9 @@ struct emu_scn_cfg {
 	bool background;
 	enum lh_bg_pattern bg_pattern;
 	uint64_t bg_msg;
-	emu_time_t timeout;		/* Canary switch timeout */
+	emu_time_t timeout;		/* Canary switch timeout (adaptive: the start value) */
+	bool timeout_adaptive;		/* the switches adapt it (canary_sw.h) */
+	emu_time_t ato_floor, ato_ceil;	/* ...between these */
 	enum emu_sw_timer timer;
 	emu_time_t pktgen_tick;
 	enum emu_routing routing;
@@ -147,6 +149,8 @@ struct emu_scn_result {
 	double goodput_gbps;		/* mean over allreduces */
 	/* switches, all of them */
 	struct emu_sw_stats sw;
+	/* adaptive timeout: mean timeout taken by new descriptors per switch level (1 leaf, 2 spine, 3 core) */
+	double ato_mean_level[4];
 	double desc_mean;		/* mean descriptor occupancy per switch */
 	uint64_t desc_peak;		/* max over switches */
 	/* links (directed) */
@@ -184,6 +188,14 @@ void emu_scenario_defaults(struct emu_scn_cfg *cfg);
 
 /* emu_fail_parse - "switch:S3@20us", "link:L0/33@5us-30us", "node:H5@1us-2us". */
 int emu_fail_parse(const char *s, struct emu_fail *f);
+
+/*
+ * emu_timeout_adaptive_parse - the rest of "--timeout adaptive[:FLOOR-CEIL]"
+ * after "adaptive" (@s: "" or ":250ns-8us"): sets cfg's adaptive timeout.
+ * -EINVAL for anything else, a zero floor, or a ceiling less than
+ * floor + EMU_ATO_UP + EMU_ATO_DOWN (the room the rule needs).
+ */
+int emu_timeout_adaptive_parse(const char *s, struct emu_scn_cfg *cfg);
 
 /* emu_drop_parse - "H1/0#3": lose the 3rd frame sent on port 0 of H1. */
 int emu_drop_parse(const char *s, struct emu_drop *d);

@@ -46,7 +46,9 @@ struct desc {
 	uint16_t arrived;	/* static trees: children heard from */
 	uint8_t state;
 	uint64_t children;
-	emu_time_t ts;
+	emu_time_t ts;		/* first arrival */
+	emu_time_t deadline;	/* Canary: flush at (first arrival + timeout) */
+	emu_time_t last;	/* Canary: last arrival of a frame of this block */
 	int32_t *acc;
 	struct emu_frame *held;	/* static trees: frames waiting for this slot */
 };
@@ -86,7 +88,16 @@ struct sw_state {
 	struct pipeq *pipe;
 	unsigned npipes;
 	uint32_t my_index;
+	/* adaptive timeout: Q per allreduce (tenant field of the id), or NULL */
+	emu_time_t *ato;
 };
+
+#define ATO_KEYS (1u << EMU_CANARY_TENANT_BITS)
+
+static inline uint32_t ato_key(uint32_t id)
+{
+	return id >> (32 - EMU_CANARY_TENANT_BITS);
+}
 
 static void sw_handle(struct emu_node *n, struct emu_frame *f, unsigned port);
 
@@ -316,7 +327,7 @@ static void pktgen_arm(struct emu_node *n, struct sw_state *s, uint64_t from_k)
 static void timer_for(struct emu_node *n, struct sw_state *s, struct desc *d, uint32_t slot)
 {
 	if (s->cfg->timer == EMU_SW_TIMER_EXACT) {
-		emu_timer_at(n, d->ts + s->cfg->timeout, T_DESC | (uint64_t)(d->gen & 0x0fffffff) << 32 | slot);
+		emu_timer_at(n, d->deadline, T_DESC | (uint64_t)(d->gen & 0x0fffffff) << 32 | slot);
 		return;
 	}
 	emu_time_t now = emu_node_now(n);
@@ -334,9 +345,62 @@ static void pktgen_tick(struct emu_node *n, struct sw_state *s)
 	emu_time_t now = emu_node_now(n);
 
 	s->st.pktgen_ticks++;
-	if (d && d->state == D_OPEN && now - d->ts >= s->cfg->timeout)
+	if (d && d->state == D_OPEN && now >= d->deadline)
 		flush(n, s, d, slot, false);
 	pktgen_arm(n, s, s->tick_k + 1);
+}
+
+/* ---------- Canary: the adaptive timeout (rule in canary_sw.h) ---------- */
+
+static void ato_reset(struct sw_state *s)
+{
+	emu_time_t q = s->cfg->timeout;
+
+	if (q < s->cfg->ato_floor)
+		q = s->cfg->ato_floor;
+	if (q > s->cfg->ato_ceil)
+		q = s->cfg->ato_ceil;
+	for (uint32_t k = 0; k < ATO_KEYS; k++)
+		s->ato[k] = q;
+}
+
+/* The timeout of a new descriptor of block @id (a read of Q). */
+static emu_time_t ato_claim(struct sw_state *s, uint32_t id)
+{
+	if (!s->ato)
+		return s->cfg->timeout;
+	emu_time_t q = s->ato[ato_key(id)];
+
+	if (!s->st.ato_claims || q < s->st.ato_min)
+		s->st.ato_min = q;
+	if (q > s->st.ato_max)
+		s->st.ato_max = q;
+	s->st.ato_claims++;
+	s->st.ato_sum += q;
+	return q;
+}
+
+/* Block @d completed here (its broadcast passed): one step of Q. */
+static void ato_learn(struct sw_state *s, const struct desc *d)
+{
+	if (!s->ato)
+		return;
+	const struct emu_sw_cfg *c = s->cfg;
+	emu_time_t *q = &s->ato[ato_key(d->id)];
+	emu_time_t spread = d->last - d->ts;
+	emu_time_t lo = c->ato_floor + c->ato_down, hi = c->ato_ceil - c->ato_up;
+
+	/* the sample is clamped (on the switch: before it is mirrored), so
+	 * that Q + up and Q - down stay in [floor, ceil] without a clamp in
+	 * the stateful ALU, which has one compare here */
+	spread = spread < lo ? lo : spread > hi ? hi : spread;
+	s->st.ato_samples++;
+	if (spread > *q) {
+		s->st.ato_up++;
+		*q += c->ato_up;
+	} else {
+		*q -= c->ato_down;
+	}
 }
 
 /* ---------- Canary: the pipeline ---------- */
@@ -361,6 +425,8 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		d->nelem = (uint16_t)nelem;
 		d->children = 1ULL << port;
 		d->ts = now;
+		d->last = now;
+		d->deadline = now + ato_claim(s, h->id);
 		d->gen++;
 		d->state = D_OPEN;
 		d->acc = acc_get(s);
@@ -378,6 +444,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	}
 	if (d->id == h->id) {
 		d->children |= 1ULL << port;
+		d->last = now;
 		if (d->state == D_OPEN && nelem == d->nelem && d->counter + h->counter <= d->hosts) {
 			emu_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
 			d->counter = (uint16_t)(d->counter + h->counter);
@@ -420,6 +487,7 @@ static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_fram
 	}
 	uint64_t children = d->children;
 
+	ato_learn(s, d);
 	desc_free(n, s, d, slot);
 	multicast(n, f, children, &s->st.bcast_copies);
 }
@@ -773,6 +841,12 @@ static int sw_init(struct emu_node *n, void *arg)
 		return -EINVAL;
 	s->pipe = emu_xcalloc(s->npipes + 1, sizeof(*s->pipe));
 	s->my_index = emu_node_desc(n)->index;
+	if (cfg->adaptive) {
+		if (!cfg->ato_floor || cfg->ato_floor + cfg->ato_up + cfg->ato_down > cfg->ato_ceil)
+			return -EINVAL;
+		s->ato = emu_xcalloc(ATO_KEYS, sizeof(*s->ato));
+		ato_reset(s);
+	}
 	return 0;
 }
 
@@ -808,6 +882,8 @@ static void sw_state_change(struct emu_node *n, bool up)
 		s->pipe[p].tail = NULL;
 	s->ticking = false;
 	s->tick_gen++;
+	if (s->ato)
+		ato_reset(s);	/* the registers are lost */
 }
 
 static void sw_fini(struct emu_node *n)
@@ -829,6 +905,8 @@ static void sw_fini(struct emu_node *n)
 	free(s->accfree);
 	free(s->openmap);
 	free(s->pipe);
+	free(s->ato);
+	s->ato = NULL;
 	memset(&s->table, 0, sizeof(s->table));
 	s->accfree = NULL;
 	s->naccfree = 0;

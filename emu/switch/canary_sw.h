@@ -30,6 +30,35 @@
  *  pktgen_tick checks one slot, in table order, as Tofino's packet
  *  generator would: a descriptor may wait up to descriptors x tick more).
  *
+ * Adaptive timeout (cfg->adaptive): instead of one fixed timeout, every
+ * switch keeps one register per allreduce (the tenant field of the block
+ * id, EMU_CANARY_TENANT_BITS: the blocks of one allreduce come in from the
+ * same set of ports at a switch) holding that allreduce's current timeout
+ * Q, which starts at cfg->timeout. A new descriptor takes Q as its timeout
+ * (its deadline is first arrival + Q). Every REDUCE frame of the block that
+ * reaches the descriptor (aggregated or straggler) records its arrival
+ * time; when the broadcast frees the descriptor, the block's arrival
+ * spread at this switch, s = last arrival - first arrival, clamped to
+ * [floor + down, ceil - up], moves Q one step:
+ *
+ *     s > Q:  Q = Q + up      (a contribution came after Q would have fired)
+ *     else:   Q = Q - down
+ *
+ * (the clamp of s keeps Q in [floor, ceil] with one compare per update).
+ * In steady state Q exceeds s for up/(up+down) of the blocks: Q tracks that
+ * quantile of the spread (a frugal streaming quantile estimate: no
+ * multiplication, no shift, one compare and one add per update), so it
+ * grows where blocks meet with large skew (the spines of many small
+ * tenants spread over the leaves) and shrinks to the floor where a switch
+ * sees one contribution per block. The stragglers count in s, so a Q that
+ * is too short sees the spread it cuts. On a Tofino: one 256-entry register
+ * (Q per allreduce, one stateful ALU: read on a claim, compare-and-step on
+ * a broadcast) and one per-descriptor register pair (first and last
+ * arrival: one stateful ALU in 64-bit dual mode), with the deadline kept
+ * in the descriptor's state register instead of the first arrival
+ * (tofino.h counts them, hw/README.md places them). A switch that fails
+ * loses its registers: Q restarts from cfg->timeout.
+ *
  * Static trees: TREE_REDUCE frames carry the tree in the switch-address
  * field; a switch waits for all its children in that tree (no timeout),
  * sends the sum to its parent port, and the root multicasts TREE_BCAST down
@@ -49,6 +78,12 @@
 
 #include "emu/engine/engine.h"
 #include "emu/switch/fwd.h"
+
+/* adaptive timeout defaults: Q in [200 ns, 8 us], steps +128 / -32 ns (Q ~ 80th percentile of the spread) */
+#define EMU_ATO_FLOOR (200 * EMU_NS)
+#define EMU_ATO_CEIL (8 * EMU_US)
+#define EMU_ATO_UP (128 * EMU_NS)
+#define EMU_ATO_DOWN (32 * EMU_NS)
 
 enum emu_sw_timer {
 	EMU_SW_TIMER_EXACT = 0,
@@ -86,6 +121,10 @@ struct emu_sw_cfg {
 	 * collision-free while a tenant has fewer blocks in flight than slots.
 	 */
 	unsigned partition;
+	/* adaptive timeout (see above); timeout is the start value */
+	bool adaptive;
+	emu_time_t ato_floor, ato_ceil;	/* Q stays in [floor, ceil] */
+	emu_time_t ato_up, ato_down;	/* steps of Q */
 };
 
 struct emu_sw_stats {
@@ -116,6 +155,12 @@ struct emu_sw_stats {
 	emu_time_t max_hold;		/* longest first-arrival-to-flush */
 	uint64_t live;			/* descriptors in use now */
 	emu_time_t occ_since;
+	/* adaptive timeout */
+	uint64_t ato_claims;		/* descriptors that took a timeout from Q */
+	uint64_t ato_sum;		/* sum of those timeouts (mean = sum / claims) */
+	emu_time_t ato_min, ato_max;	/* shortest and longest of them */
+	uint64_t ato_samples;		/* blocks whose spread moved Q */
+	uint64_t ato_up;		/* ...up (a spread above Q) */
 };
 
 extern const struct emu_model_ops emu_sw_ops;

@@ -28,6 +28,18 @@
  *                  block; plus the port one-hot table and the multicast
  *                  shard table of sec. 4.2.
  *   multicast      2^(p/s) * s group entries for p ports in s shards.
+ *
+ * The adaptive timeout (--timeout adaptive, rule in canary_sw.h) adds two
+ * stateful ALUs: r_ato (the timeout Q per allreduce, 256 x 32 bit, in stage
+ * 0 beside r_id: a REDUCE reads the Q of its header's allreduce, a sample
+ * packet steps it) and r_span (first and last arrival per descriptor, one
+ * 64-bit pair: two SRAM words per descriptor, after r_id's verdict). The
+ * descriptor's state register keeps the deadline instead of the first
+ * arrival, so the clock packet's test needs no extra register. A block's
+ * spread leaves the broadcast as a 64 B mirror copy through the loopback
+ * port and comes back as a sample packet (one more logical table, the
+ * mirror session); stage 0 then holds two stateful ALUs, which the stage
+ * count follows.
  */
 #ifndef EMU_TOFINO_H
 #define EMU_TOFINO_H
@@ -60,6 +72,7 @@ struct tofino_need {
 	unsigned salu;
 	unsigned salu_regs;		/* stateful ALUs other than elements */
 	bool adaptive;			/* adaptive next hop (3 stateful ALUs) */
+	bool adaptive_timeout;		/* adaptive timeout (2 stateful ALUs) */
 	unsigned stages;
 	unsigned tables;
 	uint64_t sram_blocks;
@@ -78,6 +91,10 @@ const struct tofino_profile *tofino_profile_get(const char *name);
  */
 void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
 		 unsigned shards, bool adaptive, struct tofino_need *out);
+
+/* tofino_need_ato - tofino_need(), plus the adaptive timeout if @adaptive_timeout. */
+void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
+		     unsigned shards, bool adaptive, bool adaptive_timeout, struct tofino_need *out);
 
 /* tofino_report - the bf-p4c-style table, over-budget lines marked "<-- over". */
 void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_need *n);
