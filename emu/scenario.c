@@ -83,7 +83,7 @@ int emu_timeout_adaptive_parse(const char *s, struct emu_scn_cfg *cfg)
 		if (emu_parse_time(buf, &lo) || emu_parse_time(dash + 1, &hi))
 			return -EINVAL;
 	}
-	if (lo == 0 || lo + EMU_ATO_UP + EMU_ATO_DOWN > hi)
+	if (lo == 0 || lo + EMU_ATO_UP > hi)
 		return -EINVAL;
 	cfg->timeout_adaptive = true;
 	cfg->ato_floor = lo;

@@ -193,7 +193,8 @@ int emu_fail_parse(const char *s, struct emu_fail *f);
  * emu_timeout_adaptive_parse - the rest of "--timeout adaptive[:FLOOR-CEIL]"
  * after "adaptive" (@s: "" or ":250ns-8us"): sets cfg's adaptive timeout.
  * -EINVAL for anything else, a zero floor, or a ceiling less than
- * floor + EMU_ATO_UP + EMU_ATO_DOWN (the room the rule needs).
+ * floor + EMU_ATO_UP (the room the rule needs). The start value is
+ * cfg->timeout, clamped into [floor, ceil] when the switches are set up.
  */
 int emu_timeout_adaptive_parse(const char *s, struct emu_scn_cfg *cfg);
 

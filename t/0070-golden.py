@@ -59,6 +59,7 @@ SCENARIOS = [
     ("canary-tenants", SMALL + " --algo canary,static:1 --concurrent 4"),
     ("canary-per-tenant", SMALL + " --algo canary --concurrent 4 --table per-tenant"),
     ("canary-noise", SMALL + " --algo canary --noise 0.02 --timeout 500ns"),
+    ("canary-adaptive", SMALL + " --algo canary --concurrent 4 --timeout adaptive"),
     ("canary-pktgen", SMALL + " --algo canary --timer pktgen --pktgen-tick 10ns"),
     ("canary-ecmp", SMALL + " --algo canary,static:4 --routing ecmp"),
     ("canary-leastloaded", SMALL + " --algo canary --routing leastloaded"),

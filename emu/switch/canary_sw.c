@@ -388,18 +388,21 @@ static void ato_learn(struct sw_state *s, const struct desc *d)
 	const struct emu_sw_cfg *c = s->cfg;
 	emu_time_t *q = &s->ato[ato_key(d->id)];
 	emu_time_t spread = d->last - d->ts;
-	emu_time_t lo = c->ato_floor + c->ato_down, hi = c->ato_ceil - c->ato_up;
+	emu_time_t hi = c->ato_ceil - c->ato_up;
 
-	/* the sample is clamped (on the switch: before it is mirrored), so
-	 * that Q + up and Q - down stay in [floor, ceil] without a clamp in
-	 * the stateful ALU, which has one compare here */
-	spread = spread < lo ? lo : spread > hi ? hi : spread;
+	/*
+	 * The sample is clamped to [floor, ceil - up] (on the switch: before
+	 * it is mirrored), so Q + up never passes the ceiling; Q - down stops
+	 * at the floor (on the switch the register holds Q - floor and the
+	 * subtraction saturates at 0). One compare in the stateful ALU.
+	 */
+	spread = spread < c->ato_floor ? c->ato_floor : spread > hi ? hi : spread;
 	s->st.ato_samples++;
 	if (spread > *q) {
 		s->st.ato_up++;
 		*q += c->ato_up;
 	} else {
-		*q -= c->ato_down;
+		*q = *q - c->ato_floor > c->ato_down ? *q - c->ato_down : c->ato_floor;
 	}
 }
 
@@ -842,7 +845,7 @@ static int sw_init(struct emu_node *n, void *arg)
 	s->pipe = emu_xcalloc(s->npipes + 1, sizeof(*s->pipe));
 	s->my_index = emu_node_desc(n)->index;
 	if (cfg->adaptive) {
-		if (!cfg->ato_floor || cfg->ato_floor + cfg->ato_up + cfg->ato_down > cfg->ato_ceil)
+		if (!cfg->ato_floor || cfg->ato_floor + cfg->ato_up > cfg->ato_ceil)
 			return -EINVAL;
 		s->ato = emu_xcalloc(ATO_KEYS, sizeof(*s->ato));
 		ato_reset(s);

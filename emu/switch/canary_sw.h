@@ -39,12 +39,13 @@
  * reaches the descriptor (aggregated or straggler) records its arrival
  * time; when the broadcast frees the descriptor, the block's arrival
  * spread at this switch, s = last arrival - first arrival, clamped to
- * [floor + down, ceil - up], moves Q one step:
+ * [floor, ceil - up], moves Q one step:
  *
- *     s > Q:  Q = Q + up      (a contribution came after Q would have fired)
- *     else:   Q = Q - down
+ *     s > Q:  Q = Q + up               (a contribution came after Q had fired)
+ *     else:   Q = max(Q - down, floor)
  *
- * (the clamp of s keeps Q in [floor, ceil] with one compare per update).
+ * (the clamp of s keeps Q + up within the ceiling; the register holds
+ * Q - floor, so the floor is a subtraction that saturates at 0).
  * In steady state Q exceeds s for up/(up+down) of the blocks: Q tracks that
  * quantile of the spread (a frugal streaming quantile estimate: no
  * multiplication, no shift, one compare and one add per update), so it
