@@ -36,7 +36,9 @@ TEST_SRC = $(wildcard t/*.c)
 TESTS = $(TEST_SRC:.c=.t)
 SCRIPT_TESTS = $(wildcard t/*.py)
 
-OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) emu/main.o bench/engine.o $(TEST_SRC:.c=.o)
+include t/fuzz/Makefile.inc
+
+OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) emu/main.o bench/engine.o $(TEST_SRC:.c=.o) $(FUZZ_SRC:.c=.o)
 DEPS = $(OBJS:.o=.d)
 
 PROVE ?= prove
@@ -44,7 +46,7 @@ PROVE_FLAGS ?= -j2
 
 .PHONY: all check bench bench-paper run clean install uninstall distclean
 
-all: $(PROGS) $(LIBS_BUILT) $(TESTS)
+all: $(PROGS) $(LIBS_BUILT) $(TESTS) $(FUZZ_REPLAY)
 
 %.o: %.c config.mk
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
@@ -120,9 +122,9 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
-	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS)
+	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY)
 
-distclean: clean
+distclean: clean fuzz-clean
 	rm -f config.mk
 
 -include $(DEPS)

@@ -504,6 +504,46 @@ static int unpack_recs(const uint8_t *p, size_t *o, uint32_t count, void *base, 
 	return 0;
 }
 
+/*
+ * recs_merge - check one rank's RESULT payload (@p, @len bytes) to its end
+ * and copy its records into @r; its header goes to @h. Return 0, or -1 if
+ * it is malformed (@r may then hold some of its records).
+ */
+static int recs_merge(struct recs *r, const uint8_t *p, size_t len, struct recs_hdr *h)
+{
+	size_t hs = 4 + sizeof(struct host_rec), ss = 4 + sizeof(struct emu_sw_stats), ps = 4 + sizeof(struct port_rec);
+	size_t o = sizeof(*h);
+
+	if (len < sizeof(*h))
+		return -1;
+	memcpy(h, p, sizeof(*h));
+	if (h->nhost > r->nhost || h->nsw > r->nsw || h->nport > r->nport ||
+	    len != sizeof(*h) + h->nhost * hs + h->nsw * ss + h->nport * ps)
+		return -1;
+	if (unpack_recs(p, &o, h->nhost, r->host, r->nhost, sizeof(*r->host)) ||
+	    unpack_recs(p, &o, h->nsw, r->sw, r->nsw, sizeof(*r->sw)) ||
+	    unpack_recs(p, &o, h->nport, r->port, r->nport, sizeof(*r->port)))
+		return -1;
+	return 0;
+}
+
+int emu_scenario_check_result(const void *p, size_t len, uint32_t nhost, uint32_t nsw, uint32_t nport)
+{
+	struct recs r = {
+		.nhost = nhost, .nsw = nsw, .nport = nport,
+		.host = emu_xcalloc(nhost + 1, sizeof(*r.host)),
+		.sw = emu_xcalloc(nsw + 1, sizeof(*r.sw)),
+		.port = emu_xcalloc(nport + 1, sizeof(*r.port)),
+	};
+	struct recs_hdr h;
+	int rc = recs_merge(&r, p, len, &h);
+
+	free(r.host);
+	free(r.sw);
+	free(r.port);
+	return rc;
+}
+
 static int recs_gather(struct emu_dist *d, struct recs *r, struct emu_run_stats *run,
 		       uint64_t *peak_rss, struct emu_scn_result *res, const struct emu_dist_stats *before,
 		       char *err, size_t errlen)
@@ -549,23 +589,9 @@ static int recs_gather(struct emu_dist *d, struct recs *r, struct emu_run_stats 
 	res->dist_bytes = now.bytes_sent - before->bytes_sent;
 	res->dist_rejected = now.rejected + now.auth_rejected;
 	for (unsigned q = 1; q < P; q++) {
-		const uint8_t *p = parts[q];
 		struct recs_hdr h;
-		size_t o = sizeof(h);
 
-		if (lens[q] < sizeof(h)) {
-			rc = -1;
-			break;
-		}
-		memcpy(&h, p, sizeof(h));
-		if (h.nhost > r->nhost || h.nsw > r->nsw || h.nport > r->nport ||
-		    lens[q] != sizeof(h) + h.nhost * hs + h.nsw * ss + h.nport * ps) {
-			rc = -1;
-			break;
-		}
-		if (unpack_recs(p, &o, h.nhost, r->host, r->nhost, sizeof(*r->host)) ||
-		    unpack_recs(p, &o, h.nsw, r->sw, r->nsw, sizeof(*r->sw)) ||
-		    unpack_recs(p, &o, h.nport, r->port, r->nport, sizeof(*r->port))) {
+		if (recs_merge(r, parts[q], lens[q], &h)) {
 			rc = -1;
 			break;
 		}

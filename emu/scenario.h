@@ -183,6 +183,14 @@ struct emu_scn_result {
 int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen);
 void emu_scenario_result_fini(struct emu_scn_result *res);
 
+/*
+ * emu_scenario_check_result - check a rank's RESULT payload (@p, @len
+ * bytes) and merge it into empty records of @nhost hosts, @nsw switches and
+ * @nport directed links, as rank 0 does. Return 0, or -1 if it is
+ * malformed. Exposed for tests and the fuzz targets.
+ */
+int emu_scenario_check_result(const void *p, size_t len, uint32_t nhost, uint32_t nsw, uint32_t nport);
+
 /* emu_scenario_defaults - the paper's headline scenario. */
 void emu_scenario_defaults(struct emu_scn_cfg *cfg);
 

@@ -48,6 +48,9 @@ struct welcome {
 	uint8_t pub[EMU_DIST_MAX_RANKS][32];
 };
 
+_Static_assert(sizeof(struct hello) == EMU_DIST_HELLO_BYTES && sizeof(struct welcome) == EMU_DIST_WELCOME_BYTES,
+	       "dist.h states the payload sizes");
+
 struct stashed {
 	zmq_msg_t msg;
 	unsigned from;
@@ -148,6 +151,44 @@ const char *emu_dist_check_header(const struct emu_dist_hdr *h, size_t len, uint
 		return "from another run";
 	if (h->rank >= nranks || h->rank == self)
 		return "rank out of range";
+	return NULL;
+}
+
+const char *emu_dist_check_hello(void *p, size_t len, unsigned nranks, uint64_t fingerprint)
+{
+	struct hello *in = p;
+
+	if (len != sizeof(*in))
+		return "HELLO of the wrong size";
+	in->endpoint[EP_MAX - 1] = 0;
+	if (in->nranks != nranks)
+		return "a different --ranks";
+	if (in->fingerprint != fingerprint)
+		return "a different scenario (options or build differ)";
+	if (in->workers < 1 || in->workers > 4096)
+		return "a bad worker count";
+	if (strncmp(in->endpoint, "tcp://", 6))
+		return "a bad data endpoint";
+	return NULL;
+}
+
+const char *emu_dist_check_welcome(void *p, size_t len, unsigned nranks, unsigned rank, unsigned workers)
+{
+	struct welcome *w = p;
+
+	if (len != sizeof(*w))
+		return "WELCOME of the wrong size";
+	if (w->nranks != nranks || nranks > EMU_DIST_MAX_RANKS || rank >= nranks || w->wbase[0] != 0)
+		return "a different --ranks";
+	for (unsigned q = 0; q < nranks; q++) {
+		w->endpoint[q][EP_MAX - 1] = 0;
+		if (w->wbase[q + 1] <= w->wbase[q])
+			return "a bad worker count";
+		if (strncmp(w->endpoint[q], "tcp://", 6))
+			return "a bad data endpoint";
+	}
+	if (w->wbase[rank + 1] - w->wbase[rank] != workers)
+		return "not this rank's worker count";
 	return NULL;
 }
 
@@ -256,6 +297,16 @@ static int read_keys(struct emu_dist *d, const char *path, char *err, size_t err
 	}
 	d->curve = true;
 	return 0;
+}
+
+int emu_dist_check_keyfile(const char *path, char *err, size_t errlen)
+{
+	struct emu_dist *d = emu_xcalloc(1, sizeof(*d));
+	int rc = read_keys(d, path, err, errlen);
+
+	free(d->allow);
+	free(d);
+	return rc;
 }
 
 static bool key_allowed(const struct emu_dist *d, const uint8_t *k)
@@ -455,20 +506,12 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 			why = "not a HELLO";
 		if (!why && h.len != sizeof(in))
 			why = "HELLO of the wrong size";
-		if (!why) {
+		if (!why && joined[h.rank])
+			why = "rank already joined";
+		if (!why)
+			why = emu_dist_check_hello((uint8_t *)zmq_msg_data(&m) + sizeof(h), h.len, P, c->fingerprint);
+		if (!why)
 			memcpy(&in, (uint8_t *)zmq_msg_data(&m) + sizeof(h), sizeof(in));
-			in.endpoint[EP_MAX - 1] = 0;
-			if (joined[h.rank])
-				why = "rank already joined";
-			else if (in.nranks != P)
-				why = "a different --ranks";
-			else if (in.fingerprint != c->fingerprint)
-				why = "a different scenario (options or build differ)";
-			else if (in.workers < 1 || in.workers > 4096)
-				why = "a bad worker count";
-			else if (strncmp(in.endpoint, "tcp://", 6))
-				why = "a bad data endpoint";
-		}
 		if (why) {
 			d->st.rejected++;
 			/* answer a well-formed HELLO so that the rank can say why it stops */
@@ -580,22 +623,15 @@ static int join_rank(struct emu_dist *d, char *err, size_t errlen, bool *bad_inp
 			zmq_msg_close(&m);
 			continue;
 		}
+		if (emu_dist_check_welcome((uint8_t *)zmq_msg_data(&m) + sizeof(h), h.len, c->nranks, c->rank, c->workers)) {
+			zmq_msg_close(&m);
+			d->st.rejected++;
+			continue;
+		}
 		struct welcome *w = emu_xmalloc(sizeof(*w));
 
 		memcpy(w, (uint8_t *)zmq_msg_data(&m) + sizeof(h), sizeof(*w));
 		zmq_msg_close(&m);
-		bool ok = w->nranks == c->nranks && w->wbase[0] == 0;
-
-		for (unsigned q = 0; ok && q < c->nranks; q++) {
-			w->endpoint[q][EP_MAX - 1] = 0;
-			ok = w->wbase[q + 1] > w->wbase[q] && !strncmp(w->endpoint[q], "tcp://", 6);
-		}
-		ok = ok && w->wbase[c->rank + 1] - w->wbase[c->rank] == c->workers;
-		if (!ok) {
-			free(w);
-			d->st.rejected++;
-			continue;
-		}
 		d->run_id = h.run_id;
 		memcpy(d->wbase, w->wbase, sizeof(d->wbase));
 		memcpy(d->endpoint, w->endpoint, sizeof(d->endpoint));

@@ -156,6 +156,32 @@ enum emu_dist_type {
 const char *emu_dist_check_header(const struct emu_dist_hdr *h, size_t len, uint64_t run_id, unsigned nranks,
 				  unsigned self);
 
+/* payload sizes of HELLO and WELCOME (dist.c checks its structs against them) */
+#define EMU_DIST_HELLO_BYTES 176
+#define EMU_DIST_WELCOME_BYTES (8 + 4 * (EMU_DIST_MAX_RANKS + 1) + EMU_DIST_MAX_RANKS * (128 + 32))
+
+/*
+ * emu_dist_check_hello - check a HELLO payload (@p, @len bytes) at the
+ * coordinator of @nranks ranks whose scenario has @fingerprint; the
+ * endpoint string is terminated in place. Return NULL if it is good, or
+ * what is wrong with it.
+ */
+const char *emu_dist_check_hello(void *p, size_t len, unsigned nranks, uint64_t fingerprint);
+
+/*
+ * emu_dist_check_welcome - check a WELCOME payload (@p, @len bytes) at
+ * rank @rank of @nranks running @workers workers; endpoint strings are
+ * terminated in place. Return NULL if it is good, or what is wrong.
+ */
+const char *emu_dist_check_welcome(void *p, size_t len, unsigned nranks, unsigned rank, unsigned workers);
+
+/*
+ * emu_dist_check_keyfile - read the CURVE key file @path as emu_dist_join()
+ * does. Return 0, or -1 with the reason in @err. Exposed for tests and
+ * the fuzz targets.
+ */
+int emu_dist_check_keyfile(const char *path, char *err, size_t errlen);
+
 /*
  * emu_dist_keygen - write @n key files DIR/rank<i>.key for a cluster of n
  * ranks (each with its secret, the coordinator's public key and every
