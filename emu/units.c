@@ -4,18 +4,30 @@
  */
 #include "emu/units.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+/*
+ * A value starts with a decimal digit or a point: strtod() and strtoull()
+ * would also skip leading white space, take a sign after it (" -1" is
+ * 2^64 - 1 to strtoull), and read hexadecimal, "inf" and "nan".
+ */
+static bool decimal_start(const char *s)
+{
+	return s && (isdigit((unsigned char)s[0]) || s[0] == '.') && !(s[0] == '0' && (s[1] == 'x' || s[1] == 'X'));
+}
+
 static int split_number(const char *s, double *num, const char **unit)
 {
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	if (!decimal_start(s))
 		return -EINVAL;
 	errno = 0;
 	*num = strtod(s, &end);
@@ -44,7 +56,7 @@ int emu_parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	if (!decimal_start(s) || s[0] == '.')
 		return -EINVAL;
 	errno = 0;
 	unsigned long long x = strtoull(s, &end, 10);
@@ -69,7 +81,7 @@ int emu_parse_time(const char *s, emu_time_t *out)
 
 	if (v >= 1.8e19)
 		return -EINVAL;
-	*out = (emu_time_t)llround(v);
+	*out = (emu_time_t)floor(v + 0.5);	/* not llround(): a long long ends at 9.2e18 */
 	return 0;
 }
 
@@ -88,7 +100,7 @@ int emu_parse_rate(const char *s, uint64_t *bps)
 
 	if (v >= 1.8e19)
 		return -EINVAL;
-	*bps = (uint64_t)llround(v);	/* zero is caught where a link is built */
+	*bps = (uint64_t)floor(v + 0.5);	/* zero is caught where a link is built */
 	return 0;
 }
 
