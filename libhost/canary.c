@@ -390,10 +390,17 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 	block_complete(r, c, b, l->acc);
 }
 
+/* Does a contribution of @counter hosts and @nelem elements fit block @b's sum? */
+static bool lead_fits(const struct lh_req *r, const struct canary *c, size_t b, const struct clead *l,
+		      unsigned nelem, uint16_t counter)
+{
+	return counter >= 1 && nelem == block_len(r, c, b) && l->counter + counter <= r->P;
+}
+
 static void lead_add(struct lh_req *r, struct canary *c, size_t b, struct clead *l, const uint8_t *p,
 		     unsigned nelem, uint16_t counter)
 {
-	if (nelem != block_len(r, c, b) || l->counter + counter > r->P) {
+	if (!lead_fits(r, c, b, l, nelem, counter)) {
 		r->st.errors++;
 		return;
 	}
@@ -432,7 +439,12 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 		r->st.leader_frames_recv++;
 		if (l->complete || l->fallback || a != l->attempt)
 			return;	/* an older attempt, or a late copy */
-		if (h->flags & EMU_CANARY_F_BYPASS) {
+		/*
+		 * A collision is recorded only with a contribution that counts:
+		 * at most P - 1 per attempt, however many frames arrive (a
+		 * frame with counter 0 would otherwise grow the list forever).
+		 */
+		if (h->flags & EMU_CANARY_F_BYPASS && lead_fits(r, c, b, l, nelem, h->counter)) {
 			r->st.collisions_seen++;
 			if (l->ncoll == l->capcoll) {
 				l->capcoll = l->capcoll ? 2 * l->capcoll : 8;

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: a Canary leader fed forged REDUCE frames with a counter of 0 (no
+ * host contribution), as a stranger on the network could send them: each
+ * is refused and counted as an error; none adds its elements to the sum
+ * and none is recorded as a collision (one entry per frame grew the
+ * leader's list without bound, and each entry cost a pass over the list
+ * when the block completed). The real contributions still give the exact
+ * sum and one restoration per switch that saw a collision.
+ */
+#include <string.h>
+
+#include "libhost/canary_host.h"
+#include "libhost/wire.h"
+#include "tap.h"
+
+#define P 4
+#define TENANT 3
+
+static lh_time_t now_ps;
+static unsigned nsent, nrestore;
+static uint8_t txbuf[LH_FRAME_MAX];
+
+static uint8_t *t_frame_get(void *ctx, void **handle)
+{
+	(void)ctx;
+	*handle = txbuf;
+	return txbuf;
+}
+
+static void t_frame_send(void *ctx, void *handle, uint32_t len)
+{
+	struct emu_canary_hdr h;
+	unsigned n;
+
+	(void)ctx;
+	(void)handle;
+	nsent++;
+	if (emu_wire_canary_parse(txbuf, len, &h, &n) == EMU_WIRE_OK &&
+	    (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_RESTORE)
+		nrestore++;
+}
+
+static lh_time_t t_now(void *ctx)
+{
+	(void)ctx;
+	return now_ps;
+}
+
+static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
+{
+	(void)ctx;
+	(void)at;
+	(void)cookie;
+}
+
+static bool t_tx_busy(void *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
+static uint64_t t_random(void *ctx)
+{
+	(void)ctx;
+	return 42;
+}
+
+static const struct lh_transport_ops ops = {
+	.frame_get = t_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
+	.tx_busy = t_tx_busy, .random = t_random,
+};
+
+static void input(void *arg, size_t off, int32_t *out, size_t n)
+{
+	(void)arg;
+	for (size_t i = 0; i < n; i++)
+		out[i] = 100 + (int32_t)(off + i);
+}
+
+/* a REDUCE of block 0 (led by rank 0) with @counter, bypassed at switch @sw port @port */
+static void reduce(struct lh_host *h, uint16_t counter, uint16_t sw, uint32_t port, int32_t a, int32_t b)
+{
+	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 9 };
+	uint8_t f[LH_FRAME_MAX];
+	struct emu_canary_hdr ch = {
+		.dst = 0x0a000001, .id = (uint32_t)TENANT << 24 | 0, .counter = counter, .hosts = P,
+		.children = port, .swaddr = sw, .flags = EMU_CANARY_F_BYPASS | EMU_CANARY_OP_REDUCE,
+	};
+	int32_t d[2] = { a, b };
+	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, 2);
+
+	lh_host_rx(h, f, len);
+}
+
+int main(void)
+{
+	struct lh_transport t = { .ops = &ops, .rate_bps = 100000000000ULL, .mtu = 1500 };
+	struct lh_peer peers[P];
+	int32_t out[2] = { 0, 0 };
+
+	plan(7);
+	for (unsigned i = 0; i < P; i++)
+		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
+	struct lh_host *h = lh_host_create(&t, &peers[0]);
+	struct lh_comm *c = lh_comm_create(h, peers, P, 0, TENANT);
+	struct lh_ar_cfg cfg = {
+		.algo = LH_ALGO_CANARY, .elements = 2, .rtt = 2 * LH_US, .switch_timeout = LH_US, .max_failures = 3,
+		.input_block = input,
+	};
+	struct lh_req *r = lh_allreduce(c, &cfg, NULL, out, 2);
+
+	ok(h && c && r, "a leader of one 2-element block among 4 hosts");
+	for (unsigned i = 0; i < 10000; i++)
+		reduce(h, 0, (uint16_t)(i % 7), i % 32, 1000, 1000);
+	const struct lh_ar_stats *st = lh_req_stats(r);
+
+	is_u64(st->collisions_seen, 0, "10000 forged bypass frames with counter 0: no collision recorded");
+	is_u64(st->errors, 10000, "...each refused and counted as an error");
+	ok(!lh_req_data_done(r), "...and the block is not complete");
+	/* the three real contributions, bypassed at switch 1 (ports 2, 5) and switch 0 (port 0) */
+	reduce(h, 1, 1, 2, 1, 10);
+	reduce(h, 1, 1, 5, 2, 20);
+	reduce(h, 1, 0, 0, 3, 30);
+	ok(lh_req_data_done(r) && out[0] == 100 + 1 + 2 + 3 && out[1] == 101 + 10 + 20 + 30,
+	   "the real contributions give the exact sum (%d, %d), nothing of the forged ones", out[0], out[1]);
+	is_u64(st->collisions_seen, 3, "three collisions recorded: the real bypassed frames");
+	is_int(nrestore, 2, "one restoration for switch 1 and one for switch 0 (port 0)");
+	lh_host_destroy(h);
+	return done_testing();
+}
