@@ -416,6 +416,12 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	emu_time_t now = emu_node_now(n);
 
 	s->st.reduce_rx++;
+	if (h->counter == 0) {
+		/* no contribution: its elements must not reach a sum */
+		s->st.malformed++;
+		emu_frame_free(n, f);
+		return;
+	}
 	if (d->state != D_FREE && d->id != h->id && d->state == D_FLUSHED && now - d->ts > EMU_SW_RECLAIM) {
 		s->st.reclaimed++;
 		desc_free(n, s, d, slot);	/* abandoned block: reclaim */
@@ -617,7 +623,7 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 	unsigned tree = h->swaddr;
 	const struct emu_sw_tree_node *tn = tree_node(s, tree);
 
-	if (!tn) {
+	if (!tn || h->counter == 0) {
 		s->st.malformed++;
 		emu_frame_free(n, f);
 		return;

@@ -5,7 +5,9 @@
  * else, on the engine's node ops.
  *
  * Canary (opcodes of wire.h):
- *  - REDUCE: the id is hashed to a slot of the descriptor table. Empty slot:
+ *  - REDUCE (a counter of 0 is malformed: it carries no contribution, so
+ *    its elements must not reach a sum; likewise TREE_REDUCE): the id is
+ *    hashed to a slot of the descriptor table. Empty slot:
  *    allocate (accumulator, counter, hosts, children bitmap, first-arrival
  *    time, leader address), arm the timeout, consume the frame. Same id,
  *    timeout not yet fired: accumulate, add the ingress port to the
