@@ -536,6 +536,15 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 	case EMU_CANARY_OP_FALLBACK:
 		if (leader_of(r, b) == r->rank)
 			return;
+		/*
+		 * A leader re-issues a block at most max_failures + 1 times;
+		 * a later attempt is no leader's, and its id would leave this
+		 * allreduce's sequence numbers (into another block's or tenant's).
+		 */
+		if (h.children > r->cfg.max_failures + 1) {
+			r->st.errors++;
+			return;
+		}
 		if (cb->state == B_DONE) {
 			/* static tree: we have the result, the leader has not; it needs our data */
 			if (c->tree && op == EMU_CANARY_OP_FALLBACK) {

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * DOC: a Canary leader fed forged REDUCE frames with a counter of 0 (no
- * host contribution), as a stranger on the network could send them: each
- * is refused and counted as an error; none adds its elements to the sum
- * and none is recorded as a collision (one entry per frame grew the
- * leader's list without bound, and each entry cost a pass over the list
- * when the block completed). The real contributions still give the exact
- * sum and one restoration per switch that saw a collision.
+ * DOC: Canary hosts fed forged frames, as a stranger on the network could
+ * send them.
+ *  - A leader gets REDUCE frames with a counter of 0 (no host
+ *    contribution): each is refused and counted as an error; none adds its
+ *    elements to the sum and none is recorded as a collision (one entry
+ *    per frame grew the leader's list without bound, and each entry cost
+ *    a pass over the list when the block completed). The real
+ *    contributions still give the exact sum and one restoration per
+ *    switch that saw a collision.
+ *  - A host gets a FAILURE naming attempt 1000 of a block (leaders stop at
+ *    max_failures + 1): refused, and nothing is sent under an id outside
+ *    the allreduce's sequence numbers; the real FAILURE (attempt 1) still
+ *    makes it re-issue the block under attempt 1.
  */
 #include <string.h>
 
@@ -19,6 +25,7 @@
 
 static lh_time_t now_ps;
 static unsigned nsent, nrestore;
+static uint32_t max_seq;	/* highest sequence number sent (but the barrier's) */
 static uint8_t txbuf[LH_FRAME_MAX];
 
 static uint8_t *t_frame_get(void *ctx, void **handle)
@@ -36,9 +43,12 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 	(void)ctx;
 	(void)handle;
 	nsent++;
-	if (emu_wire_canary_parse(txbuf, len, &h, &n) == EMU_WIRE_OK &&
-	    (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_RESTORE)
+	if (emu_wire_canary_parse(txbuf, len, &h, &n) != EMU_WIRE_OK)
+		return;
+	if ((h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_RESTORE)
 		nrestore++;
+	if ((h.flags & EMU_CANARY_OP_MASK) != EMU_CANARY_OP_DONE && (h.id & 0xffffff) > max_seq)
+		max_seq = h.id & 0xffffff;
 }
 
 static lh_time_t t_now(void *ctx)
@@ -78,19 +88,26 @@ static void input(void *arg, size_t off, int32_t *out, size_t n)
 		out[i] = 100 + (int32_t)(off + i);
 }
 
-/* a REDUCE of block 0 (led by rank 0) with @counter, bypassed at switch @sw port @port */
-static void reduce(struct lh_host *h, uint16_t counter, uint16_t sw, uint32_t port, int32_t a, int32_t b)
+/* a frame about block 0 (led by rank 0): @op with @counter, @children and @sw */
+static void frame(struct lh_host *h, uint8_t op, uint16_t counter, uint16_t sw, uint32_t children, int32_t a,
+		  int32_t b)
 {
 	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 9 };
 	uint8_t f[LH_FRAME_MAX];
 	struct emu_canary_hdr ch = {
 		.dst = 0x0a000001, .id = (uint32_t)TENANT << 24 | 0, .counter = counter, .hosts = P,
-		.children = port, .swaddr = sw, .flags = EMU_CANARY_F_BYPASS | EMU_CANARY_OP_REDUCE,
+		.children = children, .swaddr = sw, .flags = op,
 	};
 	int32_t d[2] = { a, b };
 	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, 2);
 
 	lh_host_rx(h, f, len);
+}
+
+/* a REDUCE of block 0 with @counter, bypassed at switch @sw port @port */
+static void reduce(struct lh_host *h, uint16_t counter, uint16_t sw, uint32_t port, int32_t a, int32_t b)
+{
+	frame(h, EMU_CANARY_F_BYPASS | EMU_CANARY_OP_REDUCE, counter, sw, port, a, b);
 }
 
 int main(void)
@@ -99,7 +116,7 @@ int main(void)
 	struct lh_peer peers[P];
 	int32_t out[2] = { 0, 0 };
 
-	plan(7);
+	plan(11);
 	for (unsigned i = 0; i < P; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
 	struct lh_host *h = lh_host_create(&t, &peers[0]);
@@ -126,6 +143,20 @@ int main(void)
 	   "the real contributions give the exact sum (%d, %d), nothing of the forged ones", out[0], out[1]);
 	is_u64(st->collisions_seen, 3, "three collisions recorded: the real bypassed frames");
 	is_int(nrestore, 2, "one restoration for switch 1 and one for switch 0 (port 0)");
+	lh_host_destroy(h);
+
+	/* rank 1: block 0 (its leader is rank 0), max_failures 3, one block: sequence numbers 0..4 */
+	h = lh_host_create(&t, &peers[1]);
+	c = lh_comm_create(h, peers, P, 1, TENANT);
+	r = lh_allreduce(c, &cfg, NULL, out, 2);
+	st = r ? lh_req_stats(r) : NULL;
+	ok(r && max_seq == 0, "rank 1 sends block 0 under attempt 0 (sequence 0)");
+	frame(h, EMU_CANARY_OP_FAILURE, 0, 0, 1000, 0, 0);
+	ok(st && st->errors == 1 && st->reissues == 0, "a FAILURE naming attempt 1000 is refused (errors %llu)",
+	   st ? (unsigned long long)st->errors : 0ULL);
+	is_int(max_seq, 0, "...and nothing is sent under another sequence number");
+	frame(h, EMU_CANARY_OP_FAILURE, 0, 0, 1, 0, 0);
+	ok(st && st->reissues == 1 && max_seq == 1, "the real FAILURE (attempt 1) re-issues the block as sequence 1");
 	lh_host_destroy(h);
 	return done_testing();
 }

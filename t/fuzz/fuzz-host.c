@@ -16,8 +16,10 @@
  * dropped (their lengths are checked against the buffer).
  *
  * Properties: no crash, read or write out of bounds, leak or undefined
- * behaviour; a sent frame fits LH_FRAME_MAX; every timer is armed at or
- * after the current time.
+ * behaviour; a sent frame fits LH_FRAME_MAX; a sent Canary frame is of
+ * this communicator's tenant and (but for the completion barrier's) has a
+ * sequence number of this allreduce: blocks x (max_failures + 2); every
+ * timer is armed at or after the current time.
  */
 #include "libhost/canary_host.h"
 #include "libhost/wire.h"
@@ -31,6 +33,7 @@ struct fake {
 	bool busy;
 	uint64_t rng;
 	uint64_t sent;
+	uint32_t seq_limit;	/* blocks x (max_failures + 2): the sequence numbers of the allreduce */
 	unsigned ntimers;
 	struct {
 		lh_time_t at;
@@ -50,8 +53,16 @@ static uint8_t *t_frame_get(void *ctx, void **handle)
 
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
+	struct emu_canary_hdr h;
+	unsigned n;
+
 	(void)ctx;
 	FUZZ_CHECK(handle == fk.buf && len <= LH_FRAME_MAX);
+	/* every Canary frame it sends is of its tenant, with a sequence number of its allreduce */
+	if (emu_wire_canary_parse(fk.buf, len, &h, &n) == EMU_WIRE_OK) {
+		FUZZ_CHECK(h.id >> 24 == TENANT);
+		FUZZ_CHECK((h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_DONE || (h.id & 0xffffff) < fk.seq_limit);
+	}
 	fk.sent++;
 	fk.busy = true;
 }
@@ -148,6 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int32_t *out = malloc(count * sizeof(int32_t));
 
 	FUZZ_CHECK(h && c && out);
+	fk.seq_limit = (uint32_t)((count + cfg.elements - 1) / cfg.elements * (cfg.max_failures + 2));
 	struct lh_req *r = lh_allreduce(c, &cfg, NULL, out, count);
 
 	if (!r)
