@@ -729,6 +729,12 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 
 	if (res->prof->unbounded && !cfg->descriptors)
 		descriptors = 32768;
+	if (cfg->table_per_tenant && descriptors < cfg->concurrent) {
+		snprintf(err, errlen, "--table per-tenant: %u descriptors cannot give each of the %u tenants (--concurrent) "
+			 "a slot; use --descriptors %u or more", descriptors, cfg->concurrent, cfg->concurrent);
+		emu_fabric_destroy(fab);
+		return -EINVAL;
+	}
 	tofino_need_ato(res->prof, cfg->elements, descriptors, maxports, cfg->shards, cfg->routing != EMU_ROUTE_ECMP,
 		    cfg->timeout_adaptive,
 		    &res->need);

@@ -838,7 +838,9 @@ static int sw_init(struct emu_node *n, void *arg)
 	struct sw_state *s = emu_node_state(n);
 	const struct emu_sw_cfg *cfg = arg;
 
-	if (!cfg || !cfg->descriptors || (cfg->timer == EMU_SW_TIMER_PKTGEN && !cfg->pktgen_tick))
+	/* per-tenant partitioning needs a slot per tenant: emu_sw_slot_cfg() stays in the table */
+	if (!cfg || !cfg->descriptors || (cfg->timer == EMU_SW_TIMER_PKTGEN && !cfg->pktgen_tick) ||
+	    cfg->partition > cfg->descriptors)
 		return -EINVAL;
 	s->cfg = cfg;
 	s->table.cap = 64;

@@ -122,6 +122,7 @@ struct emu_sw_cfg {
 	 * slot (tenant mod K) * (descriptors / K) + (sequence mod that): the
 	 * paper's per-tenant partitioning (sec. 5.2, concurrent allreduces),
 	 * collision-free while a tenant has fewer blocks in flight than slots.
+	 * At most @descriptors (the switch refuses to start otherwise).
 	 */
 	unsigned partition;
 	/* adaptive timeout (see above); timeout is the start value */
