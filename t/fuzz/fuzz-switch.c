@@ -230,7 +230,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = emu_engine_run(eng);
 
 	FUZZ_CHECK(cfg.partition > cfg.descriptors ? rc == -EINVAL : rc == 0);
-	for (uint32_t s = 0; s < fab->nswitches; s++) {
+	/* (the nodes after one that failed to start have no state) */
+	for (uint32_t s = 0; rc == 0 && s < fab->nswitches; s++) {
 		const struct emu_sw_stats *st = emu_sw_stats_of(emu_engine_node(eng, fab->switches[s]));
 
 		FUZZ_CHECK(st->allocated >= st->freed && st->live <= cfg.descriptors);
