@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * DOC: the Canary switch fed REDUCE and TREE_REDUCE frames with a counter
- * of 0 (no host contribution), as a stranger could send them: each is
- * counted as malformed and dropped, and none of its elements reaches the
- * sum the leader gets (before, such a frame opened or joined a descriptor
- * and its elements were added without being counted).
+ * DOC: the Canary switch fed forged frames, as a stranger could send them.
+ *  - REDUCE and TREE_REDUCE frames with a counter of 0 (no host
+ *    contribution): each is counted as malformed and dropped, and none of
+ *    its elements reaches the sum the leader gets (before, such a frame
+ *    opened or joined a descriptor and its elements were added without
+ *    being counted).
+ *  - TREE_REDUCE frames whose counters add up to more than their hosts:
+ *    the one that would overflow is malformed (before, the root sent a
+ *    TREE_BCAST with counter > hosts, a frame every host drops as
+ *    malformed; found by the switch fuzz target).
  */
 #include "script.h"
 
@@ -16,7 +21,7 @@ int main(void)
 	struct emu_engine_cfg ec = { .workers = 1, .seed = 1 };
 	struct script sc[3] = { { .ntx = 0 } };
 
-	plan(8);
+	plan(10);
 
 	/* Canary: H1 forges counter 0 first, then H1 and H2 contribute; leader H0 */
 	struct emu_fabric *fab = star(3);
@@ -84,6 +89,29 @@ int main(void)
 	}
 	is_int(exact, 3, "...and every child gets the exact sum (6, 21), counter 3");
 	is_int(st->live, 0, "...and the table is empty at the end");
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+
+	/* static tree: three children claim 1 contribution each of a 2-host block */
+	fab = star(3);
+	memset(sc, 0, sizeof(sc));
+	for (unsigned i = 0; i < 3; i++)
+		sc[i].tx[sc[i].ntx++] = (struct script_frame){
+			.at = (emu_time_t)i * 100 * EMU_NS, .nelem = 2, .data = { 1, 1 },
+			.h = { .id = 4, .counter = 1, .hosts = 2, .flags = EMU_CANARY_OP_TREE_REDUCE },
+		};
+	eng = t_engine(fab, &ec);
+	emu_engine_set_model(eng, 0, &emu_sw_ops, &cfg);
+	for (unsigned i = 0; i < 3; i++)
+		emu_engine_set_model(eng, 1 + i, &script_ops, &sc[i]);
+	emu_engine_run(eng);
+	st = emu_sw_stats_of(emu_engine_node(eng, 0));
+	unsigned got = 0;
+
+	for (unsigned i = 0; i < 3; i++)
+		got += ((struct script_state *)emu_node_state(emu_engine_node(eng, 1 + i)))->nrx;
+	is_int(st->malformed, 1, "static tree: the contribution past the block's 2 hosts is malformed");
+	is_int(got, 0, "...and no frame with counter > hosts leaves the switch");
 	emu_engine_destroy(eng);
 	emu_fabric_destroy(fab);
 	return done_testing();
