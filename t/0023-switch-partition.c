@@ -15,7 +15,7 @@
 #include "shell.h"
 
 #define EMU "emu/canary-emu"
-#define SMALL " --topology fattree2:leaves=2,spines=1,hosts=4 --size 1KiB --elements 1 --algo canary --no-progress"
+#define SMALL " --topology fattree2:leaves=2,spines=1,hosts=4 --hosts 6 --size 1KiB --elements 1 --algo canary --no-progress"
 
 int main(void)
 {
