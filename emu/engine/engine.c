@@ -514,6 +514,12 @@ static void ctl_publish(struct emu_engine *eng, struct emu_routes *r)
 
 /* ---------- windows ---------- */
 
+/* wall_now - the wall clock of the run (cfg.wall_now or CLOCK_MONOTONIC). */
+static uint64_t wall_now(const struct emu_engine *eng)
+{
+	return eng->cfg.wall_now ? eng->cfg.wall_now(eng->cfg.wall_ctx) : emu_wall_ns();
+}
+
 /* Calibration stretch of --dilation auto, in wall nanoseconds. */
 #define EMU_CALIBRATE_NS 10000000ULL
 
@@ -769,7 +775,7 @@ static void plan_window(void *arg)
 
 	/* wall clock: calibrate (auto) then pace */
 	if (eng->cfg.clock == EMU_CLOCK_WALL) {
-		uint64_t now = emu_wall_ns();
+		uint64_t now = wall_now(eng);
 
 		if (!eng->pacing) {
 			if (!eng->wall0) {
@@ -808,6 +814,10 @@ static void wall_wait(struct emu_engine *eng)
 		return;
 	uint64_t target = eng->wall0 + (uint64_t)((double)(eng->win_start - eng->emu0) / 1000.0 * eng->dilation);
 
+	if (eng->cfg.wall_sleep) {
+		eng->cfg.wall_sleep(eng->cfg.wall_ctx, target);
+		return;
+	}
 	/* sleep while far from the target (timer wake-ups overshoot), then spin */
 	for (;;) {
 		uint64_t now = emu_wall_ns();
@@ -988,7 +998,7 @@ int emu_engine_run(struct emu_engine *eng)
 	pthread_attr_init(&attr);
 	if (nw > 64)
 		pthread_attr_setstacksize(&attr, 256 * 1024);
-	uint64_t t0 = emu_wall_ns();
+	uint64_t t0 = wall_now(eng);
 
 	for (unsigned i = 0; i < nw; i++) {
 		int err = pthread_create(&eng->workers[i].thread, &attr, worker_main, &eng->workers[i]);
@@ -1000,7 +1010,7 @@ int emu_engine_run(struct emu_engine *eng)
 	pthread_attr_destroy(&attr);
 	for (unsigned i = 0; i < nw; i++)
 		pthread_join(eng->workers[i].thread, NULL);
-	eng->st.wall_ns = emu_wall_ns() - t0;
+	eng->st.wall_ns = wall_now(eng) - t0;
 
 	pthread_mutex_lock(&eng->ctl_lock);
 	eng->ctl_quit = true;
@@ -1034,7 +1044,7 @@ int emu_engine_run(struct emu_engine *eng)
 		eng->st.emulated = last;
 	eng->st.frame_hops_per_s = eng->st.wall_ns ? (double)eng->st.frame_hops * 1e9 / (double)eng->st.wall_ns : 0;
 	if (eng->cfg.clock == EMU_CLOCK_WALL && eng->dilation <= 0 && eng->st.emulated > eng->emu0)
-		eng->dilation = auto_dilation(emu_wall_ns() - t0, eng->st.emulated - eng->emu0);
+		eng->dilation = auto_dilation(eng->st.wall_ns, eng->st.emulated - eng->emu0);
 	eng->st.dilation = eng->dilation;
 	if (eng->lag_windows)
 		eng->st.mean_lag_ns = eng->lag_sum / eng->lag_windows;

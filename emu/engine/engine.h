@@ -175,6 +175,14 @@ struct emu_engine_cfg {
 	emu_time_t end;			/* stop at this emulated time; 0: no limit */
 	enum emu_routing routing;	/* the policy models read with emu_node_routing() */
 	uint64_t lag_ok_ns;		/* wall: lag up to this counts as keeping up (0: 2 ms) */
+	/*
+	 * wall: the clock in ns (NULL: CLOCK_MONOTONIC) and the wait until a
+	 * time of it (NULL: sleep, then spin on the clock). Tests inject both
+	 * to drive time themselves. @wall_sleep runs on every worker at once.
+	 */
+	uint64_t (*wall_now)(void *ctx);
+	void (*wall_sleep)(void *ctx, uint64_t until_ns);
+	void *wall_ctx;
 	/* called between windows (main-thread-safe: all workers wait) about
 	 * every 100 ms of wall time, with the emulated time and completions */
 	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
