@@ -31,6 +31,12 @@
 #define TICK_MS 100
 #define STASH_MAX (4 * EMU_DIST_MAX_RANKS)
 #define PHASE_RESULT UINT64_MAX
+/*
+ * ZMQ_MAXMSGSIZE bounds the handshake's commands too (CURVE's INITIATE
+ * carries a vouch and metadata) and CURVE frames carry a nonce and a MAC:
+ * the join sockets take their largest message plus this.
+ */
+#define ZMTP_SLACK 1024
 
 struct hello {
 	uint64_t fingerprint;
@@ -396,7 +402,12 @@ static int curve_client(struct emu_dist *d, void *s, const uint8_t *server)
 	       zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, d->secret, 32) ? -1 : 0;
 }
 
-static void *new_socket(struct emu_dist *d, int type)
+/*
+ * new_socket - a socket of @type that takes messages of at most @max_msg
+ * bytes: libzmq drops a peer announcing a larger one before allocating it,
+ * so a stranger cannot make a rank allocate what it claims.
+ */
+static void *new_socket(struct emu_dist *d, int type, int64_t max_msg)
 {
 	void *s = zmq_socket(d->ctx, type);
 	int zero = 0, linger = 2000;
@@ -406,6 +417,7 @@ static void *new_socket(struct emu_dist *d, int type)
 	zmq_setsockopt(s, ZMQ_SNDHWM, &zero, sizeof(zero));
 	zmq_setsockopt(s, ZMQ_RCVHWM, &zero, sizeof(zero));
 	zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+	zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_msg, sizeof(max_msg));
 	return s;
 }
 
@@ -421,9 +433,10 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 	struct hello hl[EMU_DIST_MAX_RANKS];
 	unsigned njoined = 1;
 	char ep[EP_MAX];
+	char refused[REASON_MAX + 32] = "";
 	size_t eplen = sizeof(ep);
 
-	d->router = new_socket(d, ZMQ_ROUTER);
+	d->router = new_socket(d, ZMQ_ROUTER, (int64_t)(sizeof(struct emu_dist_hdr) + sizeof(struct hello) + ZMTP_SLACK));
 	if (curve_server(d, d->router) ||
 	    zmq_bind(d->router, c->coordinator ? c->coordinator : "tcp://127.0.0.1:*")) {
 		snprintf(err, errlen, "--coordinator: cannot bind %s: %s", c->coordinator ? c->coordinator : "tcp://127.0.0.1:*",
@@ -471,9 +484,11 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 			for (unsigned q = 1; q < P && o < sizeof(missing) - 8; q++)
 				if (!joined[q])
 					o += (size_t)snprintf(missing + o, sizeof(missing) - o, " %u", q);
-			snprintf(err, errlen, "rank(s)%s did not join within %.1f s (%llu messages rejected, %llu unknown keys)",
+			snprintf(err, errlen, "rank(s)%s did not join within %.1f s (%llu messages rejected, %llu unknown keys)%s",
 				 missing, 10.0 * c->timeout_ms / 1000, (unsigned long long)d->st.rejected,
-				 (unsigned long long)atomic_load(&d->auth_rejected));
+				 (unsigned long long)atomic_load(&d->auth_rejected), refused);
+			/* a rank was there but set up for another scenario: the user's input */
+			*bad_input = refused[0] != 0;
 			goto fail;
 		}
 		if (zmq_poll(&it, 1, TICK_MS) <= 0)
@@ -526,12 +541,14 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 			}
 			fprintf(stderr, "canary-emu: rank 0: refused a join request: %s\n", why);
 			zmq_msg_close(&m);
-			/* a rank set up for another scenario cannot be waited for: stop now */
-			if (!strncmp(why, "a different", 11)) {
-				snprintf(err, errlen, "rank %u has %s", h.rank, why);
-				*bad_input = true;
-				goto fail;
-			}
+			/*
+			 * Without CURVE anyone can send a HELLO: one with another
+			 * scenario may be a misconfigured rank (it stops on the
+			 * REJECT and says why) or a stranger. Keep waiting for the
+			 * real ranks; if they never come, say what was refused.
+			 */
+			if (!strncmp(why, "a different", 11) && !refused[0])
+				snprintf(refused, sizeof(refused), "; refused rank %u: %s", h.rank, why);
 			continue;
 		}
 		joined[h.rank] = true;
@@ -567,7 +584,7 @@ static int join_rank(struct emu_dist *d, char *err, size_t errlen, bool *bad_inp
 
 	memcpy(in.endpoint, d->endpoint[c->rank], EP_MAX);
 	memcpy(in.pub, d->mypub, 32);
-	d->dealer = new_socket(d, ZMQ_DEALER);
+	d->dealer = new_socket(d, ZMQ_DEALER, (int64_t)(sizeof(struct emu_dist_hdr) + sizeof(struct welcome) + ZMTP_SLACK));
 	if (curve_client(d, d->dealer, d->coord_pub) || zmq_connect(d->dealer, c->coordinator)) {
 		snprintf(err, errlen, "--coordinator: cannot connect to %s: %s", c->coordinator, zmq_strerror(zmq_errno()));
 		*bad_input = true;
@@ -664,6 +681,8 @@ struct emu_dist *emu_dist_join(const struct emu_dist_cfg *cfg, char *err, size_t
 	}
 	if (!d->cfg.timeout_ms)
 		d->cfg.timeout_ms = 5000;
+	if (!d->cfg.max_msg)
+		d->cfg.max_msg = EMU_DIST_MAX_MSG;
 	if (cfg->curve && read_keys(d, cfg->curve, err, errlen)) {
 		*bad_input = true;
 		free(d->allow);
@@ -687,7 +706,7 @@ struct emu_dist *emu_dist_join(const struct emu_dist_cfg *cfg, char *err, size_t
 		}
 	}
 	/* this rank's data socket */
-	d->pull = new_socket(d, ZMQ_PULL);
+	d->pull = new_socket(d, ZMQ_PULL, (int64_t)d->cfg.max_msg);
 	snprintf(ep, sizeof(ep), "tcp://%s:*", cfg->bind ? cfg->bind : "127.0.0.1");
 	if (curve_server(d, d->pull) || zmq_bind(d->pull, ep)) {
 		snprintf(err, errlen, "--bind: cannot bind %s: %s", ep, zmq_strerror(zmq_errno()));
@@ -705,7 +724,7 @@ struct emu_dist *emu_dist_join(const struct emu_dist_cfg *cfg, char *err, size_t
 	for (unsigned q = 0; q < cfg->nranks; q++) {
 		if (q == cfg->rank)
 			continue;
-		d->push[q] = new_socket(d, ZMQ_PUSH);
+		d->push[q] = new_socket(d, ZMQ_PUSH, -1);	/* receives nothing */
 		if (curve_client(d, d->push[q], d->pub[q]) || zmq_connect(d->push[q], d->endpoint[q])) {
 			snprintf(err, errlen, "cannot connect to rank %u at %s: %s", q, d->endpoint[q],
 				 zmq_strerror(zmq_errno()));
@@ -720,6 +739,22 @@ void emu_dist_close(struct emu_dist *d)
 {
 	if (!d)
 		return;
+	/*
+	 * After a failure, messages to a dead or frozen peer never leave:
+	 * wait for them 200 ms (time enough for an ABORT to live ranks), not
+	 * the 2 s a run that ended well gives its last messages.
+	 */
+	if (d->failed) {
+		int linger = 200;
+		void *socks[] = { d->router, d->dealer, d->pull };
+
+		for (unsigned q = 0; q < EMU_DIST_MAX_RANKS; q++)
+			if (d->push[q])
+				zmq_setsockopt(d->push[q], ZMQ_LINGER, &linger, sizeof(linger));
+		for (unsigned i = 0; i < 3; i++)
+			if (socks[i])
+				zmq_setsockopt(socks[i], ZMQ_LINGER, &linger, sizeof(linger));
+	}
 	for (unsigned q = 0; q < EMU_DIST_MAX_RANKS; q++) {
 		if (d->holding[q])
 			zmq_msg_close(&d->held[q]);
@@ -929,6 +964,12 @@ int emu_dist_exchange(struct emu_dist *d, struct emu_dist_sum *mine, emu_dist_ou
 		zmq_msg_t m;
 		struct emu_dist_hdr h;
 
+		if (len > d->cfg.max_msg) {
+			fail(d, "the window message to rank %u needs %zu bytes, more than the %zu a rank accepts", q, len,
+			     d->cfg.max_msg);
+			return -1;
+		}
+
 		if (zmq_msg_init_size(&m, len))
 			emu_die(ENOMEM);
 		uint8_t *b = zmq_msg_data(&m);
@@ -980,7 +1021,11 @@ int emu_dist_gather(struct emu_dist *d, const void *data, size_t len, void **par
 	if (d->failed)
 		return -1;
 	if (d->cfg.rank != 0) {
-		if (send_msg(d, d->push[0], EMU_DIST_RESULT, d->window, data, len)) {
+		if (sizeof(struct emu_dist_hdr) + len > d->cfg.max_msg) {
+			fail(d, "the results need %zu bytes, more than the %zu rank 0 accepts",
+			     sizeof(struct emu_dist_hdr) + len, d->cfg.max_msg);
+			rc = -1;
+		} else if (send_msg(d, d->push[0], EMU_DIST_RESULT, d->window, data, len)) {
 			fail(d, "cannot send the results to rank 0: %s", zmq_strerror(zmq_errno()));
 			rc = -1;
 		}

@@ -46,6 +46,12 @@
 
 #define EMU_DIST_MAX_RANKS 64
 #define EMU_DIST_EP_RECORD 128	/* --processes: bytes per endpoint record in the pipe */
+/*
+ * Default bound on a WINDOW or RESULT message (header included). The join
+ * sockets take only what HELLO and WELCOME need; a larger message is
+ * dropped by libzmq before it is allocated.
+ */
+#define EMU_DIST_MAX_MSG ((size_t)256 << 20)
 
 struct emu_dist;
 
@@ -58,6 +64,7 @@ struct emu_dist_cfg {
 	uint64_t fingerprint;		/* of the scenario; every rank must have the same */
 	unsigned workers;		/* this rank's worker threads */
 	unsigned timeout_ms;		/* a silent peer is declared dead after this */
+	size_t max_msg;			/* largest WINDOW/RESULT message (0: EMU_DIST_MAX_MSG) */
 	const pid_t *children;		/* rank 0 of --processes: pid of rank i at [i] */
 	int endpoint_fd;		/* rank 0 of --processes: write the coordinator endpoint here (-1: no) */
 };
