@@ -348,6 +348,10 @@ static const char *o_time_limit(struct cli *c, const char *a)
 
 static const char *o_stall(struct cli *c, const char *a)
 {
+	if (!strcmp(a, "0")) {
+		c->cfg.stall = 0;
+		return NULL;
+	}
 	return emu_parse_time(a, &c->cfg.stall) ? "is not a time with a unit (e.g. 5ms; 0 turns the watchdog off)"
 						 : NULL;
 }
@@ -483,8 +487,11 @@ static const char *o_ranks(struct cli *c, const char *a)
 
 static const char *o_coordinator(struct cli *c, const char *a)
 {
-	if (strncmp(a, "tcp://", 6) || !strchr(a + 6, ':'))
-		return "is not tcp://HOST:PORT";
+	const char *colon = strrchr(a, ':');
+	uint64_t port;
+
+	if (strncmp(a, "tcp://", 6) || colon <= a + 6 || emu_parse_u64(colon + 1, &port) || port < 1 || port > 65535)
+		return "is not tcp://HOST:PORT (PORT in 1..65535)";
 	c->dcfg.coordinator = a;
 	return NULL;
 }
@@ -851,6 +858,16 @@ static int parse_algos(struct cli *c)
 	}
 	if (!c->nalgo)
 		return fail("--algo", "'%s' names no algorithm", c->algos);
+	/* before any run: a limit of a later algorithm must not wait for the earlier ones */
+	for (unsigned i = 0; i < c->nalgo; i++) {
+		char err[512];
+
+		c->cfg.algo = c->algo[i].a;
+		if (emu_scenario_check_blocks(&c->cfg, err, sizeof(err))) {
+			fprintf(stderr, "canary-emu: %s\n", err);
+			return 2;
+		}
+	}
 	if (c->cfg.pcap && c->nalgo > 1)
 		return fail("--pcap", "'%s' needs a single --algo (one run, one capture)", c->cfg.pcap);
 	return 0;
@@ -1110,6 +1127,10 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 				tofino_report(stderr, r->prof, &r->need);
 			return 2;
 		}
+		if (r->write_err[0]) {
+			fprintf(stderr, "canary-emu: %s\n", r->write_err);
+			status = 1;
+		}
 		if (!r->exact) {
 			status = 1;
 			fprintf(stderr, "canary-emu: %s: %s\n", r->algo,
@@ -1166,6 +1187,13 @@ int main(int argc, char **argv)
 	report(&c, &rep, res, nres);
 	for (unsigned i = 0; i < nres; i++)
 		emu_scenario_result_fini(&res[i]);
+	/* a report that did not reach its file is a failure */
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "canary-emu: cannot write the report to standard output: %s\n",
+			errno ? strerror(errno) : "write error");
+		status = status ? status : 1;
+	}
 	if (dist) {
 		if (status == 2 || (status && c.rank == 0 && !nres))
 			emu_dist_abort(dist, "rank stopped on an error");

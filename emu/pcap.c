@@ -127,11 +127,13 @@ static int rec_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-void emu_pcap_close(struct emu_pcap *p)
+int emu_pcap_close(struct emu_pcap *p, char *err, size_t errlen)
 {
 	if (!p)
-		return;
+		return 0;
 	size_t total = 0;
+	int rc = 0;
+	FILE *fp;
 
 	for (unsigned i = 0; i < p->nw; i++)
 		total += p->w[i].n;
@@ -147,7 +149,14 @@ void emu_pcap_close(struct emu_pcap *p)
 	if (total)
 		qsort(all, total, sizeof(*all), rec_cmp);
 	p->pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
-	p->dump = p->pd ? pcap_dump_open(p->pd, p->path) : NULL;
+	fp = p->pd ? fopen(p->path, "wb") : NULL;
+	p->dump = fp ? pcap_dump_fopen(p->pd, fp) : NULL;
+	if (!p->dump) {
+		snprintf(err, errlen, "--pcap: cannot write '%s': %s", p->path, fp ? pcap_geterr(p->pd) : strerror(errno));
+		if (fp)
+			fclose(fp);
+		rc = -1;
+	}
 	for (size_t i = 0; i < total; i++) {
 		if (p->dump) {
 			struct pcap_pkthdr h = {
@@ -162,12 +171,20 @@ void emu_pcap_close(struct emu_pcap *p)
 		}
 		free(all[i].data);
 	}
-	if (p->dump)
+	if (p->dump) {
+		/* pcap_dump_close() does not say whether the data reached the file */
+		if (fflush(fp) || ferror(fp)) {
+			snprintf(err, errlen, "--pcap: writing '%s' failed: %s", p->path,
+				 errno ? strerror(errno) : "write error");
+			rc = -1;
+		}
 		pcap_dump_close(p->dump);
+	}
 	if (p->pd)
 		pcap_close(p->pd);
 	free(all);
 	free(p->w);
 	free(p->path);
 	free(p);
+	return rc;
 }

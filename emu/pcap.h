@@ -24,7 +24,10 @@ struct emu_pcap;
  */
 struct emu_pcap *emu_pcap_open(struct emu_engine *eng, const char *path, const char *links, char *err,
 			       size_t errlen);
-/* emu_pcap_close - write the file and free. Accepts NULL. */
-void emu_pcap_close(struct emu_pcap *p);
+/*
+ * emu_pcap_close - write the file and free. Accepts NULL. Return 0, or -1
+ * with the reason in @err when the file could not be written in full.
+ */
+int emu_pcap_close(struct emu_pcap *p, char *err, size_t errlen);
 
 #endif /* EMU_PCAP_H */

@@ -10,6 +10,83 @@
 #include "emu/engine/util.h"
 
 /* fmt_rate - "100 Gb/s", or "100-400 Gb/s" when the links differ */
+/* utf8_len - bytes of the valid UTF-8 sequence at @p (at most @n), 0 if it is not one. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len;
+	uint32_t cp, min;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		len = 2, cp = p[0] & 0x1f, min = 0x80;
+	else if ((p[0] & 0xf0) == 0xe0)
+		len = 3, cp = p[0] & 0x0f, min = 0x800;
+	else if ((p[0] & 0xf8) == 0xf0)
+		len = 4, cp = p[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/*
+ * json_str - @s as a JSON string: quotes, backslashes and control
+ * characters escaped, bytes that are not UTF-8 replaced by U+FFFD.
+ */
+static void json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+
+	fputc('"', f);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_len(p + i, n - i);
+
+		if (!len) {
+			fputs("\\ufffd", f);
+			i++;
+		} else if (len > 1) {
+			fwrite(p + i, 1, len, f);
+			i += len;
+		} else {
+			unsigned char c = p[i++];
+
+			if (c == '"' || c == '\\')
+				fprintf(f, "\\%c", c);
+			else if (c == '\n')
+				fputs("\\n", f);
+			else if (c == '\t')
+				fputs("\\t", f);
+			else if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+/* csv_str - @s as a quoted CSV field (RFC 4180: a quote is doubled). */
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 static const char *fmt_rates(const struct emu_scn_result *res, char *buf, size_t len)
 {
 	if (res->rate_min_bps == res->rate_max_bps)
@@ -190,8 +267,11 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
 {
 	fprintf(f, "%s{\n", ind);
-	fprintf(f, "%s  \"algo\": \"%s\",\n", ind, res->algo);
-	fprintf(f, "%s  \"topology\": \"%s\",\n", ind, res->topology);
+	fprintf(f, "%s  \"algo\": ", ind);
+	json_str(f, res->algo);
+	fprintf(f, ",\n%s  \"topology\": ", ind);
+	json_str(f, res->topology);
+	fputs(",\n", f);
 	fprintf(f, "%s  \"hosts\": %u,\n", ind, res->ar_hosts);
 	fprintf(f, "%s  \"hosts_total\": %u,\n", ind, res->hosts_total);
 	fprintf(f, "%s  \"background_hosts\": %u,\n", ind, res->bg_hosts);
@@ -243,9 +323,13 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "],\n");
 	/* the same utilizations with the link named by its ends */
 	fprintf(f, "%s  \"links\": [", ind);
-	for (uint32_t i = 0; res->links && i < res->nlinks; i++)
-		fprintf(f, "%s{\"from\": \"%s\", \"to\": \"%s\", \"util\": %.4f}", i ? ", " : "", res->links[i].from,
-			res->links[i].to, res->link_util[i]);
+	for (uint32_t i = 0; res->links && i < res->nlinks; i++) {
+		fprintf(f, "%s{\"from\": ", i ? ", " : "");
+		json_str(f, res->links[i].from);
+		fputs(", \"to\": ", f);
+		json_str(f, res->links[i].to);
+		fprintf(f, ", \"util\": %.4f}", res->link_util[i]);
+	}
 	fprintf(f, "],\n");
 	fprintf(f, "%s  \"drops_queue\": %llu,\n", ind, (unsigned long long)res->drops_queue);
 	fprintf(f, "%s  \"drops_loss\": %llu,\n", ind, (unsigned long long)res->drops_loss);
@@ -322,9 +406,11 @@ void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n)
 		for (unsigned i = 0; i < res[k].nar; i++) {
 			const struct emu_scn_ar *a = &res[k].ar[i];
 
-			fprintf(r->out, "%s,\"%s\",%u,%u,%llu,%u,%llu,%.3f,%.3f,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
+			fprintf(r->out, "%s,", res[k].algo);
+			csv_str(r->out, res[k].topology);
+			fprintf(r->out, ",%u,%u,%llu,%u,%llu,%.3f,%.3f,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
 					"%llu,%llu,%llu,%.3f,%.6f,%llu,%.1f,%u,%llu\n",
-				res[k].algo, res[k].topology, a->tenant, a->hosts, (unsigned long long)a->size_bytes,
+				a->tenant, a->hosts, (unsigned long long)a->size_bytes,
 				r->cfg->elements, (unsigned long long)r->cfg->seed, (double)a->runtime / 1e3,
 				(double)a->barrier / 1e3, a->goodput_gbps, a->exact ? "true" : "false",
 				(unsigned long long)res[k].sw.stragglers, (unsigned long long)res[k].sw.collisions,

@@ -674,6 +674,29 @@ static void describe_links(const struct emu_fabric *fab, struct emu_scn_result *
 		}
 }
 
+int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t errlen)
+{
+	if (cfg->algo != LH_ALGO_RING && cfg->elements) {
+		uint64_t nblocks = (cfg->size_bytes / 4 + cfg->elements - 1) / cfg->elements;
+		uint64_t room = LH_BLOCK_IDS / (cfg->max_failures + 2ULL);
+
+		if (nblocks > room) {
+			uint64_t maxf = LH_BLOCK_IDS / nblocks;
+			int o = snprintf(err, errlen,
+					 "--size: %llu bytes are %llu blocks of %u elements; with --max-failures %u at most "
+					 "%llu bytes fit (block ids are 24 bits, a block needs max-failures + 2)",
+					 (unsigned long long)cfg->size_bytes, (unsigned long long)nblocks, cfg->elements,
+					 cfg->max_failures, (unsigned long long)(room * cfg->elements * 4));
+
+			if (maxf >= 2 && o > 0 && (size_t)o < errlen)
+				snprintf(err + o, errlen - (size_t)o, "; or --max-failures at most %llu",
+					 (unsigned long long)(maxf - 2));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen)
 {
 	struct emu_fabric *fab = NULL;
@@ -706,6 +729,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		snprintf(err, errlen, "--concurrent: %u is not in [1, 255]", cfg->concurrent);
 		return -EINVAL;
 	}
+	if (emu_scenario_check_blocks(cfg, err, errlen))
+		return -EINVAL;
 	if (cfg->algo == LH_ALGO_STATIC && (cfg->ntrees < 1 || cfg->ntrees > 64)) {
 		snprintf(err, errlen, "--algo static:N: N = %u is not in [1, 64]", cfg->ntrees);
 		return -EINVAL;
@@ -955,7 +980,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	}
 	int erc = emu_engine_run(eng);
 
-	emu_pcap_close(pcap);
+	emu_pcap_close(pcap, res->write_err, sizeof(res->write_err));
 	pcap = NULL;
 	free(arv);
 	if (erc == -EPIPE && cfg->dist) {
@@ -1135,7 +1160,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		res->bg_bytes += recs->host[order[nar + i]].bg_bytes;
 	rc = 0;
 out:
-	emu_pcap_close(pcap);
+	emu_pcap_close(pcap, res->write_err, sizeof(res->write_err));
 	recs_free(recs);
 	emu_engine_destroy(eng);
 	if (ten)

@@ -172,6 +172,7 @@ struct emu_scn_result {
 	uint64_t dist_windows;
 	uint64_t dist_msgs, dist_bytes;
 	uint64_t dist_rejected;		/* malformed/foreign messages and unknown keys, all ranks, whole session */
+	char write_err[256];		/* --pcap could not be written: why (empty: it was) */
 };
 
 /*
@@ -190,6 +191,13 @@ void emu_scenario_result_fini(struct emu_scn_result *res);
  * malformed. Exposed for tests and the fuzz targets.
  */
 int emu_scenario_check_result(const void *p, size_t len, uint32_t nhost, uint32_t nsw, uint32_t nport);
+
+/*
+ * emu_scenario_check_blocks - does --size fit the block ids of @cfg->algo
+ * (Canary and static trees: 2^24 - 1 ids per allreduce)? 0, or -EINVAL
+ * with a message naming the option and the largest value that fits.
+ */
+int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t errlen);
 
 /* emu_scenario_defaults - the paper's headline scenario. */
 void emu_scenario_defaults(struct emu_scn_cfg *cfg);

@@ -107,6 +107,13 @@ typedef void (*lh_input_block_fn)(void *arg, size_t off, int32_t *out, size_t n)
 /* a block of the result is final on this host (when no output array is given) */
 typedef void (*lh_block_fn)(void *arg, size_t offset, const int32_t *data, size_t count);
 
+/*
+ * Canary and static trees: a request has 2^24 - 1 block ids and block b's
+ * attempt a uses id b + a x nblocks, so nblocks x (max_failures + 2) must
+ * not exceed LH_BLOCK_IDS (lh_allreduce refuses the request otherwise).
+ */
+#define LH_BLOCK_IDS 0xffffffu
+
 struct lh_ar_cfg {
 	enum lh_algo algo;
 	enum lh_dtype dtype;		/* LH_INT32 only, for now */

@@ -12,7 +12,7 @@
 
 #define LH_MAX_REQS 16
 #define LH_TENANT_SHIFT 24
-#define LH_SEQ_MASK 0xffffffu
+#define LH_SEQ_MASK LH_BLOCK_IDS
 #define LH_RING_PORT 7400
 #define LH_BG_PORT 9000
 

@@ -81,11 +81,105 @@ static double json_num(const char *key)
 	return p ? atof(p + strlen(k)) : -1;
 }
 
+/* limits named, write errors, escaping */
+static void hardening(void)
+{
+	bad_opt("--size 4GiB", "--size: 4294967296 bytes are 4194304 blocks of 256 elements; with --max-failures 3 at "
+			       "most 3435973632 bytes fit");
+	bad_opt("--size 64MiB --elements 1 --max-failures 1000", "with --max-failures 1000 at most 66972 bytes fit");
+	bad_opt("--algo ring,canary --size 256MiB --elements 1", "--size: 268435456 bytes");
+	bad_opt("--coordinator tcp://127.0.0.1:99999 --rank 0 --ranks 2", "--coordinator: 'tcp://127.0.0.1:99999'");
+	bad_opt("--coordinator tcp://:5555 --rank 1 --ranks 2", "--coordinator");
+
+	/* topology files: words past the 32nd, a NUL byte, a directory, bytes that are not printable */
+	char many[1024] = "switch L0\nhost H0\nhost H1\nlink H0 L0\nlink H1 L0";
+
+	for (int i = 0; i < 29; i++)
+		strcat(many, " rate=1G");
+	strcat(many, " bogus=1\n");
+	bad_file(many, "5: more than 32 words");
+	bad_file("switch L0\nhost H\033[31mX\nhost H1\n", "2: byte 0x1b at column 7 is not printable ASCII");
+	ok(!strchr(sh_out, '\033'), "a topology file's bytes are not echoed to the terminal");
+	{
+		char path[] = "/tmp/canary-topo-XXXXXX";
+		int fd = mkstemp(path);
+		static const char body[] = "switch L0\nhost H0\0zz\nhost H1\nlink H0 L0\nlink H1 L0\n";
+
+		if (fd >= 0 && write(fd, body, sizeof(body) - 1) > 0) {
+			close(fd);
+			int rc = sh(EMU " --topology %s --algo canary", path);
+
+			ok(rc == 2 && strstr(sh_out, ":2: a NUL byte at column 8"), "a NUL byte in a topology file: FILE:2, exit 2");
+			unlink(path);
+		} else {
+			ok(0, "temp file");
+		}
+	}
+	bad_opt("--topology /tmp --algo canary", "--topology: cannot read '/tmp': Is a directory");
+
+	/* --stall 0: no watchdog; the run below stops by itself (--stall 200us would stop it at 203 us) */
+	int rc = sh(EMU SMALL " --algo canary --fail switch:L0@3us --stall 0 --time-limit 1ms");
+
+	ok(rc == 1 && strstr(sh_out, "without their whole result") && !strstr(sh_out, "no block completed since"),
+	   "--stall 0 turns the watchdog off (exit 1: stuck, not stalled)");
+	if (rc != 1)
+		diag("exit %d: %s", rc, sh_out);
+
+	/* a report that cannot be written is a failure with a message */
+	static const char *const outs[] = { "--json", "--csv", "" };
+
+	for (int i = 0; i < 3; i++) {
+		rc = sh(EMU SMALL " --algo canary %s > /dev/full", outs[i]);
+		ok(rc == 1 && strstr(sh_out, "cannot write the report"), "report%s%s to /dev/full: exit 1 and says so",
+		   *outs[i] ? " " : "", outs[i]);
+	}
+	rc = sh(EMU SMALL " --algo canary --pcap /dev/full > /dev/null");
+	ok(rc == 1 && strstr(sh_out, "--pcap: writing '/dev/full' failed"), "--pcap /dev/full: exit 1 and says so");
+	if (rc != 1)
+		diag("exit %d: %s", rc, sh_out);
+
+	/* a topology path with a quote, a backslash and a byte that is not UTF-8 */
+	const char *body = "switch L0\nhost H0\nhost H1\nlink H0 L0\nlink H1 L0\n";
+	char path[] = "/tmp/canary-q\"b\\\xff-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0 || write(fd, body, strlen(body)) < 0) {
+		ok(0, "temp file");
+		ok(0, "temp file");
+		return;
+	}
+	close(fd);
+	FILE *f = fopen("/tmp/canary-cli-topo.path", "w");
+
+	if (f) {
+		fputs(path, f);
+		fclose(f);
+	}
+	rc = sh(EMU " --topology \"$(cat /tmp/canary-cli-topo.path)\" --hosts 2 --size 4KiB --elements 16 --algo canary "
+		"--no-progress --json | perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); "
+		"binmode STDOUT, \":utf8\"; print $j->{topology}, \"\\n\"'");
+	char want[64];
+
+	snprintf(want, sizeof(want), "/tmp/canary-q\"b\\\xef\xbf\xbd-%s\n", path + strlen(path) - 6);
+	ok(rc == 0 && !strcmp(sh_out, want), "--json: a quote, a backslash and a non-UTF-8 byte in the topology path "
+					     "give valid JSON (the byte as U+FFFD)");
+	if (rc || strcmp(sh_out, want))
+		diag("exit %d: %s", rc, sh_out);
+	rc = sh(EMU " --topology \"$(cat /tmp/canary-cli-topo.path)\" --hosts 2 --size 4KiB --elements 16 --algo canary "
+		"--no-progress --csv | tail -1 | cut -d, -f2");
+	snprintf(want, sizeof(want), "\"/tmp/canary-q\"\"b\\\xff-%s\"\n", path + strlen(path) - 6);
+	ok(rc == 0 && !strcmp(sh_out, want), "--csv: the quote in the topology path is doubled");
+	if (rc || strcmp(sh_out, want))
+		diag("exit %d: %s", rc, sh_out);
+	unlink(path);
+	unlink("/tmp/canary-cli-topo.path");
+}
+
 int main(void)
 {
 	int rc;
 
-	plan(56);
+	plan(56 + 17);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -266,5 +360,6 @@ int main(void)
 		if (rc != 0 || !strstr(sh_out, " 46\t1"))
 			diag("%s", sh_out);
 	}
+	hardening();
 	return done_testing();
 }

@@ -11,7 +11,9 @@
  * A port given as NAME:PORT is that port; without it the next free one.
  * Every error is reported as "FILE:LINE: what", and the finished fabric is
  * validated (ports used twice, hosts without a link, zero rates, an
- * unconnected fabric) before anything runs.
+ * unconnected fabric) before anything runs. Outside comments a line holds
+ * printable ASCII only, at most 1023 bytes and 32 words; error messages
+ * therefore never echo other bytes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -90,10 +92,37 @@ static int endpoint(struct emu_fabric *fab, char *s, uint32_t *node, int *port, 
 	return 0;
 }
 
+#define LINE_MAX_BYTES 1023
+#define MAX_WORDS 32
+
+/* line_check - @n bytes of a line: the first byte that may not be there, or NULL. */
+static const char *line_check(const char *line, size_t n, char *why, size_t whylen)
+{
+	const char *nul = memchr(line, '\0', n);
+	const char *hash = memchr(line, '#', n);
+
+	if (nul) {
+		snprintf(why, whylen, "a NUL byte at column %zu", (size_t)(nul - line) + 1);
+		return nul;
+	}
+	for (const char *p = line; p < (hash ? hash : line + n); p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c >= 0x7f) {
+			snprintf(why, whylen, "byte 0x%02x at column %zu is not printable ASCII (allowed in comments only)", c,
+				 (size_t)(p - line) + 1);
+			return p;
+		}
+	}
+	return NULL;
+}
+
 struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
-	char line[1024], why[256], ferr[256];
+	char *line = NULL, why[256], ferr[256];
+	size_t cap = 0;
+	ssize_t n;
 	unsigned lineno = 0;
 	struct linkopts def = { .rate = EMU_DEFAULT_RATE_BPS, .latency = EMU_DEFAULT_LATENCY, .mtu = EMU_DEFAULT_MTU };
 
@@ -103,23 +132,33 @@ struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen)
 	}
 	struct emu_fabric *fab = emu_fabric_create();
 
-	while (fgets(line, sizeof(line), f)) {
-		char *tok[32];
+	errno = 0;
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		char *tok[MAX_WORDS];
 		int ntok = 0;
-		char *save = NULL, *hash = strchr(line, '#');
+		char *save = NULL, *hash;
 
 		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+		why[0] = '\0';
+		if (line_check(line, (size_t)n, why, sizeof(why)))
+			goto bad;
+		if ((size_t)n > LINE_MAX_BYTES + (line[n - 1] == '\n')) {
+			snprintf(err, errlen, "%s:%u: line too long (more than %d bytes)", path, lineno, LINE_MAX_BYTES);
 			goto fail;
 		}
+		hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
-		for (char *t = strtok_r(line, " \t\r\n", &save); t && ntok < 32; t = strtok_r(NULL, " \t\r\n", &save))
+		char *t = strtok_r(line, " \t\r\n", &save);
+
+		for (; t && ntok < MAX_WORDS; t = strtok_r(NULL, " \t\r\n", &save))
 			tok[ntok++] = t;
+		if (t) {
+			snprintf(why, sizeof(why), "more than %d words", MAX_WORDS);
+			goto bad;
+		}
 		if (ntok == 0)
 			continue;
-		why[0] = '\0';
 		if (!strcmp(tok[0], "defaults")) {
 			if (parse_opts(tok + 1, ntok - 1, &def, why, sizeof(why)))
 				goto bad;
@@ -178,8 +217,14 @@ bad:
 		snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
 		goto fail;
 	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "--topology: cannot read '%s': %s", path, errno ? strerror(errno) : "read error");
+		goto fail;
+	}
 	fclose(f);
 	f = NULL;
+	free(line);
+	line = NULL;
 	if (emu_fabric_finalize(fab, ferr, sizeof(ferr))) {
 		/* finalize says "line N: ..." when it knows the line */
 		unsigned ln;
@@ -195,6 +240,7 @@ bad:
 fail:
 	if (f)
 		fclose(f);
+	free(line);
 	emu_fabric_destroy(fab);
 	return NULL;
 }
