@@ -956,6 +956,13 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		for (unsigned r = 0; r < ten[t].P; r++)
 			hc[ten[t].hosts[r]].cfg.ar = &arv[t];
 	}
+	/* hosts that go down and come back resume their timers (host_model.h) */
+	for (unsigned i = 0; i < cfg->nfail; i++) {
+		uint32_t node = emu_fabric_find(fab, cfg->fail[i].node);
+
+		if (cfg->fail[i].is_node && cfg->fail[i].up != EMU_TIME_INF && fab->nodes[node].kind == EMU_NODE_HOST)
+			hc[fab->nodes[node].index].cfg.resume = true;
+	}
 	for (uint32_t i = 0; i < fab->nnodes; i++) {
 		const struct emu_fab_node *n = &fab->nodes[i];
 

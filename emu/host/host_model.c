@@ -5,10 +5,72 @@
 #include "emu/host/host_model.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 #include "emu/engine/util.h"
 
 #define T_START (0xfeULL << 56)
+#define T_RESUME (0xfdULL << 56)
+
+/* ---------- armed timers of a host that may be down for a while (cfg->resume) ---------- */
+
+static bool tmr_less(const struct emu_host_tmr *a, const struct emu_host_tmr *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void tmr_push(struct emu_host_state *s, uint64_t t, uint64_t cookie)
+{
+	if (s->ntmr == s->captmr) {
+		s->captmr = s->captmr ? 2 * s->captmr : 64;
+		s->tmr = emu_xrealloc(s->tmr, s->captmr * sizeof(*s->tmr));
+	}
+	size_t i = s->ntmr++;
+	struct emu_host_tmr x = { .t = t, .seq = s->tmr_seq++, .cookie = cookie };
+
+	while (i && tmr_less(&x, &s->tmr[(i - 1) / 2])) {
+		s->tmr[i] = s->tmr[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->tmr[i] = x;
+}
+
+static struct emu_host_tmr tmr_pop(struct emu_host_state *s)
+{
+	struct emu_host_tmr top = s->tmr[0], x = s->tmr[--s->ntmr];
+	size_t i = 0, n = s->ntmr;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && tmr_less(&s->tmr[c + 1], &s->tmr[c]))
+			c++;
+		if (!tmr_less(&s->tmr[c], &x))
+			break;
+		s->tmr[i] = s->tmr[c];
+		i = c;
+	}
+	if (n)
+		s->tmr[i] = x;
+	return top;
+}
+
+/*
+ * arm - emu_timer_at() that, for a host that may come back, also records
+ * the timer. The engine fires a node's timers in (t, arming order), the
+ * heap's order, so a timer that fires is always the heap's minimum.
+ */
+static void arm(struct emu_host_state *s, uint64_t at, uint64_t cookie)
+{
+	if (s->cfg && s->cfg->resume) {
+		uint64_t now = emu_node_now(s->node);
+
+		tmr_push(s, at < now ? now : at, cookie);
+	}
+	emu_timer_at(s->node, at, cookie);
+}
 
 static uint8_t *t_frame_get(void *ctx, void **handle)
 {
@@ -33,7 +95,7 @@ static lh_time_t t_now(void *ctx)
 
 static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
 {
-	emu_timer_at(((struct emu_host_state *)ctx)->node, at, cookie);
+	arm(ctx, at, cookie);
 }
 
 /*
@@ -132,7 +194,7 @@ static int host_init(struct emu_node *n, void *arg)
 	if (!s->comm)
 		return -EINVAL;
 	if (c->start) {
-		emu_timer_at(n, c->start, T_START);
+		arm(s, c->start, T_START);
 		return 0;
 	}
 	return start_allreduce(s);
@@ -148,17 +210,61 @@ static void host_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	emu_frame_free(n, f);
 }
 
+static void dispatch(struct emu_host_state *s, uint64_t cookie)
+{
+	if (cookie == T_START)
+		start_allreduce(s);
+	else
+		lh_host_timer(s->lh, cookie);
+}
+
+/*
+ * fire_late - a recorded timer due before now (@incl_now: by now) that is
+ * still recorded was dropped while the host was down: fire it now, in
+ * order. Called before any timer of a host that came back fires, and by
+ * T_RESUME (armed when the host came up: it fires after every timer
+ * armed before with the same time, so all due by now were dropped).
+ */
+static void fire_late(struct emu_host_state *s, bool incl_now)
+{
+	uint64_t now = emu_node_now(s->node);
+	size_t n = 0;
+	uint64_t *late = NULL;
+
+	while (s->ntmr && (s->tmr[0].t < now || (incl_now && s->tmr[0].t == now))) {
+		late = emu_xrealloc(late, (n + 1) * sizeof(*late));
+		late[n++] = tmr_pop(s).cookie;
+	}
+	s->resumed += n;
+	for (size_t i = 0; i < n; i++)
+		dispatch(s, late[i]);
+	free(late);
+}
+
 static void host_timer(struct emu_node *n, uint64_t cookie)
 {
 	struct emu_host_state *s = emu_node_state(n);
 
 	if (!s->lh)
 		return;
-	if (cookie == T_START) {
-		start_allreduce(s);
+	if (cookie == T_RESUME) {
+		fire_late(s, true);
 		return;
 	}
-	lh_host_timer(s->lh, cookie);
+	if (s->cfg->resume) {
+		fire_late(s, false);
+		if (s->ntmr)
+			tmr_pop(s);	/* this timer: the earliest left */
+	}
+	dispatch(s, cookie);
+}
+
+static void host_state(struct emu_node *n, bool up)
+{
+	struct emu_host_state *s = emu_node_state(n);
+
+	if (up && s->lh && s->cfg->resume)
+		emu_timer_at(n, emu_node_now(n), T_RESUME);
 }
 
 static void host_txdone(struct emu_node *n, unsigned port)
@@ -184,6 +290,8 @@ static void host_fini(struct emu_node *n)
 	struct emu_host_state *s = emu_node_state(n);
 
 	lh_host_destroy(s->lh);
+	free(s->tmr);
+	s->tmr = NULL;
 	s->lh = NULL;
 	s->comm = NULL;
 	s->req = NULL;
@@ -197,5 +305,6 @@ const struct emu_model_ops emu_host_ops = {
 	.timer = host_timer,
 	.txdone = host_txdone,
 	.link = host_link,
+	.state = host_state,
 	.fini = host_fini,
 };

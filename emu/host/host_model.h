@@ -42,6 +42,13 @@ struct emu_host_cfg {
 	uint64_t bg_seed;
 	uint64_t bg_msg;
 	lh_time_t bg_until;
+	/*
+	 * The host may go down and come back (a node failure with an end):
+	 * the engine drops the timers that come due while a node is down, so
+	 * the host keeps its own list of armed timers and fires the dropped
+	 * ones when it is back, as if it had been paused.
+	 */
+	bool resume;
 };
 
 struct emu_host_state {
@@ -53,6 +60,15 @@ struct emu_host_state {
 	uint64_t mismatches;	/* result elements that differ from the expected sum */
 	uint64_t delivered;	/* result elements delivered */
 	bool finished;
+	/* cfg->resume: armed timers, a heap on (t, seq) */
+	struct emu_host_tmr {
+		uint64_t t;
+		uint64_t seq;
+		uint64_t cookie;
+	} *tmr;
+	size_t ntmr, captmr;
+	uint64_t tmr_seq;
+	uint64_t resumed;	/* timers fired late because the host was down */
 };
 
 extern const struct emu_model_ops emu_host_ops;
