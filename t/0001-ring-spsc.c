@@ -4,16 +4,28 @@
  * duplicated, order kept. Also the channel's overflow path.
  */
 #include <pthread.h>
+#include <sched.h>
 
 #include "emu/engine/chan.h"
 #include "emu/engine/ring.h"
 #include "tap.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ITEMS (2u * 1000 * 1000)
-#else
-#define ITEMS (20u * 1000 * 1000)
-#endif
+
+/*
+ * wait - a spinning thread gives its core away after a while: on a busy
+ * machine the other thread may not be running, and spinning until the
+ * scheduler preempts us would cost a whole time slice per ring-full.
+ */
+static void wait(unsigned *spins)
+{
+	if (++*spins < 64) {
+		emu_cpu_relax();
+	} else {
+		*spins = 0;
+		sched_yield();
+	}
+}
 
 static struct emu_ring *ring;
 
@@ -21,12 +33,13 @@ static void *producer(void *arg)
 {
 	(void)arg;
 	struct emu_ev ev = { .type = EMU_EV_TIMER };
+	unsigned spins = 0;
 
 	for (uint64_t i = 0; i < ITEMS; i++) {
 		ev.key = i;
 		ev.arg = i * 7 + 1;
 		while (emu_ring_enqueue(ring, &ev))
-			emu_cpu_relax();
+			wait(&spins);
 		if ((i & 31) == 31)
 			emu_ring_publish(ring);
 	}
@@ -43,12 +56,13 @@ static void *consumer(void *arg)
 	struct cons_result *r = arg;
 	struct emu_ev buf[128];
 	uint64_t expect = 0;
+	unsigned spins = 0;
 
 	while (expect < ITEMS) {
 		uint32_t n = emu_ring_dequeue_burst(ring, buf, 128);
 
 		if (!n) {
-			emu_cpu_relax();
+			wait(&spins);
 			continue;
 		}
 		for (uint32_t i = 0; i < n; i++) {
