@@ -36,6 +36,7 @@
 #include "emu/report.h"
 #include "emu/scenario.h"
 #include "emu/units.h"
+#include "topologies/topo.h"
 #include "emu/engine/util.h"
 
 #ifndef CANARY_VERSION
@@ -767,37 +768,118 @@ static int parse_options(struct cli *c, int argc, char **argv)
 	return -1;
 }
 
-/*
- * The scenario's fingerprint: every argument except the options marked
- * local (distribution, workers, output: they may differ between ranks),
- * plus the build's record sizes. Ranks with different fingerprints would
- * not emulate the same run.
- */
-static uint64_t fingerprint(int argc, char **argv)
+/* hash_bytes - fold @n bytes at @p into @h. */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = emu_hash64(h ^ b[i]);
+	return emu_hash64(h ^ 0x100);
+}
+
+#define HASH(h, v) hash_bytes((h), &(v), sizeof(v))
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	return hash_bytes(h, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* hash_fabric - what the topology built: nodes, ports, rates, latencies, MTUs, loss */
+static uint64_t hash_fabric(uint64_t h, const struct emu_fabric *fab)
+{
+	h = HASH(h, fab->nnodes);
+	h = HASH(h, fab->nlinks);
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		const struct emu_fab_node *n = &fab->nodes[i];
+
+		h = hash_str(h, n->name);
+		h = HASH(h, n->kind);
+		h = HASH(h, n->level);
+		h = HASH(h, n->nports);
+	}
+	for (uint32_t i = 0; i < fab->nlinks; i++) {
+		const struct emu_fab_link *l = &fab->links[i];
+
+		for (int d = 0; d < 2; d++) {
+			h = HASH(h, l->node[d]);
+			h = HASH(h, l->port[d]);
+			h = HASH(h, l->rate_bps[d]);
+			h = HASH(h, l->latency[d]);
+			h = HASH(h, l->loss[d]);
+		}
+		h = HASH(h, l->mtu);
+	}
+	return h;
+}
+
+/*
+ * The scenario's fingerprint: the parsed options that shape the emulated
+ * run (not those that may differ between ranks: workers, output, the
+ * distribution) and the fabric the topology builds, plus the build's
+ * record sizes. Option spelling and order do not matter; a topology file
+ * with the same path but other contents does. Ranks with different
+ * fingerprints would not emulate the same run.
+ */
+static uint64_t fingerprint(const struct cli *c)
+{
+	const struct emu_scn_cfg *s = &c->cfg;
 	uint64_t h = emu_hash64(EMU_DIST_VERSION ^ ((uint64_t)sizeof(struct emu_run_stats) << 16) ^
 				((uint64_t)sizeof(struct emu_sw_stats) << 32));
+	char err[512];
+	struct emu_fabric *fab = topo_load(s->topology, err, sizeof(err));
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const struct cli_opt *local = NULL;
-
-		for (size_t k = 0; k < NOPTS && !local && !strncmp(a, "--", 2); k++) {
-			const struct cli_opt *d = &opt_table[k];
-			size_t n = d->name ? strlen(d->name) : 0;
-
-			if (d->local && !strncmp(a + 2, d->name, n) && (a[n + 2] == 0 || a[n + 2] == '='))
-				local = d;
-		}
-		if (local) {
-			if (a[strlen(local->name) + 2] == 0 && local->arg)
-				i++;
-			continue;
-		}
-		for (const char *p = a; *p; p++)
-			h = emu_hash64(h ^ (uint8_t)*p);
-		h = emu_hash64(h ^ 0x100);
+	/* a topology that does not load fails the same way on every rank */
+	h = fab ? hash_fabric(h, fab) : hash_str(h, s->topology);
+	emu_fabric_destroy(fab);
+	h = HASH(h, c->nalgo);
+	for (unsigned i = 0; i < c->nalgo; i++) {
+		h = HASH(h, c->algo[i].a);
+		h = HASH(h, c->algo[i].n);
 	}
+	h = HASH(h, s->hosts);
+	h = HASH(h, s->hosts_pct);
+	h = HASH(h, s->size_bytes);
+	h = HASH(h, s->elements);
+	h = HASH(h, s->concurrent);
+	h = HASH(h, s->background);
+	h = HASH(h, s->bg_pattern);
+	h = HASH(h, s->bg_msg);
+	h = HASH(h, s->timeout);
+	h = HASH(h, s->timer);
+	h = HASH(h, s->pktgen_tick);
+	h = HASH(h, s->routing);
+	h = HASH(h, s->noise);
+	h = HASH(h, s->loss);
+	h = HASH(h, s->lossy);
+	h = HASH(h, s->priority);
+	h = HASH(h, s->nfail);
+	for (unsigned i = 0; i < s->nfail; i++) {
+		h = HASH(h, s->fail[i].is_node);
+		h = hash_str(h, s->fail[i].node);
+		h = HASH(h, s->fail[i].port);
+		h = HASH(h, s->fail[i].down);
+		h = HASH(h, s->fail[i].up);
+	}
+	h = HASH(h, s->ndrop);
+	for (unsigned i = 0; i < s->ndrop; i++) {
+		h = hash_str(h, s->drop[i].node);
+		h = HASH(h, s->drop[i].port);
+		h = HASH(h, s->drop[i].nth);
+	}
+	h = hash_str(h, s->profile);
+	h = HASH(h, s->descriptors);
+	h = HASH(h, s->shards);
+	h = HASH(h, s->table_per_tenant);
+	h = HASH(h, s->seed);
+	h = HASH(h, s->clock);
+	h = HASH(h, s->dilation);
+	h = HASH(h, s->window);
+	h = HASH(h, s->retx_timeout);
+	h = HASH(h, s->max_failures);
+	h = HASH(h, s->limit);
+	h = HASH(h, s->stall);
+	h = HASH(h, s->buffer_bytes);
 	return h;
 }
 
@@ -995,7 +1077,7 @@ static int fork_ranks(struct cli *c, pid_t *children)
  * connect to the others. *@dist is this rank's end; return 0, or the exit
  * status (said why).
  */
-static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist, int argc, char **argv)
+static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist)
 {
 	unsigned P = c->processes > 1 ? c->processes : c->ranks;
 	char err[512];
@@ -1013,7 +1095,7 @@ static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist, in
 	c->dcfg.rank = c->rank;
 	c->dcfg.nranks = P;
 	c->dcfg.workers = c->cfg.workers;
-	c->dcfg.fingerprint = fingerprint(argc, argv);
+	c->dcfg.fingerprint = fingerprint(c);
 	*dist = emu_dist_join(&c->dcfg, err, sizeof(err), &bad_input);
 	if (c->dcfg.endpoint_fd >= 0)
 		close(c->dcfg.endpoint_fd);
@@ -1178,7 +1260,7 @@ int main(int argc, char **argv)
 		return status;
 	if (c.resources)
 		return resources(&c);
-	if (distributed(&c) && (status = join_ranks(&c, children, &dist, argc, argv)))
+	if (distributed(&c) && (status = join_ranks(&c, children, &dist)))
 		return status;
 
 	struct report rep = { .out = stdout, .cfg = &c.cfg };

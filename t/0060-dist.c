@@ -304,6 +304,32 @@ static void join_errors(void)
 	if (!strstr(sh_out, "statuses 2 2") || !strstr(sh_out, "refused rank 1: a different"))
 		diag("%s", sh_out);
 
+	/*
+	 * The fingerprint is the parsed scenario and the fabric it builds:
+	 * the same options spelt otherwise and in another order join; the
+	 * same topology path with other contents does not.
+	 */
+	int fport = port_base() + 20;
+
+	rc = sh("(" EMU " %s --rank 1 --ranks 2 --coordinator tcp://127.0.0.1:%d > /dev/null &"
+		" " EMU " --no-progress --algo=canary --hosts=8 --size=64KiB --topology=fattree2:leaves=4,spines=4,hosts=4"
+		" --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; echo statuses $s $?)", args, fport, fport);
+	ok(rc == 0 && strstr(sh_out, "statuses 0 0") && strstr(sh_out, "every allreduce exact"),
+	   "the same scenario spelt --opt=value and in another order: the ranks join, the result is exact");
+	if (!strstr(sh_out, "statuses 0 0"))
+		diag("%s", sh_out);
+	fport++;
+	sh("printf 'switch L0\\nhost H0\\nhost H1\\nlink H0 L0\\nlink H1 L0\\n' > %s/fp.topo", dir);
+	rc = sh("(" EMU " --topology %s/fp.topo --hosts 2 --size 4KiB --algo canary --no-progress --peer-timeout 200ms"
+		" --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d > /dev/null & sleep 0.5;"
+		" printf 'switch L0\\nhost H0\\nhost H1\\nlink H0 L0 latency=1us\\nlink H1 L0\\n' > %s/fp.topo;"
+		" " EMU " --topology %s/fp.topo --hosts 2 --size 4KiB --algo canary --no-progress --rank 1 --ranks 2"
+		" --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; echo statuses $s $?)", dir, fport, dir, dir, fport);
+	ok(strstr(sh_out, "statuses 2 2") && strstr(sh_out, "a different scenario"),
+	   "the same topology path with other contents: refused as a different scenario (both exit 2)");
+	if (!strstr(sh_out, "statuses 2 2"))
+		diag("%s", sh_out);
+
 	/* garbage at the coordinator, then a real rank: the run completes, the garbage is counted */
 	port++;
 	pid_t pid = fork();
@@ -414,7 +440,11 @@ static void curve(const char *args)
 		sh("cat %s/c.json | head -5", dir), diag("exit %d: %s", rc, sh_out);
 	/* a client whose key is not in the coordinator's allow list */
 	port++;
-	sh("(grep secret %s/other/rank1.key; grep -v secret %s/keys/rank1.key) > %s/rogue.key", dir, dir, dir);
+	sh("(grep secret %s/other/rank1.key; grep -v secret %s/keys/rank1.key) > %s/rogue.key; chmod 644 %s/rogue.key",
+	   dir, dir, dir, dir);
+	ok(sh(EMU " %s --curve %s/rogue.key --rank 1 --ranks 2 --coordinator tcp://127.0.0.1:%d", args, dir, port) == 2 &&
+	   strstr(sh_out, "is accessible by others (mode 644)"), "CURVE: a key file others can read is refused (exit 2)");
+	sh("chmod 600 %s/rogue.key", dir);
 	rc = sh("(" EMU " %s --curve %s/keys/rank0.key --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d --peer-timeout 200ms"
 		" > /dev/null & sleep 0.2; " EMU " %s --curve %s/rogue.key --rank 1 --ranks 2 --peer-timeout 200ms"
 		" --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; echo statuses $s $?)", args, dir, port, args, dir, port);

@@ -257,8 +257,17 @@ static int read_keys(struct emu_dist *d, const char *path, char *err, size_t err
 	unsigned ln = 0;
 	bool have_secret = false, have_coord = false;
 
+	struct stat st;
+
 	if (!f) {
 		snprintf(err, errlen, "--curve: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* a secret others can read is no secret: refuse it, as ssh does */
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		snprintf(err, errlen, "--curve: %s is accessible by others (mode %03o): chmod 600 it", path,
+			 (unsigned)(st.st_mode & 0777));
+		fclose(f);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
