@@ -47,14 +47,14 @@ sub summarize {
 		$s->{exact} = 0 if $r->{result_exact} ne 'true';
 	}
 	open(my $out, '>', "$dir/$name.dat") or die "$dir/$name.dat: $!";
-	print $out "# ", join(' ', @tags, 'algo', 'goodput_gbps', 'runtime_us', 'runs', 'exact'), "\n";
+	print $out "# ", join(' ', @tags, 'algo', 'goodput_gbps', 'runtime_us', 'runs', 'exact', 'goodput_min', 'goodput_max'), "\n";
 	print "\n### $name\n\n| ", join(' | ', @tags, 'algo', 'goodput (Gb/s)', 'min-max over seeds', 'runtime (us)', 'runs', 'exact'), " |\n";
 	print "|", join('|', ('---') x (@tags + 6)), "|\n";
 	for my $k (@keys) {
 		my $s = $sum{$k};
 		my @f = split /,/, $k;
-		printf $out "%s %.3f %.3f %d %d\n", join(' ', @f), $s->{gp} / $s->{n}, $s->{rt} / $s->{n} / 1000,
-			$s->{n}, $s->{exact};
+		printf $out "%s %.3f %.3f %d %d %.3f %.3f\n", join(' ', @f), $s->{gp} / $s->{n}, $s->{rt} / $s->{n} / 1000,
+			$s->{n}, $s->{exact}, $s->{min}, $s->{max};
 		printf "| %s | %.1f | %.1f-%.1f | %.1f | %d | %s |\n", join(' | ', @f), $s->{gp} / $s->{n}, $s->{min}, $s->{max},
 			$s->{rt} / $s->{n} / 1000, $s->{n}, $s->{exact} ? 'yes' : 'NO';
 	}
@@ -63,26 +63,33 @@ sub summarize {
 
 # pivot NAME.csv: one row per value of @rowcols, one column per value of
 # $colcol (a column name, or a list of them joined with _), mean goodput ->
-# NAME.wide (for gnuplot); only rows with $fcol = $fval if given
+# NAME.wide (for gnuplot); only rows with $fcol = $fval if given. After the
+# means, two columns per column value: the minimum and maximum over seeds
+# (KEY_min KEY_max, in the same order), for error bars
 sub pivot {
 	my ($name, $rowcols, $colcol, $out, $fcol, $fval) = @_;
 	my ($cols, $rows) = readcsv("$dir/$name.csv");
 	return unless $cols;
-	my (%sum, %n, @rk, @ck, %seenr, %seenc);
+	my (%sum, %n, %min, %max, @rk, @ck, %seenr, %seenc);
 	for my $r (@$rows) {
 		next if defined $fcol && $r->{$fcol} ne $fval;
 		my $rk = join('_', map { $r->{$_} } @$rowcols);
 		my $ck = ref $colcol ? join('_', grep { $_ ne '-' } map { $r->{$_} } @$colcol) : $r->{$colcol};
 		push @rk, $rk unless $seenr{$rk}++;
 		push @ck, $ck unless $seenc{$ck}++;
-		$sum{$rk}{$ck} += $r->{goodput_gbps};
+		my $g = $r->{goodput_gbps};
+		$sum{$rk}{$ck} += $g;
+		$min{$rk}{$ck} = $g if !defined $min{$rk}{$ck} || $g < $min{$rk}{$ck};
+		$max{$rk}{$ck} = $g if !defined $max{$rk}{$ck} || $g > $max{$rk}{$ck};
 		$n{$rk}{$ck}++;
 	}
 	@rk = sort { $a <=> $b } @rk unless grep { !/^[0-9.eE+-]+$/ } @rk;	# numeric keys: in order
 	open(my $o, '>', "$dir/" . ($out // $name) . ".wide") or die;
-	print $o join(' ', 'key', @ck), "\n";
+	print $o join(' ', 'key', @ck, map { ("${_}_min", "${_}_max") } @ck), "\n";
 	for my $rk (@rk) {
-		print $o join(' ', $rk, map { $n{$rk}{$_} ? sprintf('%.3f', $sum{$rk}{$_} / $n{$rk}{$_}) : 'NaN' } @ck), "\n";
+		print $o join(' ', $rk,
+			(map { $n{$rk}{$_} ? sprintf('%.3f', $sum{$rk}{$_} / $n{$rk}{$_}) : 'NaN' } @ck),
+			(map { $n{$rk}{$_} ? (sprintf('%.3f', $min{$rk}{$_}), sprintf('%.3f', $max{$rk}{$_})) : ('NaN', 'NaN') } @ck)), "\n";
 	}
 	close $o;
 }
