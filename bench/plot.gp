@@ -1,124 +1,194 @@
 # SPDX-License-Identifier: MIT
 # bench/plot.gp - the paper's figures from the pivoted tables
-# bench/summarize.pl writes (bench/results/*.wide, *-util.dat).
+# bench/summarize.pl writes (bench/results/*.wide, *.dat).
 #   gnuplot bench/plot.gp
+#
+# A .wide table is "key C1 .. Cn C1_min C1_max .. Cn_min Cn_max": the mean
+# goodput over seeds per column, then its minimum and maximum over seeds,
+# drawn as error bars.
+set encoding utf8
 set terminal pngcairo size 960,540 font "sans,11" noenhanced
 set grid ytics
-set key top left
+set key outside below center horizontal
 set ylabel "goodput (Gb/s)"
 R = "bench/results/"
 have(f) = int(system("[ -s '".f."' ] && echo 1 || echo 0"))
 
+# colour-blind-safe colours (Okabe-Ito), one per series, in column order
+set linetype 1 lc rgb "#0072B2" lw 2 pt 7 ps 1
+set linetype 2 lc rgb "#E69F00" lw 2 pt 5 ps 1
+set linetype 3 lc rgb "#009E73" lw 2 pt 9 ps 1.2
+set linetype 4 lc rgb "#D55E00" lw 2 pt 13 ps 1.2
+set linetype 5 lc rgb "#CC79A7" lw 2 pt 11 ps 1.2
+set linetype 6 lc rgb "#56B4E9" lw 2 pt 15 ps 1.2
+
+# header of a .wide table; n(f): its series; lo(f,i), hi(f,i): the columns
+# of the minimum and maximum of mean column i (2 .. n + 1)
+hdr(f) = system("head -1 '".f."'")
+n(f) = (words(hdr(f)) - 1) / 3
+lo(f, i) = n(f) + 2 + 2 * (i - 2)
+hi(f, i) = lo(f, i) + 1
+
+# readable names for keys and column heads
+last2(s) = s[strlen(s) - 1:]
+cut2(s) = s[1:strlen(s) - 2]
+dur(t) = last2(t) eq "ns" ? cut2(t)." ns" : (last2(t) eq "us" ? cut2(t)." µs" : t)
+bgname(b) = b eq "none" ? "no background" : (b eq "uniform" ? "uniform background" : b)
+alg(s) = s[1:7] eq "canary_" ? "canary, timeout ".dur(s[8:]) : s
+sname(f, i) = alg(word(hdr(f), i))
+us(s) = strstrt(s, "_")
+before(s) = s[1:us(s) - 1]
+after(s) = s[us(s) + 1:]
+pct(s) = s[strlen(s):] eq "%" ? s[1:strlen(s) - 1]." %" : s
+
 set style data histograms
-set style histogram clustered gap 1
+set style histogram errorbars gap 1 lw 1
 set style fill solid 0.85 border -1
 set yrange [0:105]
 
 do for [v in "exp2-trees exp2-trees-tofino1"] {
-	if (!have(R.v.".wide")) { continue }
+	f = R.v.".wide"
+	if (!have(f)) { continue }
 	set output R.v.".png"
 	set title "512 hosts in a 4 MiB allreduce, 512 hosts background (paper fig. 5a)".(v eq "exp2-trees" ? "" : ", tofino1")
-	plot R.v.".wide" using 2:xtic(1) title columnhead(2), "" using 3 title columnhead(3)
+	set xlabel "algorithm (static:N = N static trees)"
+	plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(1) title bgname(word(hdr(f), i)) lt i-1
 }
 
-if (have(R."exp1-motivation.wide")) {
+f = R."exp1-motivation.wide"
+if (have(f)) {
 	set output R."exp1-motivation.png"
-	set title "motivation: 1 % and 75 % of the hosts, with and without background (4 MiB)"
-	set xtics rotate by -20
-	plot for [i=2:5] R."exp1-motivation.wide" using i:xtic(1) title columnhead(i)
-	set xtics norotate
+	set title "motivation: 1 % and 75 % of the hosts in a 4 MiB allreduce, with and without background"
+	set xlabel "hosts in the allreduce (% of 1024), background on the other hosts" offset 0,-1
+	set bmargin 6
+	plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(pct(before(strcol(1)))." of hosts\n".bgname(after(strcol(1)))) \
+		title sname(f, i) lt i-1
 }
 
-if (have(R."exp8-priority.wide")) {
+prio(p) = p eq "none" ? "FIFO" : (p eq "collective" ? "--priority collective" : p)
+case(c) = c eq "512/512" ? "512 + 512 background, 4 MiB" : (c eq "5%" ? "5 % of hosts, 4 MiB" : \
+	(c eq "20%/16MiB" ? "20 % of hosts, 16 MiB" : c))
+f = R."exp8-priority.wide"
+if (have(f)) {
 	set output R."exp8-priority.png"
-	set title "not in the paper: collective frames in their own traffic class (--priority collective), background uniform"
-	set xtics rotate by -20
-	plot for [i=2:5] R."exp8-priority.wide" using i:xtic(1) title columnhead(i)
-	set xtics norotate
+	set title "not in the paper: collective frames in their own traffic class, background uniform"
+	set xlabel "case, traffic class of the collective frames" offset 0,-1
+	set bmargin 6
+	plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(case(before(strcol(1)))."\n".prio(after(strcol(1)))) \
+		title sname(f, i) lt i-1
 }
 
-set style data linespoints
+set style data yerrorlines
+unset bmargin
+set xlabel offset 0,0
+set yrange [0:105]
 do for [v in "exp3-share exp3-share-tofino1"] {
-	if (!have(R.v.".wide")) { continue }
+	f = R.v.".wide"
+	if (!have(f)) { continue }
 	set output R.v.".png"
 	set title "4 MiB goodput vs hosts in the allreduce, the rest background (paper fig. 6)".(v eq "exp3-share" ? "" : ", tofino1")
 	set xlabel "hosts in the allreduce (% of 1024)"
-	plot for [i=2:5] R.v.".wide" using (real(strcol(1)[1:strlen(strcol(1))-1])):i title columnhead(i) lw 2 pt 7
+	set xrange [0:*]
+	plot for [i=2:n(f)+1] f skip 1 using (real(strcol(1)[1:strlen(strcol(1))-1])):i:lo(f,i):hi(f,i) title sname(f, i) lt i-1
+	set autoscale x
 }
 
 do for [v in "exp5-tenants exp5-tenants-tofino1 exp5-tenants-hash"] {
-	if (!have(R.v.".wide")) { continue }
+	f = R.v.".wide"
+	if (!have(f)) { continue }
 	set output R.v.".png"
 	set title "mean goodput of K concurrent 4 MiB allreduces, all 1024 hosts (paper fig. 8a)".(v eq "exp5-tenants" ? "" : (v eq "exp5-tenants-hash" ? ", hashed tables" : ", tofino1, hashed tables"))
-	set xlabel "concurrent allreduces"
+	set xlabel "concurrent allreduces (K)"
 	set logscale x 2
-	plot for [i=2:5] R.v.".wide" using 1:i title columnhead(i) lw 2 pt 7
+	set format x "%g"
+	plot for [i=2:n(f)+1] f skip 1 using 1:i:lo(f,i):hi(f,i) title sname(f, i) lt i-1
 	unset logscale x
 }
 
 # exp6: goodput vs noise, one line per Canary timeout and four static trees
 do for [v in "exp6-noise-none exp6-noise-uniform"] {
-	if (!have(R.v.".wide")) { continue }
+	f = R.v.".wide"
+	if (!have(f)) { continue }
 	set output R.v.".png"
-	set title "512 hosts, 4 MiB: goodput vs noise (a send delayed by 1 us), ".(v eq "exp6-noise-none" ? "no background" : "512 hosts background")." (paper fig. 9)"
+	set title "512 hosts, 4 MiB: goodput vs noise (a send delayed by 1 µs), ".(v eq "exp6-noise-none" ? "no background" : "512 hosts background")." (paper fig. 9)"
 	set xlabel "noise probability per send (%)"
 	set logscale x 10
-	plot for [i=2:5] R.v.".wide" using ($1 * 100):i title columnhead(i) lw 2 pt 7
+	set format x "%g"
+	plot for [i=2:n(f)+1] f skip 1 using ($1 * 100):i:lo(f,i):hi(f,i) title sname(f, i) lt i-1
 	unset logscale x
 }
 
-# exp7: the single-switch goodput against its bound
+# exp7: the single-switch goodput against its bound (.dat: mean in 3, min 7, max 8)
 if (have(R."exp7-tofino.dat")) {
 	set output R."exp7-tofino.png"
 	set title "one switch, two senders and the leader, 32 elements (128 B) per packet, tofino1 (paper fig. 4)"
-	set xlabel ""
+	set xlabel "algorithm, bytes per host"
 	set xrange [-1:1]
 	set xtics ("canary, 4 MiB" 0)
+	set yrange [0:105]
 	set style fill solid 0.85 border -1
-	plot R."exp7-tofino.dat" using (0):3:(0.6) with boxes title "measured (mean over seeds)", \
-	     100.0 * 128 / 185 with lines lw 2 dt 2 title "bound: 128/185 of 100 Gb/s = 69.19"
+	plot R."exp7-tofino.dat" using (0):3:(0.6) with boxes lt 1 title "measured (mean over seeds)", \
+	     "" using (0):3:7:8 with yerrorbars lt -1 lw 1 pt 0 title "min-max over seeds", \
+	     100.0 * 128 / 185 with lines lt 4 lw 2 dt 2 title "bound: 128/185 of 100 Gb/s = 69.19"
 	set autoscale x
 	set xtics autofreq
 }
 
-# exp4: runtime vs size (runtime = size x 8 / goodput)
+# exp4: runtime vs size (runtime = size x 8 / goodput); the slowest seed
+# (minimum goodput) gives the top of the error bar
 do for [v in "exp4-size-none exp4-size-uniform"] {
-	if (!have(R.v.".wide")) { continue }
+	f = R.v.".wide"
+	if (!have(f)) { continue }
 	set output R.v.".png"
 	set title "allreduce runtime vs size, 20 % of the hosts".(v eq "exp4-size-none" ? ", no background" : ", 80 % background") ." (paper fig. 7)"
 	set xlabel "bytes per host"
-	set ylabel "runtime (us)"
+	set ylabel "runtime (µs)"
 	set logscale xy
+	set format y "%g"
 	set yrange [*:*]
-	set key top left
-	plot for [i=2:4] R.v.".wide" using 1:($1 * 8 / column(i) / 1000) title columnhead(i) lw 2 pt 7
+	set xtics ("1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, \
+		"1 MiB" 1048576, "4 MiB" 4194304, "16 MiB" 16777216, "64 MiB" 67108864)
+	plot for [i=2:n(f)+1] f skip 1 using 1:($1 * 8 / column(i) / 1000):($1 * 8 / column(hi(f,i)) / 1000):($1 * 8 / column(lo(f,i)) / 1000) \
+		title sname(f, i) lt i-1
 	unset logscale
+	set xtics autofreq
+	set format y "% h"
 	set ylabel "goodput (Gb/s)"
 }
 
+# link utilization: the buckets stacked in each bar, coloured light (idle,
+# low load) to dark (90 %+)
+bucket = "idle 0-10 10-20 20-30 30-40 40-50 50-60 60-70 70-80 80-90 90+"
+shade = "#f7f7f7 #fde725 #b5de2b #6ece58 #35b779 #1f9e89 #26828e #31688e #3e4989 #482878 #440154"
+utag(t) = t[1:3] eq "bg=" ? t[4:] : (t[1:8] eq "tenants=" ? t[9:]." concurrent" : t)
 set style data histograms
-set style histogram clustered gap 1
-set xlabel ""
+set style histogram rowstacked
+set boxwidth 0.6
 set ylabel "share of directed links (%)"
-set yrange [0:*]
-set key outside right top
-set xtics rotate by -25
+set yrange [0:100]
+set key outside right top vertical title "link load (%)" reverse Left
 do for [v in "exp2-util exp5-util"] {
 	if (!have(R.v.".dat")) { continue }
 	set output R.v.".png"
-	set title (v eq "exp2-util" ? "link utilization, 512/512 (paper fig. 5b)" : "link utilization, 20 concurrent allreduces (paper fig. 8b)")
-	plot R.v.".dat" using 2:xtic(1) title "idle", "" using 3 title "0-10", "" using 4 title "10-20", "" using 5 title "20-30", \
-	     "" using 6 title "30-40", "" using 7 title "40-50", "" using 8 title "50-60", "" using 9 title "60-70", \
-	     "" using 10 title "70-80", "" using 11 title "80-90", "" using 12 title "90+"
+	set title (v eq "exp2-util" ? "link utilization, 512 hosts in the allreduce, 512 background (paper fig. 5b)" : "link utilization, 20 concurrent allreduces, all 1024 hosts (paper fig. 8b)")
+	set xlabel (v eq "exp2-util" ? "algorithm, background on the other 512 hosts" : "algorithm") offset 0,(v eq "exp2-util" ? -1 : 0)
+	if (v eq "exp2-util") { set bmargin 5 } else { unset bmargin }
+	plot for [b=1:11] R.v.".dat" using b+1:xtic(v eq "exp2-util" ? after(strcol(1))."\n".utag(before(strcol(1))) : after(strcol(1))) \
+		title word(bucket, b) lc rgb word(shade, b)
 }
+set key outside below center horizontal noautotitle title "" noreverse Right
+unset bmargin
+set xlabel offset 0,0
+set boxwidth
 
 # the emulator's scaling (bench/run-quick): wall time and memory vs fabric size
 if (have(R."scaling.csv")) {
 	set output R."scaling.png"
-	set title "emulator scaling: uniform 1 KiB frames at 30 % load for 10 us emulated, 2 workers"
+	set title "emulator scaling: uniform 1 KiB frames at 30 % load for 10 µs emulated, 2 workers"
 	set datafile separator ","
 	set style data linespoints
 	set logscale x 2
+	set format x "%g"
 	set xlabel "hosts"
 	set ylabel "wall time (s)"
 	set y2label "peak RSS (MiB)"
@@ -128,8 +198,8 @@ if (have(R."scaling.csv")) {
 	set y2tics
 	set xtics norotate
 	set key inside top left
-	plot R."scaling.csv" using 2:3 skip 1 title "wall time" lw 2 pt 7 axes x1y1, \
-	     R."scaling.csv" using 2:6 skip 1 title "peak RSS" lw 2 pt 5 axes x1y2
+	plot R."scaling.csv" using 2:3 skip 1 title "wall time" lt 1, \
+	     R."scaling.csv" using 2:6 skip 1 title "peak RSS" lt 2 axes x1y2
 	unset logscale x
 	unset y2tics
 	unset y2label
