@@ -10,6 +10,7 @@ set encoding utf8
 set terminal pngcairo size 960,540 font "sans,11" noenhanced
 set grid ytics
 set key outside below center horizontal
+set bmargin 5
 set ylabel "goodput (Gb/s)"
 R = "bench/results/"
 have(f) = int(system("[ -s '".f."' ] && echo 1 || echo 0"))
@@ -21,6 +22,14 @@ set linetype 3 lc rgb "#009E73" lw 2 pt 9 ps 1.2
 set linetype 4 lc rgb "#D55E00" lw 2 pt 13 ps 1.2
 set linetype 5 lc rgb "#CC79A7" lw 2 pt 11 ps 1.2
 set linetype 6 lc rgb "#56B4E9" lw 2 pt 15 ps 1.2
+set linetype 7 lc rgb "#F5B041" lw 2 pt 4 ps 1
+set linetype 8 lc rgb "#E67E22" lw 2 pt 6 ps 1
+set linetype 9 lc rgb "#A04000" lw 2 pt 12 ps 1.2
+# the same algorithm has the same colour in every plot; other columns
+# (background kinds) take the colours in order
+ltof(s, i) = s eq "ring" ? 1 : s eq "static:1" ? 2 : s eq "static:4" ? 3 : s eq "canary" ? 4 : \
+	s eq "static:2" ? 5 : s eq "static:8" ? 6 : s eq "canary_500ns" ? 7 : s eq "canary_1us" ? 8 : \
+	s eq "canary_1500ns" ? 9 : i - 1
 
 # header of a .wide table; n(f): its series; lo(f,i), hi(f,i): the columns
 # of the minimum and maximum of mean column i (2 .. n + 1)
@@ -34,7 +43,7 @@ last2(s) = s[strlen(s) - 1:]
 cut2(s) = s[1:strlen(s) - 2]
 dur(t) = last2(t) eq "ns" ? cut2(t)." ns" : (last2(t) eq "us" ? cut2(t)." µs" : t)
 bgname(b) = b eq "none" ? "no background" : (b eq "uniform" ? "uniform background" : b)
-alg(s) = s[1:7] eq "canary_" ? "canary, timeout ".dur(s[8:]) : s
+alg(s) = s[1:7] eq "canary_" ? "canary, ".dur(s[8:])." timeout" : s
 sname(f, i) = alg(word(hdr(f), i))
 us(s) = strstrt(s, "_")
 before(s) = s[1:us(s) - 1]
@@ -62,24 +71,24 @@ if (have(f)) {
 	set xlabel "hosts in the allreduce (% of 1024), background on the other hosts" offset 0,-1
 	set bmargin 6
 	plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(pct(before(strcol(1)))." of hosts\n".bgname(after(strcol(1)))) \
-		title sname(f, i) lt i-1
+		title sname(f, i) lt ltof(word(hdr(f), i), i)
 }
 
 prio(p) = p eq "none" ? "FIFO" : (p eq "collective" ? "--priority collective" : p)
-case(c) = c eq "512/512" ? "512 + 512 background, 4 MiB" : (c eq "5%" ? "5 % of hosts, 4 MiB" : \
+case(c) = c eq "512/512" ? "512/512, 4 MiB" : (c eq "5%" ? "5 % of hosts, 4 MiB" : \
 	(c eq "20%/16MiB" ? "20 % of hosts, 16 MiB" : c))
 f = R."exp8-priority.wide"
 if (have(f)) {
 	set output R."exp8-priority.png"
 	set title "not in the paper: collective frames in their own traffic class, background uniform"
-	set xlabel "case, traffic class of the collective frames" offset 0,-1
+	set xlabel "case (hosts in the allreduce/background or % of hosts, size), traffic class of the collective frames" offset 0,-1
 	set bmargin 6
 	plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(case(before(strcol(1)))."\n".prio(after(strcol(1)))) \
-		title sname(f, i) lt i-1
+		title sname(f, i) lt ltof(word(hdr(f), i), i)
 }
 
 set style data yerrorlines
-unset bmargin
+set bmargin 5
 set xlabel offset 0,0
 set yrange [0:105]
 do for [v in "exp3-share exp3-share-tofino1"] {
@@ -89,7 +98,7 @@ do for [v in "exp3-share exp3-share-tofino1"] {
 	set title "4 MiB goodput vs hosts in the allreduce, the rest background (paper fig. 6)".(v eq "exp3-share" ? "" : ", tofino1")
 	set xlabel "hosts in the allreduce (% of 1024)"
 	set xrange [0:*]
-	plot for [i=2:n(f)+1] f skip 1 using (real(strcol(1)[1:strlen(strcol(1))-1])):i:lo(f,i):hi(f,i) title sname(f, i) lt i-1
+	plot for [i=2:n(f)+1] f skip 1 using (real(strcol(1)[1:strlen(strcol(1))-1])):i:lo(f,i):hi(f,i) title sname(f, i) lt ltof(word(hdr(f), i), i)
 	set autoscale x
 }
 
@@ -101,8 +110,10 @@ do for [v in "exp5-tenants exp5-tenants-tofino1 exp5-tenants-hash"] {
 	set xlabel "concurrent allreduces (K)"
 	set logscale x 2
 	set format x "%g"
-	plot for [i=2:n(f)+1] f skip 1 using 1:i:lo(f,i):hi(f,i) title sname(f, i) lt i-1
+	set xrange [0.8:40]
+	plot for [i=2:n(f)+1] f skip 1 using 1:i:lo(f,i):hi(f,i) title sname(f, i) lt ltof(word(hdr(f), i), i)
 	unset logscale x
+	set autoscale x
 }
 
 # exp6: goodput vs noise, one line per Canary timeout and four static trees
@@ -114,8 +125,12 @@ do for [v in "exp6-noise-none exp6-noise-uniform"] {
 	set xlabel "noise probability per send (%)"
 	set logscale x 10
 	set format x "%g"
-	plot for [i=2:n(f)+1] f skip 1 using ($1 * 100):i:lo(f,i):hi(f,i) title sname(f, i) lt i-1
+	set xrange [0.007:14]
+	set key outside right top vertical
+	plot for [i=2:n(f)+1] f skip 1 using ($1 * 100):i:lo(f,i):hi(f,i) title sname(f, i) lt ltof(word(hdr(f), i), i)
 	unset logscale x
+	set autoscale x
+	set key outside below center horizontal
 }
 
 # exp7: the single-switch goodput against its bound (.dat: mean in 3, min 7, max 8)
@@ -126,12 +141,14 @@ if (have(R."exp7-tofino.dat")) {
 	set xrange [-1:1]
 	set xtics ("canary, 4 MiB" 0)
 	set yrange [0:105]
+	set key inside top right vertical
 	set style fill solid 0.85 border -1
 	plot R."exp7-tofino.dat" using (0):3:(0.6) with boxes lt 1 title "measured (mean over seeds)", \
-	     "" using (0):3:7:8 with yerrorbars lt -1 lw 1 pt 0 title "min-max over seeds", \
+	     "" using (0):3:7:8 with yerrorbars lc rgb "black" lw 2 pt 7 ps 0.5 title "min-max over seeds", \
 	     100.0 * 128 / 185 with lines lt 4 lw 2 dt 2 title "bound: 128/185 of 100 Gb/s = 69.19"
 	set autoscale x
 	set xtics autofreq
+	set key outside below center horizontal
 }
 
 # exp4: runtime vs size (runtime = size x 8 / goodput); the slowest seed
@@ -146,11 +163,13 @@ do for [v in "exp4-size-none exp4-size-uniform"] {
 	set logscale xy
 	set format y "%g"
 	set yrange [*:*]
+	set xrange [800:90000000]
 	set xtics ("1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, \
 		"1 MiB" 1048576, "4 MiB" 4194304, "16 MiB" 16777216, "64 MiB" 67108864)
 	plot for [i=2:n(f)+1] f skip 1 using 1:($1 * 8 / column(i) / 1000):($1 * 8 / column(hi(f,i)) / 1000):($1 * 8 / column(lo(f,i)) / 1000) \
-		title sname(f, i) lt i-1
+		title sname(f, i) lt ltof(word(hdr(f), i), i)
 	unset logscale
+	set autoscale x
 	set xtics autofreq
 	set format y "% h"
 	set ylabel "goodput (Gb/s)"
