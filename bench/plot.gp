@@ -48,6 +48,9 @@ sname(f, i) = alg(word(hdr(f), i))
 us(s) = strstrt(s, "_")
 before(s) = s[1:us(s) - 1]
 after(s) = s[us(s) + 1:]
+# ", one seed" when NAME.csv has runs of one seed only (no error bars then);
+# the seed column counted from the end (the topology column holds commas)
+onerun(v) = system("awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == \"seed\") c = NF - i; next } { s[$(NF - c)] = 1 } END { n = 0; for (k in s) n++; print n }' '".R.v.".csv' 2>/dev/null") eq "1" ? ", one seed" : ""
 pct(s) = s[strlen(s):] eq "%" ? s[1:strlen(s) - 1]." %" : s
 
 set style data histograms
@@ -59,7 +62,7 @@ do for [v in "exp2-trees exp2-trees-tofino1"] {
 	f = R.v.".wide"
 	if (!have(f)) { continue }
 	set output R.v.".png"
-	set title "512 hosts in a 4 MiB allreduce, 512 hosts background (paper fig. 5a)".(v eq "exp2-trees" ? "" : ", tofino1")
+	set title "512 hosts in a 4 MiB allreduce, 512 hosts background (paper fig. 5a)".(v eq "exp2-trees" ? "" : ", tofino1").onerun(v)
 	set xlabel "algorithm (static:N = N static trees)"
 	plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(1) title bgname(word(hdr(f), i)) lt i-1
 }
@@ -95,7 +98,7 @@ do for [v in "exp3-share exp3-share-tofino1"] {
 	f = R.v.".wide"
 	if (!have(f)) { continue }
 	set output R.v.".png"
-	set title "4 MiB goodput vs hosts in the allreduce, the rest background (paper fig. 6)".(v eq "exp3-share" ? "" : ", tofino1")
+	set title "4 MiB goodput vs hosts in the allreduce, the rest background (paper fig. 6)".(v eq "exp3-share" ? "" : ", tofino1").onerun(v)
 	set xlabel "hosts in the allreduce (% of 1024)"
 	set xrange [0:*]
 	plot for [i=2:n(f)+1] f skip 1 using (real(strcol(1)[1:strlen(strcol(1))-1])):i:lo(f,i):hi(f,i) title sname(f, i) lt ltof(word(hdr(f), i), i)
@@ -106,7 +109,7 @@ do for [v in "exp5-tenants exp5-tenants-tofino1 exp5-tenants-hash"] {
 	f = R.v.".wide"
 	if (!have(f)) { continue }
 	set output R.v.".png"
-	set title "mean goodput of K concurrent 4 MiB allreduces, all 1024 hosts (paper fig. 8a)".(v eq "exp5-tenants" ? "" : (v eq "exp5-tenants-hash" ? ", hashed tables" : ", tofino1, hashed tables"))
+	set title "mean goodput of K concurrent 4 MiB allreduces, all 1024 hosts (paper fig. 8a)".(v eq "exp5-tenants" ? "" : (v eq "exp5-tenants-hash" ? ", hashed tables" : ", tofino1, hashed tables")).onerun(v)
 	set xlabel "concurrent allreduces (K)"
 	set logscale x 2
 	set format x "%g"

@@ -28,6 +28,20 @@ sub readcsv {
 	return (\@cols, \@rows);
 }
 
+# minimum and maximum over seeds of the goodput, a seed's goodput being the
+# mean of its rows (one per run, or one per tenant when several allreduces
+# ran at once); $by is { seed => [sum, rows] }
+sub seedrange {
+	my ($by) = @_;
+	my @m = map { $_->[0] / $_->[1] } values %$by;
+	my ($lo, $hi) = ($m[0], $m[0]);
+	for (@m) {
+		$lo = $_ if $_ < $lo;
+		$hi = $_ if $_ > $hi;
+	}
+	return ($lo, $hi);
+}
+
 # group rows by the experiment's tag columns + algo; mean goodput/runtime
 sub summarize {
 	my ($name, $ntags) = @_;
@@ -41,8 +55,9 @@ sub summarize {
 		my $s = $sum{$k} //= { n => 0, gp => 0, rt => 0, exact => 1, size => $r->{size_bytes} };
 		$s->{n}++;
 		$s->{gp} += $r->{goodput_gbps};
-		$s->{min} = $r->{goodput_gbps} if !defined $s->{min} || $r->{goodput_gbps} < $s->{min};
-		$s->{max} = $r->{goodput_gbps} if !defined $s->{max} || $r->{goodput_gbps} > $s->{max};
+		my $seed = $s->{seed}{$r->{seed} // $s->{n}} //= [0, 0];
+		$seed->[0] += $r->{goodput_gbps};
+		$seed->[1]++;
 		$s->{rt} += $r->{runtime_ns};
 		$s->{exact} = 0 if $r->{result_exact} ne 'true';
 	}
@@ -53,6 +68,7 @@ sub summarize {
 	for my $k (@keys) {
 		my $s = $sum{$k};
 		my @f = split /,/, $k;
+		($s->{min}, $s->{max}) = seedrange($s->{seed});
 		printf $out "%s %.3f %.3f %d %d %.3f %.3f\n", join(' ', @f), $s->{gp} / $s->{n}, $s->{rt} / $s->{n} / 1000,
 			$s->{n}, $s->{exact}, $s->{min}, $s->{max};
 		printf "| %s | %.1f | %.1f-%.1f | %.1f | %d | %s |\n", join(' | ', @f), $s->{gp} / $s->{n}, $s->{min}, $s->{max},
@@ -65,12 +81,12 @@ sub summarize {
 # $colcol (a column name, or a list of them joined with _), mean goodput ->
 # NAME.wide (for gnuplot); only rows with $fcol = $fval if given. After the
 # means, two columns per column value: the minimum and maximum over seeds
-# (KEY_min KEY_max, in the same order), for error bars
+# (KEY_min KEY_max, in the same order; seedrange), for error bars
 sub pivot {
 	my ($name, $rowcols, $colcol, $out, $fcol, $fval) = @_;
 	my ($cols, $rows) = readcsv("$dir/$name.csv");
 	return unless $cols;
-	my (%sum, %n, %min, %max, @rk, @ck, %seenr, %seenc);
+	my (%sum, %n, %seed, @rk, @ck, %seenr, %seenc);
 	for my $r (@$rows) {
 		next if defined $fcol && $r->{$fcol} ne $fval;
 		my $rk = join('_', map { $r->{$_} } @$rowcols);
@@ -79,9 +95,10 @@ sub pivot {
 		push @ck, $ck unless $seenc{$ck}++;
 		my $g = $r->{goodput_gbps};
 		$sum{$rk}{$ck} += $g;
-		$min{$rk}{$ck} = $g if !defined $min{$rk}{$ck} || $g < $min{$rk}{$ck};
-		$max{$rk}{$ck} = $g if !defined $max{$rk}{$ck} || $g > $max{$rk}{$ck};
 		$n{$rk}{$ck}++;
+		my $sd = $seed{$rk}{$ck}{$r->{seed} // $n{$rk}{$ck}} //= [0, 0];
+		$sd->[0] += $g;
+		$sd->[1]++;
 	}
 	@rk = sort { $a <=> $b } @rk unless grep { !/^[0-9.eE+-]+$/ } @rk;	# numeric keys: in order
 	open(my $o, '>', "$dir/" . ($out // $name) . ".wide") or die;
@@ -89,7 +106,7 @@ sub pivot {
 	for my $rk (@rk) {
 		print $o join(' ', $rk,
 			(map { $n{$rk}{$_} ? sprintf('%.3f', $sum{$rk}{$_} / $n{$rk}{$_}) : 'NaN' } @ck),
-			(map { $n{$rk}{$_} ? (sprintf('%.3f', $min{$rk}{$_}), sprintf('%.3f', $max{$rk}{$_})) : ('NaN', 'NaN') } @ck)), "\n";
+			(map { $n{$rk}{$_} ? map { sprintf('%.3f', $_) } seedrange($seed{$rk}{$_}) : ('NaN', 'NaN') } @ck)), "\n";
 	}
 	close $o;
 }
