@@ -129,11 +129,13 @@ do for [v in "exp6-noise-none exp6-noise-uniform"] {
 	set logscale x 10
 	set format x "%g"
 	set xrange [0.007:14]
-	set key outside right top vertical
+	set key outside below center horizontal maxcols 2
+	set bmargin 7
 	plot for [i=2:n(f)+1] f skip 1 using ($1 * 100):i:lo(f,i):hi(f,i) title sname(f, i) lt ltof(word(hdr(f), i), i)
 	unset logscale x
 	set autoscale x
-	set key outside below center horizontal
+	set key outside below center horizontal maxcols 0
+	set bmargin 5
 }
 
 # exp7: the single-switch goodput against its bound (.dat: mean in 3, min 7, max 8)
