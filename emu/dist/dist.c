@@ -532,10 +532,11 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 			why = "HELLO of the wrong size";
 		if (!why && joined[h.rank])
 			why = "rank already joined";
-		if (!why)
-			why = emu_dist_check_hello((uint8_t *)zmq_msg_data(&m) + sizeof(h), h.len, P, c->fingerprint);
-		if (!why)
+		if (!why) {
+			/* a message's bytes need not be aligned for struct hello: check a copy */
 			memcpy(&in, (uint8_t *)zmq_msg_data(&m) + sizeof(h), sizeof(in));
+			why = emu_dist_check_hello(&in, h.len, P, c->fingerprint);
+		}
 		if (why) {
 			d->st.rejected++;
 			/* answer a well-formed HELLO so that the rank can say why it stops */
@@ -649,15 +650,16 @@ static int join_rank(struct emu_dist *d, char *err, size_t errlen, bool *bad_inp
 			zmq_msg_close(&m);
 			continue;
 		}
-		if (emu_dist_check_welcome((uint8_t *)zmq_msg_data(&m) + sizeof(h), h.len, c->nranks, c->rank, c->workers)) {
-			zmq_msg_close(&m);
-			d->st.rejected++;
-			continue;
-		}
+		/* checked in an aligned copy: a message's bytes need not be aligned for it */
 		struct welcome *w = emu_xmalloc(sizeof(*w));
 
 		memcpy(w, (uint8_t *)zmq_msg_data(&m) + sizeof(h), sizeof(*w));
 		zmq_msg_close(&m);
+		if (emu_dist_check_welcome(w, sizeof(*w), c->nranks, c->rank, c->workers)) {
+			free(w);
+			d->st.rejected++;
+			continue;
+		}
 		d->run_id = h.run_id;
 		memcpy(d->wbase, w->wbase, sizeof(d->wbase));
 		memcpy(d->endpoint, w->endpoint, sizeof(d->endpoint));

@@ -168,7 +168,8 @@ const char *emu_dist_check_header(const struct emu_dist_hdr *h, size_t len, uint
 #define EMU_DIST_WELCOME_BYTES (8 + 4 * (EMU_DIST_MAX_RANKS + 1) + EMU_DIST_MAX_RANKS * (128 + 32))
 
 /*
- * emu_dist_check_hello - check a HELLO payload (@p, @len bytes) at the
+ * emu_dist_check_hello - check a HELLO payload (@p, @len bytes, aligned as
+ * struct hello: callers check a copy, not a message buffer) at the
  * coordinator of @nranks ranks whose scenario has @fingerprint; the
  * endpoint string is terminated in place. Return NULL if it is good, or
  * what is wrong with it.
