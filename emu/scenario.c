@@ -1049,6 +1049,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 			a->failures += st->failures;
 			a->reissues += st->reissues;
 			a->fallbacks += st->fallbacks;
+			a->retx_deferred += st->retx_deferred;
 			a->restorations += st->restorations_sent;
 			a->collisions_seen += st->collisions_seen;
 			a->duplicates += st->duplicates;

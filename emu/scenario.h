@@ -117,6 +117,7 @@ struct emu_scn_ar {
 	uint64_t failures;
 	uint64_t reissues;
 	uint64_t fallbacks;
+	uint64_t retx_deferred;		/* requests for blocks still receiving, not failed */
 	uint64_t restorations;
 	uint64_t collisions_seen;
 	uint64_t duplicates;

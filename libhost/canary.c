@@ -23,7 +23,12 @@
  * result to that host (RETX_DATA); incomplete and the request is for the
  * current attempt -> the block failed: a new attempt, FAILURE (new id,
  * attempt in children) to every host; a request for an older attempt gets
- * the FAILURE again. After max_failures attempts the block falls back to
+ * the FAILURE again. A block is only slow, not lost, while contributions of
+ * its attempt still arrive: a request that comes within a quarter timeout
+ * of the attempt's last contribution (or of its FAILURE) is deferred, the
+ * requester backs off and asks again. A host that hears of a new attempt
+ * cancels the old attempt's timer; its re-issue arms the new one, so a
+ * request always names an attempt the host has sent. After max_failures attempts the block falls back to
  * reduction at the leader: FALLBACK asks every host for its data, which it
  * sends unicast (bypass); the leader sums what it has not yet counted (one
  * contribution per rank) and sends the result to each host.
@@ -67,6 +72,7 @@ struct clead {
 	uint16_t attempt;
 	bool complete;
 	bool fallback;
+	lh_time_t last_rx;	/* the current attempt's last contribution (or its start) */
 	uint8_t *seen;		/* fallback: ranks already counted */
 	struct coll *coll;
 	uint32_t ncoll, capcoll;
@@ -420,6 +426,7 @@ static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead
 		r->st.fallbacks++;
 	}
 	lead_reset(r, c, b, l);
+	l->last_rx = lh_now(r);
 	uint32_t id = attempt_id(r, c, b, l->attempt);
 
 	for (unsigned k = 0; k < r->P; k++)
@@ -452,6 +459,7 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			}
 			l->coll[l->ncoll++] = (struct coll){ h->swaddr, (uint16_t)h->children };
 		}
+		l->last_rx = lh_now(r);
 		lead_add(r, c, b, l, p, nelem, h->counter);
 		return;
 	case EMU_CANARY_OP_FALLBACK:
@@ -470,6 +478,18 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			send_small(r, from, attempt_id(r, c, b, l->attempt), EMU_CANARY_OP_RETX_DATA, 0,
 				   (uint16_t)r->P, l->acc, (unsigned)block_len(r, c, b));
 		} else if (a == l->attempt && !l->fallback) {
+			/*
+			 * Slow, not lost: contributions of this attempt still
+			 * came in during the last quarter timeout (stragglers
+			 * queued behind the broadcasts into this host) or the
+			 * attempt has just been issued. Failing it would send
+			 * the whole block again from every host into the same
+			 * queues; the requester backs off and asks again.
+			 */
+			if (lh_now(r) - l->last_rx < rto(c, r) / 4) {
+				r->st.retx_deferred++;
+				return;
+			}
 			lead_fail(r, c, b, l);
 		} else {
 			/* it missed the FAILURE/FALLBACK of the current attempt */
@@ -562,7 +582,15 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 		if (h.children < cb->attempt || (op == EMU_CANARY_OP_FAILURE && h.children == cb->attempt))
 			return;
 		if (h.children > cb->attempt) {
+			/*
+			 * The timer running is the old attempt's: cancel it. Were
+			 * it to fire before the re-issue leaves, its request would
+			 * name the new attempt, which the leader would fail
+			 * although no data of it was even sent. The re-issue arms
+			 * the new attempt's timer when it goes out.
+			 */
 			cb->attempt = (uint16_t)h.children;
+			cb->tgen++;
 			r->st.reissues++;
 		}
 		if (op == EMU_CANARY_OP_FALLBACK && !cb->fallback) {

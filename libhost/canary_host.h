@@ -149,6 +149,7 @@ struct lh_ar_stats {
 	uint64_t retx_requests;		/* sent by this host */
 	uint64_t retx_served;		/* resends by this leader */
 	uint64_t failures;		/* blocks this leader failed */
+	uint64_t retx_deferred;		/* requests for blocks still receiving: not failed */
 	uint64_t reissues;		/* blocks this host re-issued */
 	uint64_t fallbacks;		/* blocks reduced at the leader instead */
 	uint64_t duplicates;		/* result frames for blocks already complete */

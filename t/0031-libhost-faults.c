@@ -50,7 +50,7 @@ int main(void)
 	struct emu_scn_cfg c;
 	struct emu_scn_result r;
 
-	plan(26);
+	plan(35);
 
 	/* stragglers: short timeout, noisy hosts */
 	base(&c);
@@ -155,6 +155,55 @@ int main(void)
 	is_int(r.ar[0].reissues, 3, "...which the three other hosts re-issued once each, nothing else");
 	ok(r.ar[0].retransmissions >= 1, "...after a retransmission request (%llu)",
 	   (unsigned long long)r.ar[0].retransmissions);
+	emu_scenario_result_fini(&r);
+
+	/*
+	 * a re-issue must not be failed before it was even sent: eight noisy
+	 * hosts, H1's fifth frame lost. Every host times out on that block at
+	 * about the same time; a host that hears the FAILURE while a noise
+	 * delay still holds its re-issue used to let its old timer fire and
+	 * ask for the new attempt, which the leader failed in turn (the
+	 * snowball of a slow block failed over and over). One frame lost is
+	 * one failure and one re-issue by each other host.
+	 */
+	base(&c);
+	c.topology = "fattree2:leaves=2,spines=1,hosts=4";
+	c.hosts = 8;
+	c.noise = 0.2;
+	c.timeout = 200 * EMU_NS;
+	emu_drop_parse("H1/0#5", &c.drop[0]);
+	c.ndrop = 1;
+	ok(run(&c, &r, "re-issue under noise") && r.exact, "lost frame, noisy hosts: exact");
+	is_int(r.drops_loss, 1, "exactly one frame lost");
+	ok(r.ar[0].noise_delays > 0, "noise delayed %llu sends", (unsigned long long)r.ar[0].noise_delays);
+	is_int(r.ar[0].failures, 1, "one block failed, once: its re-issue was not failed again");
+	is_int(r.ar[0].reissues, 7, "...and re-issued once by each of the seven other hosts");
+	emu_scenario_result_fini(&r);
+
+	/*
+	 * slow, not lost: no loss at all, noisy hosts and a short switch
+	 * timeout make stragglers that reach the leaders one by one, behind
+	 * the broadcasts into them, and a fixed 10 us retransmission timeout
+	 * expires while they still arrive. A leader that failed such a block
+	 * sent it round again into the same queues until it fell back to
+	 * host-based reduction (896 fallbacks); requests for blocks that are
+	 * still receiving are now deferred, and nothing falls back.
+	 */
+	base(&c);
+	c.topology = "fattree2:leaves=4,spines=4,hosts=8";
+	c.hosts = 32;
+	c.noise = 0.3;
+	c.timeout = 100 * EMU_NS;
+	c.elements = 256;
+	c.window = 32;
+	c.retx_timeout = 10 * EMU_US;
+	c.seed = 3;
+	c.workers = 1;
+	ok(run(&c, &r, "slow blocks") && r.exact, "stragglers behind broadcasts, no loss: exact");
+	is_int(r.drops_loss + r.drops_queue + r.drops_down, 0, "nothing was lost");
+	ok(r.ar[0].retx_deferred > 0, "%llu requests for blocks still receiving were deferred",
+	   (unsigned long long)r.ar[0].retx_deferred);
+	is_int(r.ar[0].fallbacks, 0, "no block fell back to host-based reduction");
 	emu_scenario_result_fini(&r);
 	return done_testing();
 }
