@@ -340,6 +340,16 @@ static const char *o_max_failures(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_sketch(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 0, LH_SKETCH_MAX, &v))
+		return "is not in 0..16";
+	c->cfg.sketch = (unsigned)v;
+	return NULL;
+}
+
 static const char *o_time_limit(struct cli *c, const char *a)
 {
 	if (emu_parse_time(a, &c->cfg.limit) || c->cfg.limit == 0)
@@ -578,6 +588,9 @@ static const struct cli_opt opt_table[] = {
 	OPT("window", "N", o_window, "bandwidth x delay", "blocks in flight per host"),
 	OPT("retx-timeout", "T", o_retx_timeout, "2 x RTT", "host retransmission timeout"),
 	OPT("max-failures", "K", o_max_failures, "3", "re-issues of a block before host-based fallback"),
+	OPT("sketch", "K", o_sketch, "0",
+	    "Canary: the last K (0..16) of each packet's elements name up to K missing hosts, whose data the leader "
+	    "then asks for directly (0: the paper's recovery)"),
 	{ .help = "run:" },
 	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time"),
 	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time (0: never)"),

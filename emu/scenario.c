@@ -720,6 +720,11 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		snprintf(err, errlen, "--elements: %u is not in [1, %d]", cfg->elements, EMU_CANARY_MAX_ELEMENTS);
 		return -EINVAL;
 	}
+	if (cfg->sketch > LH_SKETCH_MAX || (cfg->sketch && cfg->sketch >= cfg->elements)) {
+		snprintf(err, errlen, "--sketch: %u must be at most %d and below --elements (%u)", cfg->sketch,
+			 LH_SKETCH_MAX, cfg->elements);
+		return -EINVAL;
+	}
 	if (cfg->size_bytes < 4 || cfg->size_bytes % 4) {
 		snprintf(err, errlen, "--size: %llu bytes is not a positive multiple of 4 (int32 elements)",
 			 (unsigned long long)cfg->size_bytes);
@@ -917,6 +922,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees, .window = cfg->window,
 		.rtt = base_rtt(fab, cfg->elements), .switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout : 0,
 		.retx_timeout = cfg->retx_timeout, .max_failures = cfg->max_failures, .noise = cfg->noise,
+		.sketch = cfg->algo == LH_ALGO_CANARY ? cfg->sketch : 0,
 		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0,
 	};
 
@@ -1049,7 +1055,10 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 			a->failures += st->failures;
 			a->reissues += st->reissues;
 			a->fallbacks += st->fallbacks;
+			a->recoveries += st->recoveries;
+			a->recovered += st->recovered;
 			a->retx_deferred += st->retx_deferred;
+			a->probes += st->probes;
 			a->restorations += st->restorations_sent;
 			a->collisions_seen += st->collisions_seen;
 			a->duplicates += st->duplicates;

@@ -81,6 +81,7 @@ struct emu_scn_cfg {
 	unsigned window;
 	emu_time_t retx_timeout;
 	unsigned max_failures;
+	unsigned sketch;		/* Canary: missing-set sketch elements per packet (0: off) */
 	emu_time_t limit;		/* give up at this emulated time */
 	emu_time_t stall;		/* give up after this long without a block completing */
 	uint64_t buffer_bytes;
@@ -117,7 +118,10 @@ struct emu_scn_ar {
 	uint64_t failures;
 	uint64_t reissues;
 	uint64_t fallbacks;
+	uint64_t recoveries;		/* sketch: blocks completed from their missing hosts */
+	uint64_t recovered;		/* sketch: contributions asked for directly */
 	uint64_t retx_deferred;		/* requests for blocks still receiving, not failed */
+	uint64_t probes;		/* sketch: early requests for overtaken blocks */
 	uint64_t restorations;
 	uint64_t collisions_seen;
 	uint64_t duplicates;

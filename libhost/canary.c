@@ -28,10 +28,22 @@
  * of the attempt's last contribution (or of its FAILURE) is deferred, the
  * requester backs off and asks again. A host that hears of a new attempt
  * cancels the old attempt's timer; its re-issue arms the new one, so a
- * request always names an attempt the host has sent. After max_failures attempts the block falls back to
- * reduction at the leader: FALLBACK asks every host for its data, which it
- * sends unicast (bypass); the leader sums what it has not yet counted (one
- * contribution per rank) and sends the result to each host.
+ * request always names an attempt the host has sent. After max_failures
+ * attempts the block falls back to reduction at the leader: FALLBACK asks
+ * every host for its data, which it sends unicast (bypass); the leader sums
+ * what it has not yet counted (one contribution per rank) and sends the
+ * result to each host.
+ *
+ * With a sketch (cfg.sketch = K > 0) a block holds elements - K data
+ * elements and every REDUCE frame carries K more: the sender's power sums
+ * (see sk_decode). The leader turns the missing power sums into the ranks
+ * missing from the attempt when there are at most K of them, asks each one
+ * with RECOVER, and counts only their direct (FALLBACK) copies from then on;
+ * the sum is then broadcast as usual and unicast to the hosts asked. It
+ * decodes when the attempt has been quiet for a base round trip, on a probe
+ * (RETX_REQ with counter 1, sent by a host whose later block came back
+ * first; it never fails a block) and on an ordinary request; with more than
+ * K missing the rules above apply.
  *
  * Static trees (LH_ALGO_STATIC) run on the same machinery: every host,
  * the leader too, sends block b once up tree tree_base + (b mod N) as
@@ -56,9 +68,11 @@ struct cblock {
 	uint8_t fallback;	/* host side: send FALLBACK data, not REDUCE */
 	uint8_t queued;		/* in the resend queue */
 	uint8_t tries;		/* retransmission requests so far (backoff) */
+	uint8_t probed;		/* sketch: asked early, a later block came back first */
 	uint16_t attempt;
 	uint16_t tgen;		/* timer generation */
 	lh_time_t sent;		/* last (re)transmission or request */
+	lh_time_t first;	/* first transmission */
 };
 
 struct coll {
@@ -72,7 +86,14 @@ struct clead {
 	uint16_t attempt;
 	bool complete;
 	bool fallback;
+	bool recovering;	/* sketch: missing hosts known, asked directly */
+	bool ltimer;		/* the quiet timer is armed */
+	uint8_t nmiss;
+	uint8_t ltries;		/* RECOVER rounds so far (backoff) */
+	uint16_t ltgen;		/* leader timer generation */
 	lh_time_t last_rx;	/* the current attempt's last contribution (or its start) */
+	uint32_t miss[LH_SKETCH_MAX];	/* sketch: ranks whose data is missing */
+	uint32_t got;		/* ...bit i: miss[i]'s direct copy counted */
 	uint8_t *seen;		/* fallback: ranks already counted */
 	struct coll *coll;
 	uint32_t ncoll, capcoll;
@@ -80,11 +101,17 @@ struct clead {
 
 struct canary {
 	size_t nblocks;
-	unsigned E;
+	unsigned E;		/* data elements per block */
+	unsigned K;		/* sketch elements after them (0: off) */
+	uint32_t sk_total[LH_SKETCH_MAX];	/* power sums of every rank, mod LH_SKETCH_P */
+	uint32_t sk_mine[LH_SKETCH_MAX];	/* this rank's sketch */
+	lh_time_t quiet;	/* leader: an attempt this long without news is decoded */
 	bool tree;		/* static trees instead of Canary */
 	struct cblock *b;
 	struct clead *lead;	/* indexed b / P for blocks this rank leads */
 	size_t next;		/* next block to send for the first time */
+	size_t probe_next;	/* sketch: first block not yet checked for lateness */
+	lh_time_t probe_gap;	/* ...late: a block sent this much after it is complete */
 	uint32_t *resend;	/* blocks to send again (re-issue / fallback) */
 	size_t nresend, capresend;
 	unsigned inflight;
@@ -95,6 +122,72 @@ struct canary {
 	double srtt, rttvar, rttmax;
 	int32_t buf[EMU_CANARY_MAX_ELEMENTS];
 };
+
+/*
+ * The missing-set sketch. Host r puts (r + 1)^j mod LH_SKETCH_P, j = 1..K,
+ * in the last K elements of its reduce frames; switches add them like data.
+ * Every term is at most 65536 and there are at most 65535 hosts, so the
+ * sums never wrap in 32 bits and the leader reads exact power sums of the
+ * ranks it received. Subtracting them from the power sums of all ranks
+ * gives the power sums of the k = hosts - counter missing ranks; for k <= K
+ * Newton's identities turn them into the polynomial whose roots, over the
+ * prime field, are exactly those ranks (k < LH_SKETCH_P). No bitmap of
+ * hosts travels: K integers name up to K missing hosts among any number.
+ */
+#define LH_SKETCH_P 65537u
+
+static uint32_t sk_pow(uint32_t x, unsigned e)
+{
+	uint64_t r = 1, b = x % LH_SKETCH_P;
+
+	while (e) {
+		if (e & 1)
+			r = r * b % LH_SKETCH_P;
+		b = b * b % LH_SKETCH_P;
+		e >>= 1;
+	}
+	return (uint32_t)r;
+}
+
+/*
+ * sk_decode - the @k ranks (< @P) whose power sums are @m[0..k) into @out.
+ * Returns false if no k distinct ranks have them (a corrupt sum: the
+ * caller falls back to failing the block).
+ */
+static bool sk_decode(const uint32_t *m, unsigned k, unsigned P, uint32_t *out)
+{
+	uint64_t e[LH_SKETCH_MAX + 1];
+	unsigned n = 0;
+
+	e[0] = 1;
+	for (unsigned i = 1; i <= k; i++) {
+		/* i e_i = sum_{j=1..i} (-1)^(j-1) e_{i-j} p_j */
+		uint64_t s = 0;
+
+		for (unsigned j = 1; j <= i; j++) {
+			uint64_t t = e[i - j] * m[j - 1] % LH_SKETCH_P;
+
+			s = (j & 1) ? (s + t) % LH_SKETCH_P : (s + LH_SKETCH_P - t) % LH_SKETCH_P;
+		}
+		e[i] = s * sk_pow(i, LH_SKETCH_P - 2) % LH_SKETCH_P;
+	}
+	/* roots of z^k - e1 z^(k-1) + e2 z^(k-2) - ... among z = rank + 1 */
+	for (uint32_t rank = 0; rank < P; rank++) {
+		uint64_t z = rank + 1, v = 0;
+
+		for (unsigned i = 0; i <= k; i++) {
+			uint64_t c = (i & 1) ? (LH_SKETCH_P - e[i]) % LH_SKETCH_P : e[i];
+
+			v = (v * z + c) % LH_SKETCH_P;
+		}
+		if (v == 0) {
+			if (n == k)
+				return false;
+			out[n++] = rank;
+		}
+	}
+	return n == k;
+}
 
 /*
  * The current timeout: 2 x the smoothed block RTT plus 4 deviations, and at
@@ -150,7 +243,41 @@ static inline struct clead *lead_of(const struct lh_req *r, struct canary *c, si
 	return &c->lead[b / r->P];
 }
 
-static void block_complete(struct lh_req *r, struct canary *c, size_t b, const int32_t *data)
+static void send_small(struct lh_req *r, unsigned to, uint32_t id, uint8_t op, uint32_t children, uint16_t counter,
+		       const int32_t *data, unsigned n);
+
+/*
+ * probe_late - with the sketch, a block whose result is missing although a
+ * block sent probe_gap after it has come back is probably lost (in the
+ * broadcast, or in the reduce phase): ask its leader at once, without
+ * waiting for the timeout, with a probe (RETX_REQ, counter 1) that never
+ * fails a block: the leader resends a complete block, recovers one whose
+ * missing hosts the sketch names, and otherwise ignores it. @t: when the
+ * block just completed was first sent. Each block is probed once.
+ */
+static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
+{
+	while (c->probe_next < c->next) {
+		size_t b = c->probe_next;
+		struct cblock *pb = &c->b[b];
+
+		if (pb->state == B_SENT && !pb->probed) {
+			if (pb->first + c->probe_gap > t)
+				return;
+			pb->probed = 1;
+			r->st.probes++;
+			send_small(r, leader_of(r, b), attempt_id(r, c, b, pb->attempt), EMU_CANARY_OP_RETX_REQ, r->rank,
+				   1, NULL, 0);
+		}
+		c->probe_next++;
+	}
+}
+
+/*
+ * @sample: the block's round trip may feed the RTT estimate (not when the
+ * leader had to recover it: Karn's rule, the time includes a recovery).
+ */
+static void block_complete(struct lh_req *r, struct canary *c, size_t b, const int32_t *data, bool sample)
 {
 	struct cblock *cb = &c->b[b];
 
@@ -160,11 +287,13 @@ static void block_complete(struct lh_req *r, struct canary *c, size_t b, const i
 	}
 	if (cb->state == B_SENT && c->inflight)
 		c->inflight--;
-	if (cb->state == B_SENT && cb->tries == 0 && cb->attempt == 0 && c->adaptive) {
+	if (cb->state == B_SENT && cb->tries == 0 && cb->attempt == 0 && c->adaptive && sample) {
 		rtt_sample(c, lh_now(r) - cb->sent);
 		r->st.retx_timeout = rto(c, r);
 	}
 	cb->state = B_DONE;
+	if (c->K && cb->first)
+		probe_late(r, c, cb->first);
 	lh_output(r, b * c->E, data, block_len(r, c, b));
 	if (--c->remaining == 0)
 		lh_req_data_complete(r);
@@ -232,6 +361,12 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 		to = NULL;
 	}
 	lh_input_block(r, b * c->E, c->buf, n);
+	if (!cb->fallback && c->K) {
+		/* the sketch rides after the data; direct copies need none */
+		for (unsigned j = 0; j < c->K; j++)
+			c->buf[n + j] = (int32_t)c->sk_mine[j];
+		n += c->K;
+	}
 	uint32_t len = lh_canary_frame(r, buf, to, &h, c->buf, (unsigned)n);
 
 	if (ctl)
@@ -254,6 +389,7 @@ static bool canary_pull(struct lh_req *r)
 		if (c->b[b].state == B_IDLE) {
 			/* asked for before our own turn came: this is its sending */
 			c->b[b].state = B_SENT;
+			c->b[b].first = lh_now(r);
 			c->inflight++;
 		}
 		send_block(r, c, b, false);
@@ -267,6 +403,7 @@ static bool canary_pull(struct lh_req *r)
 		if (c->b[b].state != B_IDLE)
 			continue;	/* already sent on request, or complete */
 		c->b[b].state = B_SENT;
+		c->b[b].first = lh_now(r);
 		c->inflight++;
 		send_block(r, c, b, false);
 		return true;
@@ -288,13 +425,22 @@ static void send_small(struct lh_req *r, unsigned to, uint32_t id, uint8_t op, u
 }
 
 static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead *l);
+static void lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t gen);
+static void lead_arm(struct lh_req *r, struct canary *c, size_t b, struct clead *l, lh_time_t at);
+static bool lead_recover(struct lh_req *r, struct canary *c, size_t b, struct clead *l);
+#define LH_LEAD_TIMER (1ULL << 30)	/* timer argument: the leader's, not the host's */
 
 static void canary_timer(struct lh_req *r, uint64_t arg)
 {
 	struct canary *c = r->algo;
-	size_t b = (size_t)(arg & 0xffffffffu);
+	size_t b = (size_t)(arg & 0xffffffu);
 	uint16_t gen = (uint16_t)(arg >> 32);
 
+	if (arg & LH_LEAD_TIMER) {
+		if (b < c->nblocks)
+			lead_timer(r, c, b, gen);
+		return;
+	}
 	if (b >= c->nblocks || c->b[b].state == B_DONE || c->b[b].tgen != gen)
 		return;
 	/* the estimate may have grown since the timer was armed */
@@ -339,8 +485,14 @@ static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clea
 	size_t n = block_len(r, c, b);
 
 	lh_input_block(r, b * c->E, l->acc, n);
+	for (unsigned j = 0; j < c->K; j++)
+		l->acc[c->E + j] = (int32_t)c->sk_mine[j];
 	l->counter = 1;
 	l->ncoll = 0;
+	l->recovering = false;
+	l->nmiss = 0;
+	l->got = 0;
+	l->ltries = 0;
 	if (l->seen) {
 		memset(l->seen, 0, r->P);
 		l->seen[r->rank] = 1;
@@ -363,10 +515,15 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 		uint8_t *buf = lh_frame(r, &hd);
 		struct emu_canary_hdr h = {
 			.dst = r->comm->host->self.ipv4, .id = id, .counter = (uint16_t)r->P, .hosts = (uint16_t)r->P,
-			.flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
+			.children = l->recovering ? 1 : 0, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
 		};
 
 		lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
+		/* the hosts asked directly may be cut off from the tree */
+		if (l->recovering)
+			for (unsigned i = 0; i < l->nmiss; i++)
+				send_small(r, l->miss[i], id, EMU_CANARY_OP_RETX_DATA, 1, (uint16_t)r->P, l->acc,
+					   (unsigned)n);
 		/* tree restoration: one frame per switch that saw collisions */
 		for (uint32_t i = 0; i < l->ncoll; i++) {
 			uint16_t sw = l->coll[i].sw;
@@ -393,24 +550,32 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 			r->st.restorations_sent++;
 		}
 	}
-	block_complete(r, c, b, l->acc);
+	block_complete(r, c, b, l->acc, !l->recovering);
 }
 
-/* Does a contribution of @counter hosts and @nelem elements fit block @b's sum? */
+/*
+ * Does a contribution of @counter hosts and @nelem elements fit block @b's
+ * sum? @sk: the frame carries the sketch after the data.
+ */
 static bool lead_fits(const struct lh_req *r, const struct canary *c, size_t b, const struct clead *l,
-		      unsigned nelem, uint16_t counter)
+		      unsigned nelem, uint16_t counter, bool sk)
 {
-	return counter >= 1 && nelem == block_len(r, c, b) && l->counter + counter <= r->P;
+	return counter >= 1 && nelem == block_len(r, c, b) + (sk ? c->K : 0) && l->counter + counter <= r->P;
 }
 
+/* add a contribution of @counter hosts; @sk: the frame carries the sketch */
 static void lead_add(struct lh_req *r, struct canary *c, size_t b, struct clead *l, const uint8_t *p,
-		     unsigned nelem, uint16_t counter)
+		     unsigned nelem, uint16_t counter, bool sk)
 {
-	if (!lead_fits(r, c, b, l, nelem, counter)) {
+	size_t n = block_len(r, c, b);
+
+	if (!lead_fits(r, c, b, l, nelem, counter, sk)) {
 		r->st.errors++;
 		return;
 	}
-	emu_wire_add_elems(l->acc, p + EMU_CANARY_DATA_OFF, nelem);
+	emu_wire_add_elems(l->acc, p + EMU_CANARY_DATA_OFF, (unsigned)n);
+	if (sk && c->K)
+		emu_wire_add_elems(l->acc + c->E, p + EMU_CANARY_DATA_OFF + 4 * n, c->K);
 	l->counter = (uint16_t)(l->counter + counter);
 	if (l->counter == r->P)
 		lead_complete(r, c, b, l);
@@ -435,6 +600,81 @@ static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead
 				   NULL, 0);
 }
 
+static void lead_arm(struct lh_req *r, struct canary *c, size_t b, struct clead *l, lh_time_t at)
+{
+	(void)c;
+	l->ltgen++;
+	l->ltimer = true;
+	lh_req_timer(r, at, (uint64_t)b | LH_LEAD_TIMER | (uint64_t)l->ltgen << 32);
+}
+
+static void lead_ask(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
+{
+	uint32_t id = attempt_id(r, c, b, l->attempt);
+
+	for (unsigned i = 0; i < l->nmiss; i++)
+		if (!(l->got & 1u << i))
+			send_small(r, l->miss[i], id, EMU_CANARY_OP_RECOVER, l->attempt, 0, NULL, 0);
+}
+
+/*
+ * lead_recover - decode the missing hosts of the current attempt from the
+ * sketch and ask each of them for its data directly. From then on the
+ * attempt's reduce frames are ignored (each can only hold data of hosts
+ * that were asked), so every contribution is counted exactly once. Returns
+ * false (nothing done) without a sketch, with more than K hosts missing,
+ * or if the sums do not decode.
+ */
+static bool lead_recover(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
+{
+	unsigned k = r->P - l->counter;
+	uint32_t m[LH_SKETCH_MAX];
+
+	if (!c->K || l->complete || l->fallback || l->recovering || k == 0 || k > c->K)
+		return false;
+	for (unsigned j = 0; j < k; j++)
+		m[j] = (c->sk_total[j] + LH_SKETCH_P - (uint32_t)l->acc[c->E + j] % LH_SKETCH_P) % LH_SKETCH_P;
+	if (!sk_decode(m, k, r->P, l->miss))
+		return false;
+	l->recovering = true;
+	l->nmiss = (uint8_t)k;
+	l->got = 0;
+	l->ltries = 0;
+	r->st.recoveries++;
+	r->st.recovered += k;
+	lead_ask(r, c, b, l);
+	lead_arm(r, c, b, l, lh_now(r) + rto(c, r));
+	return true;
+}
+
+/*
+ * The leader's timer (sketch only): an attempt quiet for c->quiet is
+ * decoded at once, without waiting for a host's timeout; a recovery whose
+ * direct copies did not all come is asked again, backing off.
+ */
+static void lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t gen)
+{
+	struct clead *l = lead_of(r, c, b);
+
+	if (leader_of(r, b) != r->rank || gen != l->ltgen)
+		return;
+	l->ltimer = false;
+	if (l->complete || l->fallback)
+		return;
+	if (l->recovering) {
+		if (l->ltries < 6)
+			l->ltries++;
+		lead_ask(r, c, b, l);
+		lead_arm(r, c, b, l, lh_now(r) + (rto(c, r) << l->ltries));
+		return;
+	}
+	if (lh_now(r) < l->last_rx + c->quiet) {
+		lead_arm(r, c, b, l, l->last_rx + c->quiet);
+		return;
+	}
+	lead_recover(r, c, b, l);
+}
+
 static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, const struct emu_canary_hdr *h,
 		      const uint8_t *p, unsigned nelem)
 {
@@ -444,14 +684,14 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 	switch (op) {
 	case EMU_CANARY_OP_REDUCE:
 		r->st.leader_frames_recv++;
-		if (l->complete || l->fallback || a != l->attempt)
-			return;	/* an older attempt, or a late copy */
+		if (l->complete || l->fallback || l->recovering || a != l->attempt)
+			return;	/* an older attempt, a late copy, or one of the hosts asked directly */
 		/*
 		 * A collision is recorded only with a contribution that counts:
 		 * at most P - 1 per attempt, however many frames arrive (a
 		 * frame with counter 0 would otherwise grow the list forever).
 		 */
-		if (h->flags & EMU_CANARY_F_BYPASS && lead_fits(r, c, b, l, nelem, h->counter)) {
+		if (h->flags & EMU_CANARY_F_BYPASS && lead_fits(r, c, b, l, nelem, h->counter, true)) {
 			r->st.collisions_seen++;
 			if (l->ncoll == l->capcoll) {
 				l->capcoll = l->capcoll ? 2 * l->capcoll : 8;
@@ -460,24 +700,53 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			l->coll[l->ncoll++] = (struct coll){ h->swaddr, (uint16_t)h->children };
 		}
 		l->last_rx = lh_now(r);
-		lead_add(r, c, b, l, p, nelem, h->counter);
+		lead_add(r, c, b, l, p, nelem, h->counter, true);
+		if (!l->complete && c->K && !l->ltimer)
+			lead_arm(r, c, b, l, l->last_rx + c->quiet);
 		return;
 	case EMU_CANARY_OP_FALLBACK:
+		if (l->recovering && !l->complete && a == l->attempt) {
+			for (unsigned i = 0; i < l->nmiss; i++)
+				if (l->miss[i] == h->children && !(l->got & 1u << i)) {
+					l->got |= 1u << i;
+					lead_add(r, c, b, l, p, nelem, 1, false);
+				}
+			return;
+		}
 		if (l->complete || !l->fallback || a != l->attempt || h->children >= r->P || l->seen[h->children])
 			return;
 		l->seen[h->children] = 1;
-		lead_add(r, c, b, l, p, nelem, 1);
+		lead_add(r, c, b, l, p, nelem, 1, false);
 		return;
 	case EMU_CANARY_OP_RETX_REQ: {
 		unsigned from = h->children;
 
 		if (from >= r->P || from == r->rank)
 			return;
+		if (h->counter == 1 && !l->complete) {
+			/* a probe: recover if the sketch can, never fail the block */
+			if (a == l->attempt && !l->fallback && !l->recovering)
+				lead_recover(r, c, b, l);
+			else if (a == l->attempt && l->recovering)
+				for (unsigned i = 0; i < l->nmiss; i++)
+					if (l->miss[i] == from && !(l->got & 1u << i))
+						send_small(r, from, attempt_id(r, c, b, l->attempt),
+							   EMU_CANARY_OP_RECOVER, l->attempt, 0, NULL, 0);
+			return;
+		}
 		if (l->complete) {
 			r->st.retx_served++;
 			send_small(r, from, attempt_id(r, c, b, l->attempt), EMU_CANARY_OP_RETX_DATA, 0,
 				   (uint16_t)r->P, l->acc, (unsigned)block_len(r, c, b));
+		} else if (a == l->attempt && !l->fallback && l->recovering) {
+			/* it may have missed our request for its data */
+			for (unsigned i = 0; i < l->nmiss; i++)
+				if (l->miss[i] == from && !(l->got & 1u << i))
+					send_small(r, from, attempt_id(r, c, b, l->attempt), EMU_CANARY_OP_RECOVER,
+						   l->attempt, 0, NULL, 0);
 		} else if (a == l->attempt && !l->fallback) {
+			if (lead_recover(r, c, b, l))
+				return;
 			/*
 			 * Slow, not lost: contributions of this attempt still
 			 * came in during the last quarter timeout (stragglers
@@ -550,7 +819,34 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 				l->complete = true;
 			}
 		}
-		block_complete(r, c, b, c->buf);
+		/* children bit 0 of a broadcast: the leader recovered the block */
+		block_complete(r, c, b, c->buf, op == EMU_CANARY_OP_TREE_BCAST || !(h.children & 1));
+		return;
+	case EMU_CANARY_OP_RECOVER:
+		/* the leader knows our data of this attempt is missing: send it directly */
+		if (leader_of(r, b) == r->rank || c->tree || cb->state == B_DONE || h.children < cb->attempt)
+			return;
+		if (h.children > r->cfg.max_failures + 1) {
+			r->st.errors++;	/* no leader's attempt (see FAILURE below) */
+			return;
+		}
+		if (h.children > cb->attempt) {
+			cb->attempt = (uint16_t)h.children;	/* we missed its FAILURE */
+			cb->tgen++;
+			r->st.reissues++;
+		}
+		if (cb->state == B_IDLE) {
+			cb->state = B_SENT;
+			cb->first = lh_now(r);
+			c->inflight++;
+		}
+		{
+			uint8_t fb = cb->fallback;
+
+			cb->fallback = 1;
+			send_block(r, c, b, true);
+			cb->fallback = fb;
+		}
 		return;
 	case EMU_CANARY_OP_FAILURE:
 	case EMU_CANARY_OP_FALLBACK:
@@ -611,8 +907,9 @@ static int canary_start(struct lh_req *r)
 	lh_time_t ft = (lh_time_t)((EMU_CANARY_DATA_OFF + 4 * r->cfg.elements + 24) * 8 * 1000000000000ULL /
 				   r->comm->host->t.rate_bps);
 
-	c->E = r->cfg.elements;
 	c->tree = r->cfg.algo == LH_ALGO_STATIC;
+	c->K = c->tree ? 0 : r->cfg.sketch;
+	c->E = r->cfg.elements - c->K;
 	if (c->tree && r->cfg.ntrees == 0) {
 		free(c);
 		return -EINVAL;
@@ -638,13 +935,25 @@ static int canary_start(struct lh_req *r)
 			w = 4;
 	}
 	r->st.window = w;
+	c->quiet = rtt;
+	c->probe_gap = 2 * rtt;
+	for (unsigned j = 0; j < c->K; j++)
+		c->sk_mine[j] = sk_pow(r->rank + 1, j + 1);
+	for (unsigned q = 0; q < r->P && c->K; q++) {
+		uint64_t x = 1;
+
+		for (unsigned j = 0; j < c->K; j++) {
+			x = x * (q + 1) % LH_SKETCH_P;
+			c->sk_total[j] = (uint32_t)((c->sk_total[j] + x) % LH_SKETCH_P);
+		}
+	}
 	c->adaptive = r->cfg.retx_timeout == 0;
 	c->rto_min = 2 * (rtt + (lh_time_t)w * ft);
 	r->st.retx_timeout = r->cfg.retx_timeout ? r->cfg.retx_timeout : c->rto_min;
 	for (size_t b = r->rank; b < c->nblocks; b += r->P) {
 		struct clead *l = lead_of(r, c, b);
 
-		l->acc = lh_xmalloc(c->E * sizeof(int32_t));
+		l->acc = lh_xmalloc((c->E + c->K) * sizeof(int32_t));
 		lead_reset(r, c, b, l);
 		r->st.blocks_led++;
 		if (r->P == 1)

@@ -24,7 +24,10 @@
  *                  complete, else fail the block: hosts re-issue it under a
  *                  new id; after max_failures a block falls back to
  *                  reduction at the leader); an explicit completion barrier
- *                  lets leaders drop their blocks.
+ *                  lets leaders drop their blocks. With cfg.sketch = K the
+ *                  packets carry a K-element missing-set sketch and the
+ *                  leader asks up to K hosts whose data is missing for it
+ *                  directly instead of failing the block.
  *  LH_ALGO_STATIC  N static reduction trees configured in the switches;
  *                  blocks round-robin over the trees; a block whose
  *                  result is lost is recovered through its leader
@@ -52,6 +55,8 @@ typedef uint64_t lh_time_t;	/* picoseconds */
 #define LH_PS 1ULL
 #define LH_NS 1000ULL
 #define LH_US 1000000ULL
+
+#define LH_SKETCH_MAX 16	/* largest missing set a sketch decodes */
 
 struct lh_host;
 struct lh_comm;
@@ -126,6 +131,9 @@ struct lh_ar_cfg {
 	lh_time_t switch_timeout;	/* Canary switch timeout, for the RTT estimate */
 	lh_time_t retx_timeout;		/* 0: adaptive, 2 x the measured block RTT (at least 2 x the base) */
 	unsigned max_failures;		/* Canary: re-issues before host-based fallback */
+	unsigned sketch;		/* Canary: missing-set sketch of this many of the packet's
+					 * elements (0: off, the paper's recovery; at most
+					 * LH_SKETCH_MAX, fewer than elements) */
 	double noise;			/* probability of delaying a send */
 	lh_time_t noise_delay;		/* default 1 us */
 	bool reliable;			/* ring: keep sent data for NACK retransmission */
@@ -150,6 +158,9 @@ struct lh_ar_stats {
 	uint64_t retx_served;		/* resends by this leader */
 	uint64_t failures;		/* blocks this leader failed */
 	uint64_t retx_deferred;		/* requests for blocks still receiving: not failed */
+	uint64_t recoveries;		/* sketch: blocks this leader completed from their missing hosts */
+	uint64_t recovered;		/* sketch: contributions asked for directly (hosts x blocks) */
+	uint64_t probes;		/* sketch: early requests for blocks overtaken by later ones */
 	uint64_t reissues;		/* blocks this host re-issued */
 	uint64_t fallbacks;		/* blocks reduced at the leader instead */
 	uint64_t duplicates;		/* result frames for blocks already complete */

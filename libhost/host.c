@@ -365,7 +365,8 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 
 	if (!c || !cfg || (c->req && !c->req->done) || cfg->dtype != LH_INT32 || cfg->op != LH_SUM ||
 	    cfg->elements == 0 || cfg->elements > EMU_CANARY_MAX_ELEMENTS || (!in && !cfg->input && !cfg->input_block) ||
-	    (!out && !cfg->on_block) || count == 0 || !(cfg->noise >= 0 && cfg->noise <= 1))
+	    (!out && !cfg->on_block) || count == 0 || !(cfg->noise >= 0 && cfg->noise <= 1) ||
+	    cfg->sketch > LH_SKETCH_MAX || (cfg->sketch && cfg->sketch >= cfg->elements))
 		return NULL;
 	switch (cfg->algo) {
 	case LH_ALGO_CANARY: ops = &lh_canary_ops; break;

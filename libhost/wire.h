@@ -64,7 +64,8 @@ enum emu_canary_op {
 	EMU_CANARY_OP_DONE = 8,		/* completion barrier */
 	EMU_CANARY_OP_TREE_REDUCE = 9,	/* static tree: child -> parent, tree in switch field */
 	EMU_CANARY_OP_TREE_BCAST = 10,	/* static tree: root -> leaves */
-	EMU_CANARY_OP_MAX = 10,
+	EMU_CANARY_OP_RECOVER = 11,	/* leader -> host: send your data of this attempt directly */
+	EMU_CANARY_OP_MAX = 11,
 };
 
 struct emu_canary_hdr {

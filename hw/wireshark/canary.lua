@@ -13,7 +13,7 @@ local canary = Proto("canary", "Canary in-network allreduce")
 
 local opcodes = {
 	[1] = "REDUCE", [2] = "BCAST", [3] = "RESTORE", [4] = "RETX_REQ", [5] = "RETX_DATA",
-	[6] = "FAILURE", [7] = "FALLBACK", [8] = "DONE", [9] = "TREE_REDUCE", [10] = "TREE_BCAST",
+	[6] = "FAILURE", [7] = "FALLBACK", [8] = "DONE", [9] = "TREE_REDUCE", [10] = "TREE_BCAST", [11] = "RECOVER",
 }
 
 local f = canary.fields

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/loss-sweep.sh - goodput vs injected loss on every link, for ring,
+# static:4, Canary with the paper's recovery and Canary with the
+# missing-set sketch (--sketch), with and without background traffic.
+#
+#   bench/loss-sweep.sh                     the paper's fabric, 512 hosts, 4 MiB
+#   SCALE=small bench/loss-sweep.sh         256-host fabric, 128 hosts, 1 MiB
+#   SEEDS="1 2 3 4 5" BGS="none uniform" LOSSES="0 0.00001 0.0001 0.001 0.01" SKETCH=8
+#
+# Loss 0 is the lossless (credit flow control) run; any loss makes the fabric
+# lossy (drop-tail) as --loss does. A run that does not finish within the
+# default --time-limit (100 ms) or --stall (5 ms) is a row with exact=no and
+# goodput 0, and is counted as such in the table. Rows go to
+# bench/results/loss-sweep-SCALE.csv (appended: remove it for a fresh run);
+# the table of means over the seeds is printed (markdown) at the end, and by
+# `bench/loss-sweep.sh --table` for the existing CSV.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+SCALE=${SCALE:-paper}
+BGS=${BGS:-none uniform}
+LOSSES=${LOSSES:-0 0.00001 0.0001 0.001 0.01}
+SKETCH=${SKETCH:-8}
+case $SCALE in
+paper) ARGS="$PAPER --hosts 512" ;;
+small) ARGS="--topology fattree2:leaves=16,spines=16,hosts=16 --elements 256 --profile ${PROFILE:-unbounded}
+	--no-progress --hosts 128 --size 1MiB" ;;
+*) echo "bench/loss-sweep.sh: SCALE=$SCALE is neither paper nor small" >&2; exit 2 ;;
+esac
+F=$RESULTS/loss-sweep-$SCALE.csv
+
+table() {
+	perl -MText::ParseWords -e '
+		my $hdr = <STDIN>; chomp $hdr; my @c = parse_line(",", 0, $hdr); my %i; @i{@c} = 0..$#c;
+		my (%sum, %n, %bad, %fb, %rows, %cols);
+		while (<STDIN>) {
+			chomp; my @v = parse_line(",", 0, $_);
+			my $col = $v[$i{algo}] . ($v[$i{recovery}] eq "-" ? "" : " ($v[$i{recovery}])");
+			my $row = "$v[$i{bg}] | $v[$i{loss}]";
+			$rows{$row} = 1; $cols{$col} = 1;
+			my $ok = $v[$i{result_exact}] eq "yes" || $v[$i{result_exact}] eq "true";
+			$sum{$row}{$col} += $ok ? $v[$i{goodput_gbps}] : 0;
+			$n{$row}{$col}++; $bad{$row}{$col}++ unless $ok;
+		}
+		my @cols = sort keys %cols;
+		print "| background | loss | ", join(" | ", @cols), " |\n";
+		print "|---|---:|", join("|", map { "---:" } @cols), "|\n";
+		for my $row (sort { my @x = split / \| /, $a; my @y = split / \| /, $b; $x[0] cmp $y[0] || $x[1] <=> $y[1] } keys %rows) {
+			print "| $row | ", join(" | ", map {
+				my $k = $_; $n{$row}{$k} ? sprintf("%.2f%s", $sum{$row}{$k} / $n{$row}{$k},
+					$bad{$row}{$k} ? " ($bad{$row}{$k}/$n{$row}{$k} stuck)" : "") : "-" } @cols), " |\n";
+		}' < "$F"
+}
+
+if [ "${1:-}" = --table ]; then
+	table
+	exit 0
+fi
+for seed in $SEEDS; do for bg in $BGS; do for loss in $LOSSES; do
+	lo=()
+	[ "$loss" = 0 ] || lo=(--loss "$loss")
+	# shellcheck disable=SC2086
+	csv_run "$F" "loss=$loss,bg=$bg,recovery=-" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" --algo ring,static:4
+	# shellcheck disable=SC2086
+	csv_run "$F" "loss=$loss,bg=$bg,recovery=paper" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" --algo canary
+	# shellcheck disable=SC2086
+	csv_run "$F" "loss=$loss,bg=$bg,recovery=sketch$SKETCH" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
+		--algo canary --sketch "$SKETCH"
+done; done; done
+table

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: recovery with the missing-set sketch (--sketch K), each case forced
+ * and checked on the counters and the result: one lost contribution is
+ * asked for directly (no failure, no re-issue), three lost contributions
+ * likewise, a lost aggregate of four hosts with K = 4 (decoded) and K = 1
+ * (too many missing: the paper's failure and re-issue), and 1 % loss on
+ * every link, where the paper's recovery fails blocks until they fall back
+ * to reduction at the leader (the loss collapse) and the sketch keeps
+ * every block off that path. Bad --sketch values are refused.
+ */
+#include <string.h>
+
+#include "emu/scenario.h"
+#include "tap.h"
+
+static void base(struct emu_scn_cfg *c)
+{
+	emu_scenario_defaults(c);
+	c->algo = LH_ALGO_CANARY;
+	c->background = false;
+	c->elements = 64;
+	c->workers = 1;
+	c->limit = 50 * EMU_MS;
+}
+
+static bool run(const struct emu_scn_cfg *c, struct emu_scn_result *r, const char *what)
+{
+	char err[256];
+	int rc = emu_scenario_run(c, r, err, sizeof(err));
+
+	if (rc) {
+		diag("%s: %s", what, err);
+		return false;
+	}
+	const struct emu_scn_ar *a = &r->ar[0];
+
+	diag("%s: exact %d, runtime %.1f us, retx %llu, failures %llu, reissues %llu, fallbacks %llu, "
+	     "recoveries %llu, recovered %llu, probes %llu, deferred %llu, lost %llu",
+	     what, r->exact, (double)r->runtime / 1e6, (unsigned long long)a->retransmissions,
+	     (unsigned long long)a->failures, (unsigned long long)a->reissues, (unsigned long long)a->fallbacks,
+	     (unsigned long long)a->recoveries, (unsigned long long)a->recovered, (unsigned long long)a->probes,
+	     (unsigned long long)a->retx_deferred, (unsigned long long)r->drops_loss);
+	if (!r->exact)
+		diag("%s: %s", what, r->stuck);
+	return true;
+}
+
+int main(void)
+{
+	struct emu_scn_cfg c;
+	struct emu_scn_result r;
+	char err[256];
+
+	plan(35);
+
+	/* one lost reduce frame, four hosts on one switch: the paper fails and re-issues the block */
+	base(&c);
+	c.topology = "fattree2:leaves=1,spines=1,hosts=4";
+	c.hosts = 4;
+	c.size_bytes = 4096;
+	emu_drop_parse("H1/0#3", &c.drop[0]);
+	c.ndrop = 1;
+	ok(run(&c, &r, "one lost frame, paper") && r.exact, "one lost frame, no sketch: exact");
+	is_int(r.ar[0].failures, 1, "...the block failed once");
+	is_int(r.ar[0].reissues, 3, "...and the three other hosts re-issued it");
+	emu_scenario_result_fini(&r);
+
+	/* the same with a sketch of 4: the leader names the missing host and asks it */
+	c.sketch = 4;
+	ok(run(&c, &r, "one lost frame, sketch 4") && r.exact, "one lost frame, sketch 4: exact");
+	is_int(r.drops_loss, 1, "exactly one frame lost");
+	is_int(r.ar[0].failures, 0, "no block failed");
+	is_int(r.ar[0].reissues, 0, "nothing re-issued");
+	is_int(r.ar[0].recoveries, 1, "one block recovered");
+	is_int(r.ar[0].recovered, 1, "...from exactly one host, asked directly");
+	emu_scenario_result_fini(&r);
+
+	/* three hosts' frames lost, two leaves */
+	base(&c);
+	c.topology = "fattree2:leaves=2,spines=1,hosts=4";
+	c.hosts = 8;
+	c.size_bytes = 8192;
+	c.sketch = 4;
+	emu_drop_parse("H1/0#3", &c.drop[0]);
+	emu_drop_parse("H2/0#3", &c.drop[1]);
+	emu_drop_parse("H5/0#3", &c.drop[2]);
+	c.ndrop = 3;
+	ok(run(&c, &r, "three lost frames, sketch 4") && r.exact, "three lost frames: exact");
+	is_int(r.drops_loss, 3, "three frames lost");
+	is_int(r.ar[0].failures, 0, "no block failed");
+	is_int(r.ar[0].recovered, 3, "the three contributions were asked for directly");
+	ok(r.ar[0].recoveries >= 1 && r.ar[0].recoveries <= 3, "...in %llu block(s)",
+	   (unsigned long long)r.ar[0].recoveries);
+	emu_scenario_result_fini(&r);
+
+	/* a leaf's aggregate of four hosts lost on its way up */
+	base(&c);
+	c.topology = "fattree2:leaves=2,spines=1,hosts=4";
+	c.hosts = 8;
+	c.size_bytes = 8192;
+	c.sketch = 4;
+	emu_drop_parse("L0/4#5", &c.drop[0]);
+	c.ndrop = 1;
+	ok(run(&c, &r, "lost aggregate, sketch 4") && r.exact, "lost aggregate of four hosts, sketch 4: exact");
+	is_int(r.drops_loss, 1, "one frame lost");
+	is_int(r.ar[0].failures, 0, "no block failed");
+	is_int(r.ar[0].recovered, 4, "the four hosts behind it were asked directly");
+	emu_scenario_result_fini(&r);
+	c.sketch = 1;
+	ok(run(&c, &r, "lost aggregate, sketch 1") && r.exact, "the same with sketch 1: exact");
+	is_int(r.ar[0].recoveries, 0, "four missing do not decode with one element: no recovery");
+	is_int(r.ar[0].failures, 1, "...the paper's rule: the block failed");
+	is_int(r.ar[0].reissues, 7, "...and was re-issued by the seven other hosts");
+	emu_scenario_result_fini(&r);
+
+	/* the loss collapse: 1 % loss on every link, 32 hosts */
+	base(&c);
+	c.topology = "fattree2:leaves=4,spines=4,hosts=8";
+	c.hosts = 32;
+	c.size_bytes = 256 * 1024;
+	c.elements = 256;
+	c.loss = 0.01;
+	ok(run(&c, &r, "1% loss, paper") && r.exact, "1%% loss, no sketch: exact");
+	ok(r.ar[0].fallbacks > 0, "...blocks fell back to reduction at their leader (%llu host fallbacks)",
+	   (unsigned long long)r.ar[0].fallbacks);
+	uint64_t paper_failures = r.ar[0].failures;
+
+	emu_scenario_result_fini(&r);
+	c.sketch = 8;
+	ok(run(&c, &r, "1% loss, sketch 8") && r.exact, "1%% loss, sketch 8: exact");
+	ok(r.drops_loss > 100, "%llu frames lost", (unsigned long long)r.drops_loss);
+	is_int(r.ar[0].fallbacks, 0, "no block fell back to the leader incast");
+	ok(r.ar[0].recoveries > 0 && r.ar[0].recovered >= r.ar[0].recoveries,
+	   "%llu blocks recovered from %llu hosts asked directly", (unsigned long long)r.ar[0].recoveries,
+	   (unsigned long long)r.ar[0].recovered);
+	ok(r.ar[0].failures * 4 < paper_failures, "failures %llu, a quarter of the paper's %llu at most",
+	   (unsigned long long)r.ar[0].failures, (unsigned long long)paper_failures);
+	ok(r.ar[0].probes > 0, "%llu early requests for overtaken blocks", (unsigned long long)r.ar[0].probes);
+	emu_scenario_result_fini(&r);
+
+	/* the same under two workers and with one: same counters (determinism) */
+	c.workers = 2;
+	ok(run(&c, &r, "1% loss, sketch 8, 2 workers") && r.exact, "two workers: exact");
+	uint64_t rt2 = r.runtime, rec2 = r.ar[0].recovered;
+
+	emu_scenario_result_fini(&r);
+	c.workers = 1;
+	ok(run(&c, &r, "1% loss, sketch 8, 1 worker") && r.exact, "one worker: exact");
+	ok(r.runtime == rt2 && r.ar[0].recovered == rec2, "same runtime and recoveries for 1 and 2 workers");
+	emu_scenario_result_fini(&r);
+
+	/* bad values */
+	base(&c);
+	c.sketch = 64;	/* = elements */
+	ok(emu_scenario_run(&c, &r, err, sizeof(err)) != 0 && strstr(err, "--sketch"), "sketch = elements refused: %s",
+	   err);
+	c.sketch = LH_SKETCH_MAX + 1;
+	c.elements = 256;
+	ok(emu_scenario_run(&c, &r, err, sizeof(err)) != 0 && strstr(err, "--sketch"), "sketch 17 refused: %s", err);
+	return done_testing();
+}
