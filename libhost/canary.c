@@ -92,6 +92,7 @@ struct clead {
 	uint8_t ltries;		/* RECOVER rounds so far (backoff) */
 	uint16_t ltgen;		/* leader timer generation */
 	lh_time_t last_rx;	/* the current attempt's last contribution (or its start) */
+	lh_time_t done_at;	/* when the sum was complete */
 	uint32_t miss[LH_SKETCH_MAX];	/* sketch: ranks whose data is missing */
 	uint32_t got;		/* ...bit i: miss[i]'s direct copy counted */
 	uint8_t *seen;		/* fallback: ranks already counted */
@@ -505,6 +506,7 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 	uint32_t id = attempt_id(r, c, b, l->attempt);
 
 	l->complete = true;
+	l->done_at = lh_now(r);
 	if (l->fallback) {
 		/* host-based: the result to every host, unicast */
 		for (unsigned k = 0; k < r->P; k++)
@@ -723,6 +725,10 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 
 		if (from >= r->P || from == r->rank)
 			return;
+		if (h->counter == 1 && l->complete && lh_now(r) - l->done_at < c->probe_gap) {
+			/* a probe overtaken by our broadcast: still on its way, most likely */
+			return;
+		}
 		if (h->counter == 1 && !l->complete) {
 			/* a probe: recover if the sketch can, never fail the block */
 			if (a == l->attempt && !l->fallback && !l->recovering)
