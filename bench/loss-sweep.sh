@@ -6,7 +6,7 @@
 #
 #   bench/loss-sweep.sh                     the paper's fabric, 512 hosts, 4 MiB
 #   SCALE=small bench/loss-sweep.sh         256-host fabric, 128 hosts, 1 MiB
-#   SEEDS="1 2 3 4 5" BGS="none uniform" LOSSES="0 0.00001 0.0001 0.001 0.01" SKETCH=8
+#   SEEDS="1 2 3 4 5" BGS="none uniform" LOSSES="0 0.00001 0.0001 0.001 0.01" SKETCHES="8 16"
 #
 # Loss 0 is the lossless (credit flow control) run; any loss makes the fabric
 # lossy (drop-tail) as --loss does. A run that does not finish within the
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 SCALE=${SCALE:-paper}
 BGS=${BGS:-none uniform}
 LOSSES=${LOSSES:-0 0.00001 0.0001 0.001 0.01}
-SKETCH=${SKETCH:-8}
+SKETCHES=${SKETCHES:-16}
 case $SCALE in
 paper) ARGS="$PAPER --hosts 512" ;;
 small) ARGS="--topology fattree2:leaves=16,spines=16,hosts=16 --elements 256 --profile ${PROFILE:-unbounded}
@@ -65,8 +65,10 @@ for seed in $SEEDS; do for bg in $BGS; do for loss in $LOSSES; do
 	csv_run "$F" "loss=$loss,bg=$bg,recovery=-" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" --algo ring,static:4
 	# shellcheck disable=SC2086
 	csv_run "$F" "loss=$loss,bg=$bg,recovery=paper" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" --algo canary
-	# shellcheck disable=SC2086
-	csv_run "$F" "loss=$loss,bg=$bg,recovery=sketch$SKETCH" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
-		--algo canary --sketch "$SKETCH"
+	for k in $SKETCHES; do
+		# shellcheck disable=SC2086
+		csv_run "$F" "loss=$loss,bg=$bg,recovery=sketch$k" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
+			--algo canary --sketch "$k"
+	done
 done; done; done
 table
