@@ -45,6 +45,7 @@ SCENARIOS = [
     ("canary-nobg", SMALL + " --algo canary --background none"),
     ("canary-bg-random", SMALL + " --algo canary --background random --bg-msg 16KiB"),
     ("canary-loss", SMALL + " --algo canary --loss 0.002"),
+    ("canary-sketch-loss", SMALL + " --algo canary --loss 0.002 --sketch 16"),
     ("static4-loss", SMALL + " --algo static:4 --loss 0.002"),
     ("ring-loss", SMALL + " --algo ring --loss 0.002"),
     ("canary-lossy", SMALL + " --algo canary --lossy --buffer 16KiB"),
