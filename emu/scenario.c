@@ -697,142 +697,193 @@ int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t e
 	return 0;
 }
 
-int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen)
-{
-	struct emu_fabric *fab = NULL;
-	struct emu_engine *eng = NULL;
-	struct tenant *ten = NULL;
-	struct hctx *hc = NULL;
-	struct lh_peer *allpeers = NULL, *bgpeers = NULL;
-	uint32_t *order = NULL;
-	struct emu_sw_trees trees = { 0 };
-	struct emu_pcap *pcap = NULL;
-	struct recs *recs = NULL;
-	int rc = -EINVAL;
+/*
+ * One scenario run, as the phases of emu_scenario_run(): the state every
+ * phase shares. Each phase returns 0, or a negative errno with the message
+ * in err; scn_free() releases whatever the phases built, whichever failed.
+ */
+struct scn {
+	const struct emu_scn_cfg *cfg;
+	struct emu_scn_result *res;
+	char *err;
+	size_t errlen;
 
-	memset(res, 0, sizeof(*res));
-	res->prof = tofino_profile_get(cfg->profile ? cfg->profile : "tofino1");
-	if (!res->prof) {
-		snprintf(err, errlen, "--profile: unknown profile '%s' (tofino1, tofino2, unbounded)", cfg->profile);
+	struct emu_fabric *fab;
+	struct emu_engine *eng;
+	uint32_t descriptors;	/* per switch, from --descriptors or the profile */
+
+	/* placement */
+	uint32_t nh, nar, nbg;	/* hosts of the fabric, in allreduces, background */
+	unsigned K;		/* tenants */
+	uint32_t *order;	/* host indexes: the allreduce hosts first, then background */
+	struct lh_peer *allpeers, *bgpeers;
+	struct tenant *ten;
+
+	/* programs */
+	struct emu_sw_trees trees;
+	struct emu_sw_cfg swcfg;
+	struct lh_ar_cfg ar;	/* the allreduce configuration... */
+	struct lh_ar_cfg *arv;	/* ...per tenant (tree ids of tenant t start at t * ntrees) */
+	struct hctx *hc;	/* by host index */
+	struct scn_progress prog;
+
+	struct emu_pcap *pcap;
+	struct emu_dist_stats dstats;
+	struct recs *recs;
+};
+
+/* scn_check_cfg - the options that need no fabric to check */
+static int scn_check_cfg(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+
+	s->res->prof = tofino_profile_get(cfg->profile ? cfg->profile : "tofino1");
+	if (!s->res->prof) {
+		snprintf(s->err, s->errlen, "--profile: unknown profile '%s' (tofino1, tofino2, unbounded)", cfg->profile);
 		return -EINVAL;
 	}
 	if (cfg->elements < 1 || cfg->elements > EMU_CANARY_MAX_ELEMENTS) {
-		snprintf(err, errlen, "--elements: %u is not in [1, %d]", cfg->elements, EMU_CANARY_MAX_ELEMENTS);
+		snprintf(s->err, s->errlen, "--elements: %u is not in [1, %d]", cfg->elements, EMU_CANARY_MAX_ELEMENTS);
 		return -EINVAL;
 	}
 	if (cfg->sketch > LH_SKETCH_MAX || (cfg->sketch && cfg->sketch >= cfg->elements)) {
-		snprintf(err, errlen, "--sketch: %u must be at most %d and below --elements (%u)", cfg->sketch,
+		snprintf(s->err, s->errlen, "--sketch: %u must be at most %d and below --elements (%u)", cfg->sketch,
 			 LH_SKETCH_MAX, cfg->elements);
 		return -EINVAL;
 	}
 	if (cfg->size_bytes < 4 || cfg->size_bytes % 4) {
-		snprintf(err, errlen, "--size: %llu bytes is not a positive multiple of 4 (int32 elements)",
+		snprintf(s->err, s->errlen, "--size: %llu bytes is not a positive multiple of 4 (int32 elements)",
 			 (unsigned long long)cfg->size_bytes);
 		return -EINVAL;
 	}
 	if (cfg->concurrent < 1 || cfg->concurrent > 255) {
-		snprintf(err, errlen, "--concurrent: %u is not in [1, 255]", cfg->concurrent);
+		snprintf(s->err, s->errlen, "--concurrent: %u is not in [1, 255]", cfg->concurrent);
 		return -EINVAL;
 	}
-	if (emu_scenario_check_blocks(cfg, err, errlen))
+	if (emu_scenario_check_blocks(cfg, s->err, s->errlen))
 		return -EINVAL;
 	if (cfg->algo == LH_ALGO_STATIC && (cfg->ntrees < 1 || cfg->ntrees > 64)) {
-		snprintf(err, errlen, "--algo static:N: N = %u is not in [1, 64]", cfg->ntrees);
+		snprintf(s->err, s->errlen, "--algo static:N: N = %u is not in [1, 64]", cfg->ntrees);
 		return -EINVAL;
 	}
-	fab = topo_load(cfg->topology, err, errlen);
-	if (!fab)
+	return 0;
+}
+
+/*
+ * scn_build - load the fabric and size the switch program against the
+ * profile. Returns 1 when the run ends here with success (--resources).
+ */
+static int scn_build(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	struct emu_scn_result *res = s->res;
+	unsigned maxports = 0;
+
+	s->fab = topo_load(cfg->topology, s->err, s->errlen);
+	if (!s->fab)
 		return -EINVAL;
-	snprintf(res->topology, sizeof(res->topology), "%s", fab->spec[0] ? fab->spec : cfg->topology);
+	snprintf(res->topology, sizeof(res->topology), "%s", s->fab->spec[0] ? s->fab->spec : cfg->topology);
 	if (cfg->algo == LH_ALGO_STATIC)
 		snprintf(res->algo, sizeof(res->algo), "static:%u", cfg->ntrees);
 	else
 		snprintf(res->algo, sizeof(res->algo), "%s", lh_algo_name(cfg->algo));
 
-	/* the switch program against the profile */
-	unsigned maxports = 0;
-
-	for (uint32_t s = 0; s < fab->nswitches; s++)
-		if (fab->nodes[fab->switches[s]].nports > maxports)
-			maxports = fab->nodes[fab->switches[s]].nports;
-	uint32_t descriptors = cfg->descriptors ? cfg->descriptors : res->prof->max_descriptors;
-
+	for (uint32_t i = 0; i < s->fab->nswitches; i++)
+		if (s->fab->nodes[s->fab->switches[i]].nports > maxports)
+			maxports = s->fab->nodes[s->fab->switches[i]].nports;
+	s->descriptors = cfg->descriptors ? cfg->descriptors : res->prof->max_descriptors;
 	if (res->prof->unbounded && !cfg->descriptors)
-		descriptors = 32768;
-	if (cfg->table_per_tenant && descriptors < cfg->concurrent) {
-		snprintf(err, errlen, "--table per-tenant: %u descriptors cannot give each of the %u tenants (--concurrent) "
-			 "a slot; use --descriptors %u or more", descriptors, cfg->concurrent, cfg->concurrent);
-		emu_fabric_destroy(fab);
+		s->descriptors = 32768;
+	if (cfg->table_per_tenant && s->descriptors < cfg->concurrent) {
+		snprintf(s->err, s->errlen,
+			 "--table per-tenant: %u descriptors cannot give each of the %u tenants (--concurrent) "
+			 "a slot; use --descriptors %u or more", s->descriptors, cfg->concurrent, cfg->concurrent);
 		return -EINVAL;
 	}
-	tofino_need_ato(res->prof, cfg->elements, descriptors, maxports, cfg->shards, cfg->routing != EMU_ROUTE_ECMP,
-		    cfg->timeout_adaptive,
-		    &res->need);
-	if (cfg->resources_only) {
-		emu_fabric_destroy(fab);
-		return res->need.fits ? 0 : -ENOSPC;
-	}
+	tofino_need_ato(res->prof, cfg->elements, s->descriptors, maxports, cfg->shards,
+			cfg->routing != EMU_ROUTE_ECMP, cfg->timeout_adaptive, &res->need);
+	if (cfg->resources_only)
+		return res->need.fits ? 1 : -ENOSPC;
 	if (!res->need.fits && cfg->algo != LH_ALGO_RING) {
-		snprintf(err, errlen, "the switch program does not fit %s: %s", res->prof->name, res->need.why);
-		emu_fabric_destroy(fab);
+		snprintf(s->err, s->errlen, "the switch program does not fit %s: %s", res->prof->name, res->need.why);
 		return -ENOSPC;
 	}
+	return 0;
+}
 
-	/* placement */
-	uint32_t nh = fab->nhosts;
+/* scn_check_hosts - how many allreduce hosts, checked against the fabric and the tenants */
+static int scn_check_hosts(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	uint32_t nh = s->fab->nhosts;
 	uint32_t nar = cfg->hosts ? cfg->hosts : (uint32_t)llround(cfg->hosts_pct / 100.0 * nh);
 
 	if (nar > nh) {
-		snprintf(err, errlen, "--hosts: %u allreduce hosts but the fabric has %u", nar, nh);
-		goto out;
+		snprintf(s->err, s->errlen, "--hosts: %u allreduce hosts but the fabric has %u", nar, nh);
+		return -EINVAL;
 	}
 	if (nar < 2) {
-		snprintf(err, errlen, "--hosts: %u allreduce host%s of the fabric's %u; an allreduce needs at least 2", nar,
-			 nar == 1 ? "" : "s", nh);
-		goto out;
+		snprintf(s->err, s->errlen, "--hosts: %u allreduce host%s of the fabric's %u; an allreduce needs at least 2",
+			 nar, nar == 1 ? "" : "s", nh);
+		return -EINVAL;
 	}
 	if (nar < 2 * cfg->concurrent) {
-		snprintf(err, errlen, "--concurrent: %u tenants of at least 2 hosts need %u allreduce hosts (have %u)",
+		snprintf(s->err, s->errlen, "--concurrent: %u tenants of at least 2 hosts need %u allreduce hosts (have %u)",
 			 cfg->concurrent, 2 * cfg->concurrent, nar);
-		goto out;
+		return -EINVAL;
 	}
 	if (nar / cfg->concurrent > 0xffff) {
-		snprintf(err, errlen, "--hosts: at most 65535 hosts per allreduce");
-		goto out;
+		snprintf(s->err, s->errlen, "--hosts: at most 65535 hosts per allreduce");
+		return -EINVAL;
 	}
-	order = emu_xmalloc(nh * sizeof(*order));
+	s->nh = nh;
+	s->nar = nar;
+	s->K = cfg->concurrent;
+	return 0;
+}
+
+/*
+ * scn_place - which host does what: a seeded shuffle of the hosts; the
+ * first nar are split into K tenants (ranks in host order, as a scheduler
+ * hands them out), the rest send background traffic.
+ */
+static int scn_place(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	uint32_t nh, nar;
+	struct emu_rng rng;
+	int rc = scn_check_hosts(s);
+
+	if (rc)
+		return rc;
+	nh = s->nh;
+	nar = s->nar;
+	s->order = emu_xmalloc(nh * sizeof(*s->order));
 	for (uint32_t i = 0; i < nh; i++)
-		order[i] = i;
-	{
-		struct emu_rng rng;
+		s->order[i] = i;
+	emu_rng_init(&rng, cfg->seed, 0x9ace);
+	for (uint32_t i = nh - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)emu_rng_below(&rng, i + 1), tmp = s->order[i];
 
-		emu_rng_init(&rng, cfg->seed, 0x9ace);
-		for (uint32_t i = nh - 1; i > 0; i--) {
-			uint32_t j = (uint32_t)emu_rng_below(&rng, i + 1), tmp = order[i];
-
-			order[i] = order[j];
-			order[j] = tmp;
-		}
+		s->order[i] = s->order[j];
+		s->order[j] = tmp;
 	}
-	allpeers = emu_xmalloc(nh * sizeof(*allpeers));
+	s->allpeers = emu_xmalloc(nh * sizeof(*s->allpeers));
 	for (uint32_t i = 0; i < nh; i++) {
-		const struct emu_fab_node *n = &fab->nodes[fab->hosts[i]];
+		const struct emu_fab_node *n = &s->fab->nodes[s->fab->hosts[i]];
 
-		allpeers[i].ipv4 = n->ipv4;
-		memcpy(allpeers[i].mac, n->mac, 6);
+		s->allpeers[i].ipv4 = n->ipv4;
+		memcpy(s->allpeers[i].mac, n->mac, 6);
 	}
-	unsigned K = cfg->concurrent;
-
-	ten = emu_xcalloc(K, sizeof(*ten));
-	for (unsigned t = 0; t < K; t++) {
-		uint32_t lo = (uint32_t)((uint64_t)nar * t / K), hi = (uint32_t)((uint64_t)nar * (t + 1) / K);
-		struct tenant *T = &ten[t];
+	s->ten = emu_xcalloc(s->K, sizeof(*s->ten));
+	for (unsigned t = 0; t < s->K; t++) {
+		uint32_t lo = (uint32_t)((uint64_t)nar * t / s->K), hi = (uint32_t)((uint64_t)nar * (t + 1) / s->K);
+		struct tenant *T = &s->ten[t];
 
 		T->id = t;
 		T->P = hi - lo;
 		T->hosts = emu_xmalloc(T->P * sizeof(uint32_t));
-		memcpy(T->hosts, order + lo, T->P * sizeof(uint32_t));
-		/* ranks in host order, as a scheduler hands them out */
+		memcpy(T->hosts, s->order + lo, T->P * sizeof(uint32_t));
 		for (unsigned i = 1; i < T->P; i++)
 			for (unsigned j = i; j > 0 && T->hosts[j - 1] > T->hosts[j]; j--) {
 				uint32_t tmp = T->hosts[j];
@@ -842,236 +893,259 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 			}
 		T->peers = emu_xmalloc(T->P * sizeof(*T->peers));
 		for (unsigned r = 0; r < T->P; r++)
-			T->peers[r] = allpeers[T->hosts[r]];
+			T->peers[r] = s->allpeers[T->hosts[r]];
 		/* tabulate b() unless that would take more than 256 MiB */
-		tenant_init(T, cfg->seed, cfg->size_bytes / 4, (uint64_t)cfg->size_bytes * K <= (256ULL << 20));
+		tenant_init(T, cfg->seed, cfg->size_bytes / 4, (uint64_t)cfg->size_bytes * s->K <= (256ULL << 20));
 	}
-	uint32_t nbg = cfg->background ? nh - nar : 0;
+	s->nbg = cfg->background ? nh - nar : 0;
+	if (s->nbg == 1)
+		s->nbg = 0;	/* one host cannot send to another background host */
+	s->bgpeers = emu_xmalloc((s->nbg + 1) * sizeof(*s->bgpeers));
+	for (uint32_t i = 0; i < s->nbg; i++)
+		s->bgpeers[i] = s->allpeers[s->order[nar + i]];
+	s->res->hosts_total = nh;
+	s->res->ar_hosts = nar;
+	s->res->bg_hosts = s->nbg;
+	return 0;
+}
 
-	if (nbg == 1)
-		nbg = 0;	/* one host cannot send to another background host */
-	bgpeers = emu_xmalloc((nbg + 1) * sizeof(*bgpeers));
-	for (uint32_t i = 0; i < nbg; i++)
-		bgpeers[i] = allpeers[order[nar + i]];
-	res->hosts_total = nh;
-	res->ar_hosts = nar;
-	res->bg_hosts = nbg;
-
-	/* engine */
-	struct scn_progress prog = { .cfg = cfg, .fab = fab, .ar = order, .nar = nar };
+/* scn_engine - the engine over the fabric, with its loss, failures and forced drops scheduled */
+static int scn_engine(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	struct emu_fabric *fab = s->fab;
 	struct emu_engine_cfg ecfg = {
 		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || cfg->loss > 0,
 		.tc_collective = cfg->priority,
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
-		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &prog, .stall = cfg->stall,
+		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset,
 	};
 
+	s->prog = (struct scn_progress){ .cfg = cfg, .fab = fab, .ar = s->order, .nar = s->nar };
 	if (cfg->loss > 0)
 		for (uint32_t i = 0; i < fab->nlinks; i++)
 			fab->links[i].loss[0] = fab->links[i].loss[1] = cfg->loss;
-	eng = emu_engine_create(fab, &ecfg, err, errlen);
-	if (!eng)
-		goto out;
-	prog.eng = eng;
+	s->eng = emu_engine_create(fab, &ecfg, s->err, s->errlen);
+	if (!s->eng)
+		return -EINVAL;
+	s->prog.eng = s->eng;
 	for (unsigned i = 0; i < cfg->nfail; i++) {
 		const struct emu_fail *f = &cfg->fail[i];
-		uint32_t node = emu_fabric_find(fab, f->node);
+		uint32_t node = emu_fabric_find(fab, f->node), link;
 
 		if (node == EMU_NONE32) {
-			snprintf(err, errlen, "--fail: no node named '%s'", f->node);
-			goto out;
+			snprintf(s->err, s->errlen, "--fail: no node named '%s'", f->node);
+			return -EINVAL;
 		}
 		if (f->is_node) {
-			emu_engine_schedule_node(eng, node, f->down, false);
+			emu_engine_schedule_node(s->eng, node, f->down, false);
 			if (f->up != EMU_TIME_INF)
-				emu_engine_schedule_node(eng, node, f->up, true);
-		} else {
-			uint32_t link = find_port_link(fab, node, f->port);
-
-			if (link == EMU_NONE32) {
-				snprintf(err, errlen, "--fail: %s has no link on port %d", f->node, f->port);
-				goto out;
-			}
-			emu_engine_schedule_link(eng, link, f->down, false);
-			if (f->up != EMU_TIME_INF)
-				emu_engine_schedule_link(eng, link, f->up, true);
+				emu_engine_schedule_node(s->eng, node, f->up, true);
+			continue;
 		}
+		link = find_port_link(fab, node, f->port);
+		if (link == EMU_NONE32) {
+			snprintf(s->err, s->errlen, "--fail: %s has no link on port %d", f->node, f->port);
+			return -EINVAL;
+		}
+		emu_engine_schedule_link(s->eng, link, f->down, false);
+		if (f->up != EMU_TIME_INF)
+			emu_engine_schedule_link(s->eng, link, f->up, true);
 	}
 	for (unsigned i = 0; i < cfg->ndrop; i++) {
 		const struct emu_drop *dr = &cfg->drop[i];
 		uint32_t node = emu_fabric_find(fab, dr->node);
 
-		if (node == EMU_NONE32 || emu_engine_drop_nth(eng, node, dr->port, dr->nth)) {
-			snprintf(err, errlen, "--drop: %s has no linked port %u", dr->node, dr->port);
-			goto out;
+		if (node == EMU_NONE32 || emu_engine_drop_nth(s->eng, node, dr->port, dr->nth)) {
+			snprintf(s->err, s->errlen, "--drop: %s has no linked port %u", dr->node, dr->port);
+			return -EINVAL;
 		}
 	}
-	if (cfg->algo == LH_ALGO_STATIC && build_trees(fab, ten, K, cfg->ntrees, cfg->seed, &trees, err, errlen))
-		goto out;
-	struct emu_sw_cfg swcfg = {
-		.descriptors = descriptors, .timeout = cfg->timeout, .timer = cfg->timer,
+	return 0;
+}
+
+/* scn_configure - the switch program's and the allreduce's configuration */
+static int scn_configure(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	const struct emu_scn_result *res = s->res;
+
+	if (cfg->algo == LH_ALGO_STATIC &&
+	    build_trees(s->fab, s->ten, s->K, cfg->ntrees, cfg->seed, &s->trees, s->err, s->errlen))
+		return -EINVAL;
+	s->swcfg = (struct emu_sw_cfg){
+		.descriptors = s->descriptors, .timeout = cfg->timeout, .timer = cfg->timer,
 		.pktgen_tick = cfg->pktgen_tick, .passes = res->need.passes, .pipe_gpps = res->prof->pipe_gpps,
-		.ports_per_pipe = res->prof->ports_per_pipe, .trees = cfg->algo == LH_ALGO_STATIC ? &trees : NULL,
-		.partition = cfg->table_per_tenant ? K : 0,
+		.ports_per_pipe = res->prof->ports_per_pipe, .trees = cfg->algo == LH_ALGO_STATIC ? &s->trees : NULL,
+		.partition = cfg->table_per_tenant ? s->K : 0,
 		.adaptive = cfg->timeout_adaptive, .ato_floor = cfg->ato_floor, .ato_ceil = cfg->ato_ceil,
 		.ato_up = EMU_ATO_UP, .ato_down = EMU_ATO_DOWN,
 	};
-	struct lh_ar_cfg ar = {
+	s->ar = (struct lh_ar_cfg){
 		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees, .window = cfg->window,
-		.rtt = base_rtt(fab, cfg->elements), .switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout : 0,
+		.rtt = base_rtt(s->fab, cfg->elements),
+		.switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout : 0,
 		.retx_timeout = cfg->retx_timeout, .max_failures = cfg->max_failures, .noise = cfg->noise,
 		.sketch = cfg->algo == LH_ALGO_CANARY ? cfg->sketch : 0,
 		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0,
 	};
+	s->arv = emu_xcalloc(s->K, sizeof(*s->arv));
+	for (unsigned t = 0; t < s->K; t++) {
+		s->arv[t] = s->ar;
+		s->arv[t].tree_base = t * cfg->ntrees;
+	}
+	return 0;
+}
 
-	hc = emu_xcalloc(nh, sizeof(*hc));
-	for (unsigned t = 0; t < K; t++)
-		for (unsigned r = 0; r < ten[t].P; r++) {
-			struct hctx *h = &hc[ten[t].hosts[r]];
+/* scn_program_hosts - every host's role and configuration, then every node's model */
+static void scn_program_hosts(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	const struct emu_fabric *fab = s->fab;
 
-			h->t = &ten[t];
+	s->hc = emu_xcalloc(s->nh, sizeof(*s->hc));
+	for (unsigned t = 0; t < s->K; t++)
+		for (unsigned r = 0; r < s->ten[t].P; r++) {
+			struct hctx *h = &s->hc[s->ten[t].hosts[r]];
+
+			h->t = &s->ten[t];
 			h->cfg.role = EMU_HOST_ALLREDUCE;
-			h->cfg.peers = ten[t].peers;
-			h->cfg.npeers = ten[t].P;
+			h->cfg.peers = s->ten[t].peers;
+			h->cfg.npeers = s->ten[t].P;
 			h->cfg.rank = r;
 			h->cfg.tenant = t;
-			h->cfg.ar = &ar;
+			h->cfg.ar = &s->arv[t];
 			h->cfg.count = cfg->size_bytes / 4;
 			h->cfg.input = host_input;
 			h->cfg.check = host_check;
 		}
-	for (uint32_t i = 0; i < nbg; i++) {
-		struct hctx *h = &hc[order[nar + i]];
+	for (uint32_t i = 0; i < s->nbg; i++) {
+		struct hctx *h = &s->hc[s->order[s->nar + i]];
 
 		h->cfg.role = EMU_HOST_BACKGROUND;
-		h->cfg.bg_peers = bgpeers;
-		h->cfg.nbg = nbg;
+		h->cfg.bg_peers = s->bgpeers;
+		h->cfg.nbg = s->nbg;
 		h->cfg.bg_msg = cfg->bg_msg;
 		h->cfg.bg_me = i;
 		h->cfg.bg_pattern = cfg->bg_pattern;
 		h->cfg.bg_seed = emu_hash64(cfg->seed ^ 0xbacc);
-	}
-	/* tree ids of tenant t start at t * ntrees */
-	struct lh_ar_cfg *arv = emu_xcalloc(K, sizeof(*arv));
-
-	for (unsigned t = 0; t < K; t++) {
-		arv[t] = ar;
-		arv[t].tree_base = t * cfg->ntrees;
-		for (unsigned r = 0; r < ten[t].P; r++)
-			hc[ten[t].hosts[r]].cfg.ar = &arv[t];
 	}
 	/* hosts that go down and come back resume their timers (host_model.h) */
 	for (unsigned i = 0; i < cfg->nfail; i++) {
 		uint32_t node = emu_fabric_find(fab, cfg->fail[i].node);
 
 		if (cfg->fail[i].is_node && cfg->fail[i].up != EMU_TIME_INF && fab->nodes[node].kind == EMU_NODE_HOST)
-			hc[fab->nodes[node].index].cfg.resume = true;
+			s->hc[fab->nodes[node].index].cfg.resume = true;
 	}
 	for (uint32_t i = 0; i < fab->nnodes; i++) {
 		const struct emu_fab_node *n = &fab->nodes[i];
 
 		if (n->kind == EMU_NODE_SWITCH)
-			emu_engine_set_model(eng, i, &emu_sw_ops, &swcfg);
+			emu_engine_set_model(s->eng, i, &emu_sw_ops, &s->swcfg);
 		else
-			emu_engine_set_model(eng, i, &emu_host_ops, &hc[n->index].cfg);
+			emu_engine_set_model(s->eng, i, &emu_host_ops, &s->hc[n->index].cfg);
 	}
-	emu_engine_expect_done(eng, nar);
-	if (cfg->pcap) {
-		pcap = emu_pcap_open(eng, cfg->pcap, cfg->pcap_links, err, errlen);
-		if (!pcap) {
-			free(arv);
-			goto out;
-		}
-	}
-	struct emu_dist_stats dstats = { 0 };
+	emu_engine_expect_done(s->eng, s->nar);
+}
 
+/* scn_execute - run the engine (with the capture open), then gather every node's records */
+static int scn_execute(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	struct emu_scn_result *res = s->res;
+	int erc;
+
+	if (cfg->pcap) {
+		s->pcap = emu_pcap_open(s->eng, cfg->pcap, cfg->pcap_links, s->err, s->errlen);
+		if (!s->pcap)
+			return -EINVAL;
+	}
 	if (cfg->dist) {
 		emu_dist_begin_run(cfg->dist);
-		emu_dist_stats(cfg->dist, &dstats);
+		emu_dist_stats(cfg->dist, &s->dstats);
 	}
-	int erc = emu_engine_run(eng);
-
-	emu_pcap_close(pcap, res->write_err, sizeof(res->write_err));
-	pcap = NULL;
-	free(arv);
+	erc = emu_engine_run(s->eng);
+	emu_pcap_close(s->pcap, res->write_err, sizeof(res->write_err));
+	s->pcap = NULL;
 	if (erc == -EPIPE && cfg->dist) {
-		snprintf(err, errlen, "distributed run failed: %s", emu_engine_error(eng));
-		emu_dist_abort(cfg->dist, emu_engine_error(eng));
-		rc = -EPIPE;
-		goto out;
+		snprintf(s->err, s->errlen, "distributed run failed: %s", emu_engine_error(s->eng));
+		emu_dist_abort(cfg->dist, emu_engine_error(s->eng));
+		return -EPIPE;
 	}
 	if (erc) {
-		snprintf(err, errlen, "a node failed to start (%s)", strerror(erc < 0 ? -erc : erc));
-		goto out;
+		snprintf(s->err, s->errlen, "a node failed to start (%s)", strerror(erc < 0 ? -erc : erc));
+		return -EINVAL;
 	}
-
-	/* ---------- results ---------- */
-	recs = recs_new(fab);
-	recs_fill(recs, eng, fab);
-	res->run = *emu_engine_stats(eng);
+	s->recs = recs_new(s->fab);
+	recs_fill(s->recs, s->eng, s->fab);
+	res->run = *emu_engine_stats(s->eng);
 	res->peak_rss = emu_peak_rss();
-	if (cfg->dist && recs_gather(cfg->dist, recs, &res->run, &res->peak_rss, res, &dstats, err, errlen)) {
-		rc = -EPIPE;
-		goto out;
-	}
-	if (cfg->dist && emu_dist_rank(cfg->dist) != 0) {
-		res->partial = true;	/* rank 0 has the report */
-		rc = 0;
-		goto out;
-	}
-	emu_time_t T = res->run.emulated ? res->run.emulated : 1;
+	if (cfg->dist && recs_gather(cfg->dist, s->recs, &res->run, &res->peak_rss, res, &s->dstats, s->err, s->errlen))
+		return -EPIPE;
+	return 0;
+}
 
-	res->nar = K;
-	res->ar = emu_xcalloc(K, sizeof(*res->ar));
+/* tally_host - add one host's record to its allreduce's results */
+static void tally_host(const struct emu_scn_cfg *cfg, const struct host_rec *h, struct emu_scn_ar *a,
+		       uint64_t *nonleader_frames, uint64_t *nonleader)
+{
+	const struct lh_ar_stats *st = h->has_req ? &h->st : NULL;
+
+	if (!st || !h->data_done || h->delivered != cfg->size_bytes / 4) {
+		a->finished = false;
+		a->unfinished_hosts++;
+	}
+	a->mismatches += h->mismatches;
+	if (!st)
+		return;
+	if (h->data_done && st->data_done - st->start > a->runtime)
+		a->runtime = st->data_done - st->start;
+	if (h->done && st->done - st->start > a->barrier)
+		a->barrier = st->done - st->start;
+	a->leader_frames += st->leader_frames_recv;
+	a->retransmissions += st->retx_requests + st->nacks;
+	a->failures += st->failures;
+	a->reissues += st->reissues;
+	a->fallbacks += st->fallbacks;
+	a->recoveries += st->recoveries;
+	a->recovered += st->recovered;
+	a->retx_deferred += st->retx_deferred;
+	a->probes += st->probes;
+	a->restorations += st->restorations_sent;
+	a->collisions_seen += st->collisions_seen;
+	a->duplicates += st->duplicates;
+	a->noise_delays += st->noise_delays;
+	a->nacks += st->nacks;
+	a->errors += st->errors;
+	a->window = st->window;
+	a->retx_timeout = st->retx_timeout;
+	if (st->blocks_led < (cfg->size_bytes / 4 + cfg->elements - 1) / cfg->elements) {
+		*nonleader_frames += st->frames_sent;
+		(*nonleader)++;
+	}
+}
+
+/* scn_tally_allreduces - each tenant's results, exactness, goodput, and why a run is stuck */
+static void scn_tally_allreduces(struct scn *s, emu_time_t T)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	struct emu_scn_result *res = s->res;
+
+	res->nar = s->K;
+	res->ar = emu_xcalloc(s->K, sizeof(*res->ar));
 	res->exact = true;
-	for (unsigned t = 0; t < K; t++) {
+	for (unsigned t = 0; t < s->K; t++) {
 		struct emu_scn_ar *a = &res->ar[t];
 		uint64_t nonleader_frames = 0, nonleader = 0;
 
 		a->tenant = t;
-		a->hosts = ten[t].P;
+		a->hosts = s->ten[t].P;
 		a->size_bytes = cfg->size_bytes;
 		a->finished = true;
-		a->exact = true;
-		for (unsigned r = 0; r < ten[t].P; r++) {
-			const struct host_rec *h = &recs->host[ten[t].hosts[r]];
-			const struct lh_ar_stats *st = h->has_req ? &h->st : NULL;
-
-			if (!st || !h->data_done || h->delivered != cfg->size_bytes / 4) {
-				a->finished = false;
-				a->unfinished_hosts++;
-			}
-			a->mismatches += h->mismatches;
-			if (!st)
-				continue;
-			if (h->data_done && st->data_done - st->start > a->runtime)
-				a->runtime = st->data_done - st->start;
-			if (h->done && st->done - st->start > a->barrier)
-				a->barrier = st->done - st->start;
-			a->leader_frames += st->leader_frames_recv;
-			a->retransmissions += st->retx_requests + st->nacks;
-			a->failures += st->failures;
-			a->reissues += st->reissues;
-			a->fallbacks += st->fallbacks;
-			a->recoveries += st->recoveries;
-			a->recovered += st->recovered;
-			a->retx_deferred += st->retx_deferred;
-			a->probes += st->probes;
-			a->restorations += st->restorations_sent;
-			a->collisions_seen += st->collisions_seen;
-			a->duplicates += st->duplicates;
-			a->noise_delays += st->noise_delays;
-			a->nacks += st->nacks;
-			a->errors += st->errors;
-			a->window = st->window;
-			a->retx_timeout = st->retx_timeout;
-			if (st->blocks_led < (cfg->size_bytes / 4 + cfg->elements - 1) / cfg->elements) {
-				nonleader_frames += st->frames_sent;
-				nonleader++;
-			}
-		}
+		for (unsigned r = 0; r < s->ten[t].P; r++)
+			tally_host(cfg, &s->recs->host[s->ten[t].hosts[r]], a, &nonleader_frames, &nonleader);
 		a->frames_per_host = nonleader ? nonleader_frames / nonleader : 0;
 		a->exact = a->finished && a->mismatches == 0;
 		if (!a->exact)
@@ -1079,54 +1153,71 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		a->goodput_gbps = a->runtime ? (double)cfg->size_bytes * 8 / ((double)a->runtime / 1000.0) : 0;
 		if (a->runtime > res->runtime)
 			res->runtime = a->runtime;
-		res->goodput_gbps += a->goodput_gbps / K;
-		if (!a->finished && !res->stuck[0]) {
-			if (res->run.stalled)
-				snprintf(res->stuck, sizeof(res->stuck),
-					 "allreduce %u: %llu of %u hosts without their whole result; no block completed "
-					 "since %.3f us (stopped at %.3f us, --stall %.3f us)", t,
-					 (unsigned long long)a->unfinished_hosts, a->hosts,
-					 (double)res->run.last_progress / 1e6, (double)T / 1e6, (double)cfg->stall / 1e6);
-			else
-				snprintf(res->stuck, sizeof(res->stuck),
-					 "allreduce %u: %llu of %u hosts without their whole result at %.3f us (limit %.3f us)",
-					 t, (unsigned long long)a->unfinished_hosts, a->hosts, (double)T / 1e6,
-					 (double)cfg->limit / 1e6);
-		}
+		res->goodput_gbps += a->goodput_gbps / s->K;
+		if (a->finished || res->stuck[0])
+			continue;
+		if (res->run.stalled)
+			snprintf(res->stuck, sizeof(res->stuck),
+				 "allreduce %u: %llu of %u hosts without their whole result; no block completed "
+				 "since %.3f us (stopped at %.3f us, --stall %.3f us)", t,
+				 (unsigned long long)a->unfinished_hosts, a->hosts,
+				 (double)res->run.last_progress / 1e6, (double)T / 1e6, (double)cfg->stall / 1e6);
+		else
+			snprintf(res->stuck, sizeof(res->stuck),
+				 "allreduce %u: %llu of %u hosts without their whole result at %.3f us (limit %.3f us)",
+				 t, (unsigned long long)a->unfinished_hosts, a->hosts, (double)T / 1e6,
+				 (double)cfg->limit / 1e6);
 	}
-	/* switches */
+}
+
+/* sw_add - add one switch's counters to the fabric's */
+static void sw_add(struct emu_sw_stats *sum, const struct emu_sw_stats *st)
+{
+	sum->fwd.forwarded += st->fwd.forwarded;
+	sum->fwd.no_route += st->fwd.no_route;
+	sum->fwd.malformed += st->fwd.malformed;
+	sum->reduce_rx += st->reduce_rx;
+	sum->aggregated += st->aggregated;
+	sum->allocated += st->allocated;
+	sum->freed += st->freed;
+	sum->collisions += st->collisions;
+	sum->stragglers += st->stragglers;
+	sum->flushes += st->flushes;
+	sum->early_flushes += st->early_flushes;
+	sum->tree_up += st->tree_up;
+	sum->bypassed += st->bypassed;
+	sum->bcast_rx += st->bcast_rx;
+	sum->bcast_copies += st->bcast_copies;
+	sum->bcast_dropped += st->bcast_dropped;
+	sum->restores += st->restores;
+	sum->restore_copies += st->restore_copies;
+	sum->malformed += st->malformed;
+	sum->tree_collisions += st->tree_collisions;
+	sum->reclaimed += st->reclaimed;
+	sum->recirc_delayed += st->recirc_delayed;
+	sum->recirc_wait += st->recirc_wait;
+	sum->pktgen_ticks += st->pktgen_ticks;
+	sum->live += st->live;
+	sum->ato_samples += st->ato_samples;
+	sum->ato_up += st->ato_up;
+	if (st->max_hold > sum->max_hold)
+		sum->max_hold = st->max_hold;
+}
+
+/* scn_tally_switches - the switches' counters, descriptor occupancy and adaptive timeouts per level */
+static void scn_tally_switches(struct scn *s, emu_time_t T)
+{
+	const struct emu_fabric *fab = s->fab;
+	struct emu_scn_result *res = s->res;
 	double occ = 0, ato_level_sum[4] = { 0 };
 	uint64_t ato_level_n[4] = { 0 };
 
-	for (uint32_t s = 0; s < fab->nswitches; s++) {
-		const struct emu_sw_stats *st = &recs->sw[s];
-		res->sw.fwd.forwarded += st->fwd.forwarded;
-		res->sw.fwd.no_route += st->fwd.no_route;
-		res->sw.fwd.malformed += st->fwd.malformed;
-		res->sw.reduce_rx += st->reduce_rx;
-		res->sw.aggregated += st->aggregated;
-		res->sw.allocated += st->allocated;
-		res->sw.freed += st->freed;
-		res->sw.collisions += st->collisions;
-		res->sw.stragglers += st->stragglers;
-		res->sw.flushes += st->flushes;
-		res->sw.early_flushes += st->early_flushes;
-		res->sw.tree_up += st->tree_up;
-		res->sw.bypassed += st->bypassed;
-		res->sw.bcast_rx += st->bcast_rx;
-		res->sw.bcast_copies += st->bcast_copies;
-		res->sw.bcast_dropped += st->bcast_dropped;
-		res->sw.restores += st->restores;
-		res->sw.restore_copies += st->restore_copies;
-		res->sw.malformed += st->malformed;
-		res->sw.tree_collisions += st->tree_collisions;
-		res->sw.reclaimed += st->reclaimed;
-		res->sw.recirc_delayed += st->recirc_delayed;
-		res->sw.recirc_wait += st->recirc_wait;
-		res->sw.pktgen_ticks += st->pktgen_ticks;
-		res->sw.live += st->live;
+	for (uint32_t i = 0; i < fab->nswitches; i++) {
+		const struct emu_sw_stats *st = &s->recs->sw[i];
+
+		sw_add(&res->sw, st);
 		if (st->ato_claims) {
-			unsigned lv = fab->nodes[fab->switches[s]].level;
+			unsigned lv = fab->nodes[fab->switches[i]].level;
 
 			lv = lv > 3 ? 3 : lv;
 			if (!res->sw.ato_claims || st->ato_min < res->sw.ato_min)
@@ -1138,10 +1229,6 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 			ato_level_sum[lv] += (double)st->ato_sum;
 			ato_level_n[lv] += st->ato_claims;
 		}
-		res->sw.ato_samples += st->ato_samples;
-		res->sw.ato_up += st->ato_up;
-		if (st->max_hold > res->sw.max_hold)
-			res->sw.max_hold = st->max_hold;
 		if (st->peak > res->desc_peak)
 			res->desc_peak = st->peak;
 		occ += (st->occ_integral + (double)st->live * (double)(T - st->occ_since)) / (double)T;
@@ -1150,15 +1237,20 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	for (unsigned lv = 0; lv < 4; lv++)
 		res->ato_mean_level[lv] = ato_level_n[lv] ? ato_level_sum[lv] / (double)ato_level_n[lv] : 0;
 	res->desc_mean = fab->nswitches ? occ / fab->nswitches : 0;
-	/* links */
-	res->nlinks = 2 * fab->nlinks;
-	res->link_util = emu_xcalloc(res->nlinks + 1, sizeof(double));
-	describe_links(fab, res);
+}
+
+/* scn_tally_links - utilization of every directed link, drops, and the background's bytes */
+static void scn_tally_links(struct scn *s, emu_time_t T)
+{
+	struct emu_scn_result *res = s->res;
 	uint32_t busy = 0;
 	double sum = 0, sumbusy = 0;
 
+	res->nlinks = 2 * s->fab->nlinks;
+	res->link_util = emu_xcalloc(res->nlinks + 1, sizeof(double));
+	describe_links(s->fab, res);
 	for (uint32_t i = 0; i < res->nlinks; i++) {
-		const struct port_rec *ps = &recs->port[i];
+		const struct port_rec *ps = &s->recs->port[i];
 		double u = (double)ps->busy_ps / (double)T;
 
 		res->link_util[i] = u;
@@ -1173,32 +1265,65 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	}
 	res->util_mean = sum / res->nlinks;
 	res->util_mean_busy = busy ? sumbusy / busy : 0;
-	for (uint32_t i = 0; i < nbg; i++)
-		res->bg_bytes += recs->host[order[nar + i]].bg_bytes;
-	rc = 0;
-out:
-	emu_pcap_close(pcap, res->write_err, sizeof(res->write_err));
-	recs_free(recs);
-	emu_engine_destroy(eng);
-	if (ten)
-		for (unsigned t = 0; t < cfg->concurrent; t++) {
-			free(ten[t].peers);
-			free(ten[t].hosts);
-			free(ten[t].a);
-			free(ten[t].c);
-			free(ten[t].cpre);
-			free(ten[t].b);
-			free(ten[t].e);
+	for (uint32_t i = 0; i < s->nbg; i++)
+		res->bg_bytes += s->recs->host[s->order[s->nar + i]].bg_bytes;
+}
+
+/* scn_free - release what the phases built */
+static void scn_free(struct scn *s)
+{
+	emu_pcap_close(s->pcap, s->res->write_err, sizeof(s->res->write_err));
+	recs_free(s->recs);
+	emu_engine_destroy(s->eng);
+	if (s->ten)
+		for (unsigned t = 0; t < s->K; t++) {
+			free(s->ten[t].peers);
+			free(s->ten[t].hosts);
+			free(s->ten[t].a);
+			free(s->ten[t].c);
+			free(s->ten[t].cpre);
+			free(s->ten[t].b);
+			free(s->ten[t].e);
 		}
-	free(ten);
-	free(hc);
-	free(allpeers);
-	free(bgpeers);
-	free(order);
-	free(trees.node);
-	free(trees.root);
-	emu_fabric_destroy(fab);
-	return rc;
+	free(s->ten);
+	free(s->hc);
+	free(s->arv);
+	free(s->allpeers);
+	free(s->bgpeers);
+	free(s->order);
+	free(s->trees.node);
+	free(s->trees.root);
+	emu_fabric_destroy(s->fab);
+}
+
+int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen)
+{
+	struct scn s = { .cfg = cfg, .res = res, .err = err, .errlen = errlen };
+	emu_time_t T;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if ((rc = scn_check_cfg(&s)))
+		return rc;
+	if ((rc = scn_build(&s)) ||
+	    (rc = scn_place(&s)) ||
+	    (rc = scn_engine(&s)) ||
+	    (rc = scn_configure(&s)))
+		goto out;
+	scn_program_hosts(&s);
+	if ((rc = scn_execute(&s)))
+		goto out;
+	if (cfg->dist && emu_dist_rank(cfg->dist) != 0) {
+		res->partial = true;	/* rank 0 has the report */
+		goto out;
+	}
+	T = res->run.emulated ? res->run.emulated : 1;
+	scn_tally_allreduces(&s, T);
+	scn_tally_switches(&s, T);
+	scn_tally_links(&s, T);
+out:
+	scn_free(&s);
+	return rc > 0 ? 0 : rc;
 }
 
 void emu_scenario_result_fini(struct emu_scn_result *res)
