@@ -432,54 +432,198 @@ static void *new_socket(struct emu_dist *d, int type, int64_t max_msg)
 
 /* ---------- join ---------- */
 
-static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *bad_input)
+/* What rank 0 knows of the ranks joining: who came, their HELLO, where to answer */
+struct joining {
+	bool joined[EMU_DIST_MAX_RANKS];
+	zmq_msg_t ident[EMU_DIST_MAX_RANKS];	/* ROUTER identity of each joined rank */
+	struct hello hl[EMU_DIST_MAX_RANKS];
+	unsigned njoined;
+	char refused[REASON_MAX + 32];		/* the first HELLO of another scenario */
+};
+
+/*
+ * coord_bind - rank 0's ROUTER socket, bound to --coordinator, and its
+ * endpoint handed to the local ranks (--processes) through the pipe.
+ */
+static int coord_bind(struct emu_dist *d, char *err, size_t errlen, bool *bad_input)
 {
 	const struct emu_dist_cfg *c = &d->cfg;
-	unsigned P = c->nranks;
-	struct welcome w;
-	bool joined[EMU_DIST_MAX_RANKS] = { true };
-	zmq_msg_t ident[EMU_DIST_MAX_RANKS];
-	struct hello hl[EMU_DIST_MAX_RANKS];
-	unsigned njoined = 1;
+	const char *where = c->coordinator ? c->coordinator : "tcp://127.0.0.1:*";
 	char ep[EP_MAX];
-	char refused[REASON_MAX + 32] = "";
 	size_t eplen = sizeof(ep);
 
 	d->router = new_socket(d, ZMQ_ROUTER, (int64_t)(sizeof(struct emu_dist_hdr) + sizeof(struct hello) + ZMTP_SLACK));
-	if (curve_server(d, d->router) ||
-	    zmq_bind(d->router, c->coordinator ? c->coordinator : "tcp://127.0.0.1:*")) {
-		snprintf(err, errlen, "--coordinator: cannot bind %s: %s", c->coordinator ? c->coordinator : "tcp://127.0.0.1:*",
-			 zmq_strerror(zmq_errno()));
+	if (curve_server(d, d->router) || zmq_bind(d->router, where)) {
+		snprintf(err, errlen, "--coordinator: cannot bind %s: %s", where, zmq_strerror(zmq_errno()));
 		*bad_input = true;
 		return -1;
 	}
 	zmq_getsockopt(d->router, ZMQ_LAST_ENDPOINT, ep, &eplen);
-	if (c->endpoint_fd >= 0) {
-		/*
-		 * One fixed-size record per local rank: a pipe write of at most
-		 * PIPE_BUF bytes is atomic and every reader reads exactly one
-		 * record, so ranks reading the same pipe at once cannot mix them.
-		 */
-		char line[EMU_DIST_EP_RECORD] = { 0 };
+	if (c->endpoint_fd < 0)
+		return 0;
+	/*
+	 * One fixed-size record per local rank: a pipe write of at most
+	 * PIPE_BUF bytes is atomic and every reader reads exactly one
+	 * record, so ranks reading the same pipe at once cannot mix them.
+	 */
+	char line[EMU_DIST_EP_RECORD] = { 0 };
 
-		snprintf(line, sizeof(line), "%s", ep);
-		for (unsigned q = 1; q < P; q++)
-			if (write(c->endpoint_fd, line, sizeof(line)) != (ssize_t)sizeof(line)) {
-				snprintf(err, errlen, "cannot hand the coordinator endpoint to the local ranks");
-				return -1;
-			}
+	snprintf(line, sizeof(line), "%s", ep);
+	for (unsigned q = 1; q < c->nranks; q++)
+		if (write(c->endpoint_fd, line, sizeof(line)) != (ssize_t)sizeof(line)) {
+			snprintf(err, errlen, "cannot hand the coordinator endpoint to the local ranks");
+			return -1;
+		}
+	return 0;
+}
+
+/* coord_missing - the join deadline passed: name the ranks that did not come */
+static void coord_missing(struct emu_dist *d, const struct joining *j, char *err, size_t errlen)
+{
+	const struct emu_dist_cfg *c = &d->cfg;
+	char missing[256] = "";
+	size_t o = 0;
+
+	for (unsigned q = 1; q < c->nranks && o < sizeof(missing) - 8; q++)
+		if (!j->joined[q])
+			o += (size_t)snprintf(missing + o, sizeof(missing) - o, " %u", q);
+	snprintf(err, errlen, "rank(s)%s did not join within %.1f s (%llu messages rejected, %llu unknown keys)%s",
+		 missing, 10.0 * c->timeout_ms / 1000, (unsigned long long)d->st.rejected,
+		 (unsigned long long)atomic_load(&d->auth_rejected), j->refused);
+}
+
+/* coord_check_hello - why the message m of len bytes is not a HELLO rank 0 can accept, or NULL */
+static const char *coord_check_hello(struct emu_dist *d, const struct joining *j, zmq_msg_t *m, size_t len,
+				     struct emu_dist_hdr *h, struct hello *in)
+{
+	const char *why;
+
+	memset(h, 0, sizeof(*h));
+	memcpy(h, zmq_msg_data(m), len < sizeof(*h) ? len : sizeof(*h));
+	why = emu_dist_check_header(h, len, d->run_id, d->cfg.nranks, 0);
+	if (!why && h->type != EMU_DIST_HELLO)
+		why = "not a HELLO";
+	if (!why && h->len != sizeof(*in))
+		why = "HELLO of the wrong size";
+	if (!why && j->joined[h->rank])
+		why = "rank already joined";
+	if (!why) {
+		/* a message's bytes need not be aligned for struct hello: check a copy */
+		memcpy(in, (uint8_t *)zmq_msg_data(m) + sizeof(*h), sizeof(*in));
+		why = emu_dist_check_hello(in, h->len, d->cfg.nranks, d->cfg.fingerprint);
 	}
+	return why;
+}
+
+/*
+ * coord_refuse - count a refused join request; answer it when it is a
+ * well-formed HELLO, so that the rank can say why it stops. Takes id.
+ */
+static void coord_refuse(struct emu_dist *d, struct joining *j, zmq_msg_t *id, const struct emu_dist_hdr *h,
+			 size_t len, const char *why)
+{
+	d->st.rejected++;
+	if (len >= sizeof(*h) && h->magic == EMU_DIST_MAGIC && h->type == EMU_DIST_HELLO) {
+		char reason[REASON_MAX];
+
+		snprintf(reason, sizeof(reason), "the coordinator refused rank %u: %s", h->rank, why);
+		zmq_msg_send(id, d->router, ZMQ_SNDMORE);
+		send_msg(d, d->router, EMU_DIST_REJECT, 0, reason, sizeof(reason));
+	} else {
+		zmq_msg_close(id);
+	}
+	fprintf(stderr, "canary-emu: rank 0: refused a join request: %s\n", why);
+	/*
+	 * Without CURVE anyone can send a HELLO: one with another scenario
+	 * may be a misconfigured rank (it stops on the REJECT and says why)
+	 * or a stranger. Keep waiting for the real ranks; if they never come,
+	 * say what was refused.
+	 */
+	if (!strncmp(why, "a different", 11) && !j->refused[0])
+		snprintf(j->refused, sizeof(j->refused), "; refused rank %u: %s", h->rank, why);
+}
+
+/* coord_recv_hello - take one join request off the ROUTER socket: accept it or refuse it */
+static void coord_recv_hello(struct emu_dist *d, struct joining *j)
+{
+	zmq_msg_t id, m;
+	struct emu_dist_hdr h;
+	struct hello in;
+	const char *why;
+	size_t len;
+
+	zmq_msg_init(&id);
+	zmq_msg_init(&m);
+	if (zmq_msg_recv(&id, d->router, 0) < 0 || !zmq_msg_more(&id) || zmq_msg_recv(&m, d->router, 0) < 0) {
+		zmq_msg_close(&id);
+		zmq_msg_close(&m);
+		d->st.rejected++;
+		return;
+	}
+	while (zmq_msg_more(&m)) {	/* extra frames: drain and reject */
+		zmq_msg_close(&m);
+		zmq_msg_init(&m);
+		zmq_msg_recv(&m, d->router, 0);
+		d->st.rejected++;
+	}
+	len = zmq_msg_size(&m);
+	why = coord_check_hello(d, j, &m, len, &h, &in);
+	zmq_msg_close(&m);
+	if (why) {
+		coord_refuse(d, j, &id, &h, len, why);
+		return;
+	}
+	j->joined[h.rank] = true;
+	j->njoined++;
+	j->hl[h.rank] = in;
+	j->ident[h.rank] = id;
+}
+
+/* coord_welcome - every rank's workers, endpoint and key, sent to all and kept */
+static void coord_welcome(struct emu_dist *d, struct joining *j)
+{
+	unsigned P = d->cfg.nranks;
+	struct welcome w;
+
 	memset(&w, 0, sizeof(w));
+	w.nranks = P;
+	for (unsigned q = 0; q < P; q++) {
+		w.wbase[q + 1] = w.wbase[q] + j->hl[q].workers;
+		memcpy(w.endpoint[q], j->hl[q].endpoint, EP_MAX);
+		memcpy(w.pub[q], j->hl[q].pub, 32);
+	}
+	for (unsigned q = 1; q < P; q++) {
+		zmq_msg_send(&j->ident[q], d->router, ZMQ_SNDMORE);
+		send_msg(d, d->router, EMU_DIST_WELCOME, 0, &w, sizeof(w));
+	}
+	memcpy(d->wbase, w.wbase, sizeof(d->wbase));
+	memcpy(d->endpoint, w.endpoint, sizeof(d->endpoint));
+	memcpy(d->pub, w.pub, sizeof(d->pub));
+}
+
+/*
+ * join_coordinator - rank 0: bind, wait up to ten peer timeouts for a
+ * valid HELLO from every other rank (refusing and counting the rest),
+ * then send every rank the WELCOME.
+ */
+static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *bad_input)
+{
+	const struct emu_dist_cfg *c = &d->cfg;
+	struct joining *j = emu_xcalloc(1, sizeof(*j));
+	uint64_t deadline;
+	int rc = -1;
+
+	if (coord_bind(d, err, errlen, bad_input))
+		goto out;
 	/* a random run id: messages of other runs on the same endpoints are refused */
 	d->run_id = emu_hash64(emu_wall_ns() ^ ((uint64_t)getpid() << 32) ^ c->fingerprint);
-	w.nranks = P;
-	hl[0].workers = c->workers;
-	memcpy(hl[0].endpoint, d->endpoint[0], EP_MAX);
-	memcpy(hl[0].pub, d->mypub, 32);
-
-	uint64_t deadline = emu_wall_ns() + 10ULL * c->timeout_ms * 1000000ULL;
-
-	while (njoined < P) {
+	j->joined[0] = true;
+	j->njoined = 1;
+	j->hl[0].workers = c->workers;
+	memcpy(j->hl[0].endpoint, d->endpoint[0], EP_MAX);
+	memcpy(j->hl[0].pub, d->mypub, 32);
+	deadline = emu_wall_ns() + 10ULL * c->timeout_ms * 1000000ULL;
+	while (j->njoined < c->nranks) {
 		zmq_pollitem_t it = { .socket = d->router, .events = ZMQ_POLLIN };
 
 		if (child_died(d)) {
@@ -487,104 +631,24 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 			goto fail;
 		}
 		if (emu_wall_ns() > deadline) {
-			char missing[256] = "";
-			size_t o = 0;
-
-			for (unsigned q = 1; q < P && o < sizeof(missing) - 8; q++)
-				if (!joined[q])
-					o += (size_t)snprintf(missing + o, sizeof(missing) - o, " %u", q);
-			snprintf(err, errlen, "rank(s)%s did not join within %.1f s (%llu messages rejected, %llu unknown keys)%s",
-				 missing, 10.0 * c->timeout_ms / 1000, (unsigned long long)d->st.rejected,
-				 (unsigned long long)atomic_load(&d->auth_rejected), refused);
+			coord_missing(d, j, err, errlen);
 			/* a rank was there but set up for another scenario: the user's input */
-			*bad_input = refused[0] != 0;
+			*bad_input = j->refused[0] != 0;
 			goto fail;
 		}
-		if (zmq_poll(&it, 1, TICK_MS) <= 0)
-			continue;
-		zmq_msg_t id, m;
-
-		zmq_msg_init(&id);
-		zmq_msg_init(&m);
-		if (zmq_msg_recv(&id, d->router, 0) < 0 || !zmq_msg_more(&id) || zmq_msg_recv(&m, d->router, 0) < 0) {
-			zmq_msg_close(&id);
-			zmq_msg_close(&m);
-			d->st.rejected++;
-			continue;
-		}
-		while (zmq_msg_more(&m)) {	/* extra frames: drain and reject */
-			zmq_msg_close(&m);
-			zmq_msg_init(&m);
-			zmq_msg_recv(&m, d->router, 0);
-			d->st.rejected++;
-		}
-		size_t len = zmq_msg_size(&m);
-		struct emu_dist_hdr h;
-		struct hello in;
-		const char *why = NULL;
-
-		memset(&h, 0, sizeof(h));
-		memcpy(&h, zmq_msg_data(&m), len < sizeof(h) ? len : sizeof(h));
-		why = emu_dist_check_header(&h, len, d->run_id, P, 0);
-		if (!why && h.type != EMU_DIST_HELLO)
-			why = "not a HELLO";
-		if (!why && h.len != sizeof(in))
-			why = "HELLO of the wrong size";
-		if (!why && joined[h.rank])
-			why = "rank already joined";
-		if (!why) {
-			/* a message's bytes need not be aligned for struct hello: check a copy */
-			memcpy(&in, (uint8_t *)zmq_msg_data(&m) + sizeof(h), sizeof(in));
-			why = emu_dist_check_hello(&in, h.len, P, c->fingerprint);
-		}
-		if (why) {
-			d->st.rejected++;
-			/* answer a well-formed HELLO so that the rank can say why it stops */
-			if (len >= sizeof(h) && h.magic == EMU_DIST_MAGIC && h.type == EMU_DIST_HELLO) {
-				char reason[REASON_MAX];
-
-				snprintf(reason, sizeof(reason), "the coordinator refused rank %u: %s", h.rank, why);
-				zmq_msg_send(&id, d->router, ZMQ_SNDMORE);
-				send_msg(d, d->router, EMU_DIST_REJECT, 0, reason, sizeof(reason));
-			} else {
-				zmq_msg_close(&id);
-			}
-			fprintf(stderr, "canary-emu: rank 0: refused a join request: %s\n", why);
-			zmq_msg_close(&m);
-			/*
-			 * Without CURVE anyone can send a HELLO: one with another
-			 * scenario may be a misconfigured rank (it stops on the
-			 * REJECT and says why) or a stranger. Keep waiting for the
-			 * real ranks; if they never come, say what was refused.
-			 */
-			if (!strncmp(why, "a different", 11) && !refused[0])
-				snprintf(refused, sizeof(refused), "; refused rank %u: %s", h.rank, why);
-			continue;
-		}
-		joined[h.rank] = true;
-		njoined++;
-		hl[h.rank] = in;
-		ident[h.rank] = id;
-		zmq_msg_close(&m);
+		if (zmq_poll(&it, 1, TICK_MS) > 0)
+			coord_recv_hello(d, j);
 	}
-	for (unsigned q = 0; q < P; q++) {
-		w.wbase[q + 1] = w.wbase[q] + hl[q].workers;
-		memcpy(w.endpoint[q], hl[q].endpoint, EP_MAX);
-		memcpy(w.pub[q], hl[q].pub, 32);
-	}
-	for (unsigned q = 1; q < P; q++) {
-		zmq_msg_send(&ident[q], d->router, ZMQ_SNDMORE);
-		send_msg(d, d->router, EMU_DIST_WELCOME, 0, &w, sizeof(w));
-	}
-	memcpy(d->wbase, w.wbase, sizeof(d->wbase));
-	memcpy(d->endpoint, w.endpoint, sizeof(d->endpoint));
-	memcpy(d->pub, w.pub, sizeof(d->pub));
-	return 0;
+	coord_welcome(d, j);
+	rc = 0;
+	goto out;
 fail:
-	for (unsigned q = 1; q < P; q++)
-		if (joined[q])
-			zmq_msg_close(&ident[q]);
-	return -1;
+	for (unsigned q = 1; q < c->nranks; q++)
+		if (j->joined[q])
+			zmq_msg_close(&j->ident[q]);
+out:
+	free(j);
+	return rc;
 }
 
 static int join_rank(struct emu_dist *d, char *err, size_t errlen, bool *bad_input)
