@@ -63,14 +63,25 @@
 
 enum { B_IDLE = 0, B_SENT, B_DONE };
 
+/*
+ * What a host keeps of every block: 12 bytes, since an allreduce has
+ * thousands of blocks per host. The two times matter only while the block
+ * is in flight (B_SENT), so they live in a small table of slots taken when
+ * a block is sent and given back when it completes (struct cslots).
+ */
 struct cblock {
 	uint8_t state;
-	uint8_t fallback;	/* host side: send FALLBACK data, not REDUCE */
-	uint8_t queued;		/* in the resend queue */
+	uint8_t fallback : 1;	/* host side: send FALLBACK data, not REDUCE */
+	uint8_t queued : 1;	/* in the resend queue */
+	uint8_t probed : 1;	/* sketch: asked early, a later block came back first */
 	uint8_t tries;		/* retransmission requests so far (backoff) */
-	uint8_t probed;		/* sketch: asked early, a later block came back first */
 	uint16_t attempt;
 	uint16_t tgen;		/* timer generation */
+	uint32_t slot;		/* its times while B_SENT (struct ctimes) */
+};
+
+/* the times of a block in flight */
+struct ctimes {
 	lh_time_t sent;		/* last (re)transmission or request */
 	lh_time_t first;	/* first transmission */
 };
@@ -109,6 +120,9 @@ struct canary {
 	lh_time_t quiet;	/* leader: an attempt this long without news is decoded */
 	bool tree;		/* static trees instead of Canary */
 	struct cblock *b;
+	struct ctimes *tm;	/* slots of the blocks in flight... */
+	uint32_t *tfree;	/* ...the free ones, a stack */
+	uint32_t ntfree, captm;
 	struct clead *lead;	/* indexed b / P for blocks this rank leads */
 	size_t next;		/* next block to send for the first time */
 	size_t probe_next;	/* sketch: first block not yet checked for lateness */
@@ -247,6 +261,32 @@ static inline struct clead *lead_of(const struct lh_req *r, struct canary *c, si
 static void send_small(struct lh_req *r, unsigned to, uint32_t id, uint8_t op, uint32_t children, uint16_t counter,
 		       const int32_t *data, unsigned n);
 
+/* block_times - the times of block @b, in flight */
+static inline struct ctimes *block_times(struct canary *c, size_t b)
+{
+	return &c->tm[c->b[b].slot];
+}
+
+/* block_send_first - block @b leaves B_IDLE: take a slot for its times */
+static void block_send_first(struct lh_req *r, struct canary *c, size_t b)
+{
+	struct cblock *cb = &c->b[b];
+
+	if (!c->ntfree) {
+		uint32_t n = c->captm ? 2 * c->captm : 64;
+
+		c->tm = lh_xrealloc(c->tm, n * sizeof(*c->tm));
+		c->tfree = lh_xrealloc(c->tfree, n * sizeof(*c->tfree));
+		for (uint32_t i = n; i > c->captm; i--)
+			c->tfree[c->ntfree++] = i - 1;
+		c->captm = n;
+	}
+	cb->slot = c->tfree[--c->ntfree];
+	cb->state = B_SENT;
+	c->tm[cb->slot] = (struct ctimes){ .sent = 0, .first = lh_now(r) };
+	c->inflight++;
+}
+
 /*
  * probe_late - with the sketch, a block whose result is missing although a
  * block sent probe_gap after it has come back is probably lost (in the
@@ -263,7 +303,7 @@ static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
 		struct cblock *pb = &c->b[b];
 
 		if (pb->state == B_SENT && !pb->probed) {
-			if (pb->first + c->probe_gap > t)
+			if (block_times(c, b)->first + c->probe_gap > t)
 				return;
 			pb->probed = 1;
 			r->st.probes++;
@@ -286,15 +326,23 @@ static void block_complete(struct lh_req *r, struct canary *c, size_t b, const i
 		r->st.duplicates++;
 		return;
 	}
-	if (cb->state == B_SENT && c->inflight)
-		c->inflight--;
-	if (cb->state == B_SENT && cb->tries == 0 && cb->attempt == 0 && c->adaptive && sample) {
-		rtt_sample(c, lh_now(r) - cb->sent);
-		r->st.retx_timeout = rto(c, r);
+	lh_time_t first = 0;
+
+	if (cb->state == B_SENT) {
+		const struct ctimes *tm = block_times(c, b);
+
+		if (c->inflight)
+			c->inflight--;
+		if (cb->tries == 0 && cb->attempt == 0 && c->adaptive && sample) {
+			rtt_sample(c, lh_now(r) - tm->sent);
+			r->st.retx_timeout = rto(c, r);
+		}
+		first = tm->first;
+		c->tfree[c->ntfree++] = cb->slot;
 	}
 	cb->state = B_DONE;
-	if (c->K && cb->first)
-		probe_late(r, c, cb->first);
+	if (c->K && first)
+		probe_late(r, c, first);
 	lh_output(r, b * c->E, data, block_len(r, c, b));
 	if (--c->remaining == 0)
 		lh_req_data_complete(r);
@@ -320,8 +368,10 @@ static void arm(struct lh_req *r, struct canary *c, size_t b)
 {
 	struct cblock *cb = &c->b[b];
 
-	cb->sent = lh_now(r);
-	arm_at(r, c, b, cb->sent + block_timeout(r, c, cb));
+	/* a complete block is sent again only for a static-tree leader's fallback: its timer finds it done */
+	if (cb->state == B_SENT)
+		block_times(c, b)->sent = lh_now(r);
+	arm_at(r, c, b, lh_now(r) + block_timeout(r, c, cb));
 }
 
 static void queue_resend(struct canary *c, size_t b)
@@ -387,12 +437,8 @@ static bool canary_pull(struct lh_req *r)
 		c->b[b].queued = 0;
 		if (c->b[b].state == B_DONE)
 			continue;
-		if (c->b[b].state == B_IDLE) {
-			/* asked for before our own turn came: this is its sending */
-			c->b[b].state = B_SENT;
-			c->b[b].first = lh_now(r);
-			c->inflight++;
-		}
+		if (c->b[b].state == B_IDLE)
+			block_send_first(r, c, b);	/* asked for before our own turn came: this is its sending */
 		send_block(r, c, b, false);
 		return true;
 	}
@@ -403,9 +449,7 @@ static bool canary_pull(struct lh_req *r)
 			continue;	/* a Canary leader does not send its own data */
 		if (c->b[b].state != B_IDLE)
 			continue;	/* already sent on request, or complete */
-		c->b[b].state = B_SENT;
-		c->b[b].first = lh_now(r);
-		c->inflight++;
+		block_send_first(r, c, b);
 		send_block(r, c, b, false);
 		return true;
 	}
@@ -445,7 +489,7 @@ static void canary_timer(struct lh_req *r, uint64_t arg)
 	if (b >= c->nblocks || c->b[b].state == B_DONE || c->b[b].tgen != gen)
 		return;
 	/* the estimate may have grown since the timer was armed */
-	lh_time_t due = c->b[b].sent + block_timeout(r, c, &c->b[b]);
+	lh_time_t due = block_times(c, b)->sent + block_timeout(r, c, &c->b[b]);
 
 	if (due > lh_now(r)) {
 		arm_at(r, c, b, due);
@@ -841,11 +885,8 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 			cb->tgen++;
 			r->st.reissues++;
 		}
-		if (cb->state == B_IDLE) {
-			cb->state = B_SENT;
-			cb->first = lh_now(r);
-			c->inflight++;
-		}
+		if (cb->state == B_IDLE)
+			block_send_first(r, c, b);
 		{
 			uint8_t fb = cb->fallback;
 
@@ -983,6 +1024,8 @@ static void canary_fini(struct lh_req *r)
 	}
 	free(c->lead);
 	free(c->b);
+	free(c->tm);
+	free(c->tfree);
 	free(c->resend);
 	free(c);
 	r->algo = NULL;
