@@ -193,7 +193,7 @@ static int32_t expected(const struct tenant *t, size_t i)
 	return (int32_t)(t->asum + (uint32_t)t->P * (uint32_t)tb(t, i) + (uint32_t)w);
 }
 
-static void host_input(const struct emu_host_cfg *c, size_t off, int32_t *out, size_t n)
+EMU_ELEM_CLONES static void host_input(const struct emu_host_cfg *c, size_t off, int32_t *out, size_t n)
 {
 	const struct tenant *t = ((const struct hctx *)c)->t;
 
@@ -216,7 +216,7 @@ static void host_input(const struct emu_host_cfg *c, size_t off, int32_t *out, s
 	}
 }
 
-static void host_check(const struct emu_host_cfg *c, void *state, size_t off, const int32_t *d, size_t n)
+EMU_ELEM_CLONES static void host_check(const struct emu_host_cfg *c, void *state, size_t off, const int32_t *d, size_t n)
 {
 	const struct tenant *t = ((const struct hctx *)c)->t;
 	struct emu_host_state *s = state;

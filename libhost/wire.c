@@ -116,30 +116,19 @@ void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
 	c[18] = h->flags;
 }
 
-/*
- * An AVX2 clone where GCC can make one; the ifunc resolver that picks it
- * runs before ThreadSanitizer is set up (a crash), so not under sanitizers.
- */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && \
-	!defined(__SANITIZE_ADDRESS__)
-#define ELEM_CLONES __attribute__((target_clones("default", "avx2")))
-#else
-#define ELEM_CLONES
-#endif
-
-ELEM_CLONES void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n)
+EMU_ELEM_CLONES void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		emu_put32(d + 4 * i, (uint32_t)src[i]);
 }
 
-ELEM_CLONES void emu_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n)
+EMU_ELEM_CLONES void emu_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		dst[i] = (int32_t)emu_get32(p + 4 * i);
 }
 
-ELEM_CLONES void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n)
+EMU_ELEM_CLONES void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		acc[i] = (int32_t)((uint32_t)acc[i] + emu_get32(p + 4 * i));

@@ -163,6 +163,18 @@ static inline int32_t emu_wire_elem(const uint8_t *p, unsigned i)
  * buffers must not overlap. Built for AVX2 too where the compiler can
  * (picked at load time), since a frame carries up to 256 elements.
  */
+/*
+ * EMU_ELEM_CLONES - on a loop over elements: an AVX2 clone where GCC can
+ * make one, picked at load time. The ifunc resolver that picks it runs
+ * before ThreadSanitizer is set up (a crash), so not under sanitizers.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define EMU_ELEM_CLONES __attribute__((target_clones("default", "avx2")))
+#else
+#define EMU_ELEM_CLONES
+#endif
+
 /* emu_wire_put_elems - @n elements of @src to the wire at @d */
 void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n);
 /* emu_wire_get_elems - @n elements from the wire at @p into @dst */
