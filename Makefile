@@ -26,11 +26,11 @@ MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 EMU_SRC =
-include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc
+include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc tools/Makefile.inc
 EMU_OBJ = $(EMU_SRC:.c=.o)
 LIBEMU = emu/libemu.a
 
-PROGS = emu/canary-emu bench/engine
+PROGS = emu/canary-emu bench/engine $(TOOLS)
 LIBS_BUILT = $(LIBHOST_A) $(LIBHOST_SO)
 TEST_SRC = $(wildcard t/*.c)
 TESTS = $(TEST_SRC:.c=.t)
@@ -38,7 +38,7 @@ SCRIPT_TESTS = $(wildcard t/*.py)
 
 include t/fuzz/Makefile.inc
 
-OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) emu/main.o bench/engine.o $(TEST_SRC:.c=.o) $(FUZZ_SRC:.c=.o)
+OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) emu/main.o bench/engine.o $(TOOLS_SRC:.c=.o) $(TEST_SRC:.c=.o) $(FUZZ_SRC:.c=.o)
 DEPS = $(OBJS:.o=.d)
 
 PROVE ?= prove
@@ -99,14 +99,15 @@ run: $(PROGS)
 # make install [PREFIX=DIR] [DESTDIR=STAGE]: the tool, libcanaryhost (static,
 # shared with its soname links, header, pkg-config file), the man pages;
 # make uninstall removes exactly those files.
-INSTALLED = $(BINDIR)/canary-emu $(LIBDIR)/libcanaryhost.a $(LIBDIR)/libcanaryhost.so.$(LH_VERSION) \
+INSTALLED = $(BINDIR)/canary-emu $(BINDIR)/canary-allreduce $(MANDIR)/man1/canary-allreduce.1 $(LIBDIR)/libcanaryhost.a $(LIBDIR)/libcanaryhost.so.$(LH_VERSION) \
 	$(LIBDIR)/$(LH_SONAME) $(LIBDIR)/libcanaryhost.so $(INCLUDEDIR)/canary_host.h \
 	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3
 
-install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in doc/canary-emu.1 doc/libcanaryhost.3
+install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in doc/canary-emu.1 doc/canary-allreduce.1 doc/libcanaryhost.3
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 755 emu/canary-emu $(DESTDIR)$(BINDIR)/canary-emu
+	install -m 755 tools/canary-allreduce $(DESTDIR)$(BINDIR)/canary-allreduce
 	install -m 644 $(LIBHOST_A) $(DESTDIR)$(LIBDIR)/libcanaryhost.a
 	install -m 755 $(LIBHOST_SO) $(DESTDIR)$(LIBDIR)/libcanaryhost.so.$(LH_VERSION)
 	ln -sf libcanaryhost.so.$(LH_VERSION) $(DESTDIR)$(LIBDIR)/$(LH_SONAME)
@@ -116,6 +117,7 @@ install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in doc/canary-emu.1 doc/li
 		libhost/canaryhost.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/canaryhost.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/canaryhost.pc
 	install -m 644 doc/canary-emu.1 $(DESTDIR)$(MANDIR)/man1/canary-emu.1
+	install -m 644 doc/canary-allreduce.1 $(DESTDIR)$(MANDIR)/man1/canary-allreduce.1
 	install -m 644 doc/libcanaryhost.3 $(DESTDIR)$(MANDIR)/man3/libcanaryhost.3
 
 uninstall:
