@@ -62,6 +62,7 @@ struct cli {
 	struct emu_dist_cfg dcfg;
 	struct { enum lh_algo a; unsigned n; char name[16]; } algo[MAX_ALGOS];
 	unsigned nalgo;
+	bool limit_set, stall_set, rate_set, workers_set, lag_set;	/* given, not the defaults (--attach changes those) */
 };
 
 /*
@@ -354,11 +355,13 @@ static const char *o_time_limit(struct cli *c, const char *a)
 {
 	if (emu_parse_time(a, &c->cfg.limit) || c->cfg.limit == 0)
 		return "is not a time with a unit (e.g. 100ms)";
+	c->limit_set = true;
 	return NULL;
 }
 
 static const char *o_stall(struct cli *c, const char *a)
 {
+	c->stall_set = true;
 	if (!strcmp(a, "0")) {
 		c->cfg.stall = 0;
 		return NULL;
@@ -382,6 +385,7 @@ static const char *o_workers(struct cli *c, const char *a)
 	}
 	if (!parse_uint(a, 1, 4096, &v))
 		return "is not a count in 1..4096 or per-node";
+	c->workers_set = true;
 	c->cfg.workers = (unsigned)v;
 	c->cfg.per_node = false;
 	return NULL;
@@ -410,6 +414,83 @@ static const char *o_dilation(struct cli *c, const char *a)
 	if (*end || !(d > 0 && d < 1e12))
 		return "is not a positive number or auto";
 	c->cfg.dilation = d;
+	return NULL;
+}
+
+/* --attach H3=veth3,H7=veth7: hosts that are real processes behind those interfaces */
+static const char *o_attach(struct cli *c, const char *a)
+{
+	char buf[1024], *save = NULL;
+
+	if (strlen(a) >= sizeof(buf))
+		return "is too long";
+	snprintf(buf, sizeof(buf), "%s", a);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		struct emu_attach_cfg *at = &c->cfg.attach[c->cfg.nattach];
+
+		if (c->cfg.nattach == EMU_SCN_MAX_ATTACH)
+			return "attaches too many hosts (at most 32)";
+		if (!eq || eq == tok || !eq[1] || (size_t)(eq - tok) >= sizeof(at->node) ||
+		    strlen(eq + 1) >= sizeof(at->ifname) || strlen(eq + 1) >= 16)
+			return "is not a list of HOST=INTERFACE (e.g. H3=veth3,H7=veth7)";
+		*eq = '\0';
+		snprintf(at->node, sizeof(at->node), "%s", tok);
+		snprintf(at->ifname, sizeof(at->ifname), "%s", eq + 1);
+		c->cfg.nattach++;
+	}
+	if (!c->cfg.nattach)
+		return "names no host";
+	return NULL;
+}
+
+static const char *o_attach_hold(struct cli *c, const char *a)
+{
+	return emu_parse_time(a, &c->cfg.attach_hold) ? "is not a time with a unit (e.g. 2s)" : NULL;
+}
+
+static const char *o_attach_quiet(struct cli *c, const char *a)
+{
+	emu_time_t t;
+
+	if (emu_parse_time(a, &t) || t == 0)
+		return "is not a positive time with a unit (e.g. 1s)";
+	for (unsigned i = 0; i < EMU_SCN_MAX_ATTACH; i++)
+		c->cfg.attach[i].quiet = t;
+	return NULL;
+}
+
+static const char *o_attach_poll(struct cli *c, const char *a)
+{
+	emu_time_t t;
+
+	if (emu_parse_time(a, &t) || t < 100 * EMU_NS || t > 10 * EMU_MS)
+		return "is not a time in 100ns..10ms";
+	for (unsigned i = 0; i < EMU_SCN_MAX_ATTACH; i++)
+		c->cfg.attach[i].poll = t;
+	return NULL;
+}
+
+static const char *o_rate(struct cli *c, const char *a)
+{
+	if (emu_parse_rate(a, &c->cfg.rate_bps) || c->cfg.rate_bps == 0)
+		return "is not a rate (e.g. 100Mbps, 10G)";
+	c->rate_set = true;
+	return NULL;
+}
+
+static const char *o_max_lag(struct cli *c, const char *a)
+{
+	emu_time_t t;
+
+	c->lag_set = true;
+	if (!strcmp(a, "0")) {
+		c->cfg.lag_max_ns = 0;
+		return NULL;
+	}
+	if (emu_parse_time(a, &t))
+		return "is not a time with a unit (e.g. 1s; 0: never give up)";
+	c->cfg.lag_max_ns = t / EMU_NS;
 	return NULL;
 }
 
@@ -571,6 +652,7 @@ static const struct cli_opt opt_table[] = {
 	OPT("priority", "NAME", o_priority, "none",
 	  "none | collective: allreduce frames (Canary, ring) get their "
 	  "own traffic class, served first, with its own buffer credits"),
+	OPT("rate", "RATE", o_rate, "the topology's; 100Mbps with --attach", "every link's rate (e.g. 1Gbps)"),
 	OPT("noise", "P", o_noise, NULL, "probability that a host delays a send by 1us (0.001, 0.1%)"),
 	OPT("fail", "SPEC", o_fail, NULL, "switch:S3@20us | link:L0/33@5us-30us | node:H5@1us (repeatable)"),
 	OPT("drop", "NODE/PORT#N", o_drop, NULL, "lose exactly the N-th frame sent on that port (repeatable)"),
@@ -597,6 +679,16 @@ static const struct cli_opt opt_table[] = {
 	OPT("workers", "N|per-node", o_workers, "the cores available", "worker threads", .local = true),
 	OPT("clock", "NAME", o_clock, "virtual", "virtual | wall"),
 	OPT("dilation", "D|auto", o_dilation, "auto", "wall clock: wall ns per emulated ns"),
+	{ .help = "real hosts (canary-emu(1), REAL HOSTS):" },
+	OPT("attach", "LIST", o_attach, NULL,
+	    "H3=veth3,H7=veth7: these hosts are real processes (canary-allreduce) behind those interfaces; "
+	    "needs --clock wall"),
+	OPT("attach-hold", "T", o_attach_hold, "2s", "with --attach: every allreduce host sends from T on"),
+	OPT("attach-quiet", "T", o_attach_quiet, "1s",
+	    "an attached host silent this long (after it sent) counts as done"),
+	OPT("attach-poll", "T", o_attach_poll, "20us", "how often the attached interfaces are read"),
+	OPT("max-lag", "T", o_max_lag, "1s with --attach, else 0",
+	    "wall clock: give up this far behind real time, naming the rate the machine sustains (0: never)"),
 	{ .help = "output:" },
 	OPT("json", NULL, o_json, NULL, "the report as one JSON object on stdout", .local = true),
 	OPT("csv", NULL, o_csv, NULL, "the report as CSV, one row per allreduce", .local = true),
@@ -968,6 +1060,41 @@ static int parse_algos(struct cli *c)
 	return 0;
 }
 
+/*
+ * check_attach - --attach needs the wall clock at dilation 1, one algorithm,
+ * one process; it changes some defaults: links of 100 Mb/s, one worker,
+ * a time limit of 10 minutes and a stall watchdog of 10 s (real time),
+ * a lag limit of 1 s. 0 or 2 (said why).
+ */
+static int check_attach(struct cli *c)
+{
+	struct emu_scn_cfg *cfg = &c->cfg;
+
+	if (!cfg->nattach)
+		return 0;
+	if (cfg->clock != EMU_CLOCK_WALL)
+		return fail("--attach", "needs --clock wall (real processes keep real time)");
+	if (cfg->dilation != 0 && cfg->dilation != 1)
+		return fail("--dilation", "'%g' cannot be used with --attach (real hosts run at dilation 1)",
+			    cfg->dilation);
+	if (c->nalgo > 1)
+		return fail("--attach", "needs a single --algo (the real hosts run one allreduce)");
+	if (distributed(c))
+		return fail("--attach", "is not available across processes");
+	cfg->dilation = 1;
+	if (!c->rate_set)
+		cfg->rate_bps = 100000000;
+	if (!c->workers_set && !cfg->per_node)
+		cfg->workers = 1;
+	if (!c->limit_set)
+		cfg->limit = 600 * EMU_S;
+	if (!c->stall_set)
+		cfg->stall = 10 * EMU_S;
+	if (!c->lag_set)
+		cfg->lag_max_ns = 1000000000ULL;
+	return 0;
+}
+
 /* check_options - what no single option can check; 0 or 2 (said why) */
 static int check_options(struct cli *c)
 {
@@ -980,7 +1107,9 @@ static int check_options(struct cli *c)
 	if (distributed(c) && c->cfg.pcap)
 		return fail("--pcap", "'%s' is not available across processes (capture in a single-process run)",
 			    c->cfg.pcap);
-	return parse_algos(c);
+	if ((rc = parse_algos(c)))
+		return rc;
+	return check_attach(c);
 }
 
 static int keygen(const struct cli *c)

@@ -256,12 +256,46 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 				(unsigned long long)res[k].dist_rejected);
 		fputc('\n', r->out);
 	}
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned i = 0; i < res[k].nattached; i++) {
+			const struct emu_scn_attached *a = &res[k].attached[i];
+
+			fprintf(r->out, "# attached %s on %s (rank %u, tenant %u): %llu frames in, %llu out, %llu bad, "
+				"%llu overruns, %llu not sent; %s\n", a->node, a->ifname, a->rank, a->tenant,
+				(unsigned long long)a->st.in_frames, (unsigned long long)a->st.out_frames,
+				(unsigned long long)a->st.in_bad, (unsigned long long)a->st.in_overrun,
+				(unsigned long long)a->st.out_dropped,
+				a->st.quiet ? "went quiet (done or gone)" : "still talking at the end");
+		}
 	bool all = n > 0;
 
 	for (unsigned k = 0; k < n; k++)
 		all = all && res[k].exact;
 	fprintf(r->out, "#\n# result: %s\n", all ? "every allreduce exact on every host" : "NOT all exact (see above)");
 	fflush(r->out);
+}
+
+/* json_attached - the hosts that were real processes (--attach), with their interfaces' counters */
+static void json_attached(FILE *f, const struct emu_scn_result *res, const char *ind)
+{
+	fprintf(f, "%s  \"attached\": [\n", ind);
+	for (unsigned i = 0; i < res->nattached; i++) {
+		const struct emu_scn_attached *a = &res->attached[i];
+
+		fprintf(f, "%s    {\"host\": ", ind);
+		json_str(f, a->node);
+		fprintf(f, ", \"interface\": ");
+		json_str(f, a->ifname);
+		fprintf(f, ", \"tenant\": %u, \"rank\": %u, \"frames_in\": %llu, \"bytes_in\": %llu, "
+			   "\"bad_frames\": %llu, \"overruns\": %llu, \"frames_out\": %llu, \"bytes_out\": %llu, "
+			   "\"out_dropped\": %llu, \"went_quiet\": %s}%s\n",
+			a->tenant, a->rank, (unsigned long long)a->st.in_frames, (unsigned long long)a->st.in_bytes,
+			(unsigned long long)a->st.in_bad, (unsigned long long)a->st.in_overrun,
+			(unsigned long long)a->st.out_frames, (unsigned long long)a->st.out_bytes,
+			(unsigned long long)a->st.out_dropped, a->st.quiet ? "true" : "false",
+			i + 1 < res->nattached ? "," : "");
+	}
+	fprintf(f, "%s  ],\n%s  \"lag_exceeded\": %s,\n", ind, ind, res->run.lag_exceeded ? "true" : "false");
 }
 
 static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
@@ -373,6 +407,8 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 		fprintf(f, "%s  \"dilation\": %g,\n%s  \"max_lag_ns\": %llu,\n%s  \"mean_lag_ns\": %llu,\n%s  \"kept_up\": %s,\n",
 			ind, res->run.dilation, ind, (unsigned long long)res->run.max_lag_ns, ind,
 			(unsigned long long)res->run.mean_lag_ns, ind, res->run.kept_up ? "true" : "false");
+	if (res->nattached)
+		json_attached(f, res, ind);
 	fprintf(f, "%s  \"allreduces\": [\n", ind);
 	for (unsigned i = 0; i < res->nar; i++) {
 		const struct emu_scn_ar *a = &res->ar[i];

@@ -64,6 +64,12 @@ void emu_scenario_defaults(struct emu_scn_cfg *c)
 	c->max_failures = 3;
 	c->limit = 100 * EMU_MS;
 	c->stall = 5 * EMU_MS;
+	c->attach_hold = 2 * EMU_S;
+	for (unsigned i = 0; i < EMU_SCN_MAX_ATTACH; i++) {
+		c->attach[i].poll = 20 * EMU_US;
+		c->attach[i].quiet = 1 * EMU_S;
+		c->attach[i].queue_max = 1u << 20;
+	}
 }
 
 int emu_timeout_adaptive_parse(const char *s, struct emu_scn_cfg *cfg)
@@ -378,7 +384,7 @@ static uint32_t find_port_link(const struct emu_fabric *fab, uint32_t node, int 
  * same order either way.
  */
 struct host_rec {
-	uint8_t has_req, data_done, done, pad[5];
+	uint8_t has_req, data_done, done, attached, pad[4];
 	uint64_t delivered;
 	uint64_t mismatches;
 	uint64_t bg_bytes;
@@ -431,6 +437,7 @@ static void recs_fill(struct recs *r, struct emu_engine *eng, const struct emu_f
 			continue;
 		h->delivered = s->delivered;
 		h->mismatches = s->mismatches;
+		h->attached = s->attached;
 		if (s->req) {
 			h->has_req = 1;
 			h->data_done = lh_req_data_done(s->req);
@@ -730,6 +737,8 @@ struct scn {
 	struct emu_pcap *pcap;
 	struct emu_dist_stats dstats;
 	struct recs *recs;
+
+	struct emu_attach_cfg *att;	/* cfg->nattach, with their interfaces open */
 };
 
 /* scn_check_cfg - the options that need no fabric to check */
@@ -769,6 +778,13 @@ static int scn_check_cfg(struct scn *s)
 	return 0;
 }
 
+/* set_rates - every link at @bps, both directions (--rate) */
+static void set_rates(struct emu_fabric *fab, uint64_t bps)
+{
+	for (uint32_t i = 0; i < fab->nlinks; i++)
+		fab->links[i].rate_bps[0] = fab->links[i].rate_bps[1] = bps;
+}
+
 /*
  * scn_build - load the fabric and size the switch program against the
  * profile. Returns 1 when the run ends here with success (--resources).
@@ -782,6 +798,8 @@ static int scn_build(struct scn *s)
 	s->fab = topo_load(cfg->topology, s->err, s->errlen);
 	if (!s->fab)
 		return -EINVAL;
+	if (cfg->rate_bps)
+		set_rates(s->fab, cfg->rate_bps);
 	snprintf(res->topology, sizeof(res->topology), "%s", s->fab->spec[0] ? s->fab->spec : cfg->topology);
 	if (cfg->algo == LH_ALGO_STATIC)
 		snprintf(res->algo, sizeof(res->algo), "static:%u", cfg->ntrees);
@@ -909,6 +927,96 @@ static int scn_place(struct scn *s)
 	return 0;
 }
 
+/*
+ * scn_attach - the attached hosts (--attach): each must be a host of an
+ * allreduce; open its interface and say which rank it is (the process
+ * on the other side needs it).
+ */
+static int scn_attach(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+	char why[256];
+
+	if (!cfg->nattach)
+		return 0;
+	s->att = emu_xcalloc(cfg->nattach, sizeof(*s->att));
+	for (unsigned i = 0; i < cfg->nattach; i++) {
+		const struct emu_attach_cfg *a = &cfg->attach[i];
+		uint32_t node = emu_fabric_find(s->fab, a->node);
+		struct emu_scn_attached *ra = &s->res->attached[i];
+		bool found = false;
+
+		if (node == EMU_NONE32 || s->fab->nodes[node].kind != EMU_NODE_HOST) {
+			snprintf(s->err, s->errlen, "--attach: '%s' is not a host of the fabric", a->node);
+			return -EINVAL;
+		}
+		for (unsigned k = 0; k < i; k++)
+			if (!strcmp(cfg->attach[k].node, a->node) || !strcmp(cfg->attach[k].ifname, a->ifname)) {
+				snprintf(s->err, s->errlen, "--attach: %s=%s repeats a host or an interface", a->node,
+					 a->ifname);
+				return -EINVAL;
+			}
+		for (unsigned t = 0; t < s->K && !found; t++)
+			for (unsigned r = 0; r < s->ten[t].P && !found; r++)
+				if (s->ten[t].hosts[r] == s->fab->nodes[node].index)
+					found = true, ra->tenant = t, ra->rank = r;
+		if (!found) {
+			snprintf(s->err, s->errlen, "--attach: %s is not in an allreduce with this --seed and --hosts "
+				 "(all %u hosts take part with --hosts %u)", a->node, s->nh, s->nh);
+			return -EINVAL;
+		}
+		s->att[i] = *a;
+		s->att[i].afp = lh_afp_open(a->ifname, 0, why, sizeof(why));
+		if (!s->att[i].afp) {
+			snprintf(s->err, s->errlen, "--attach: %s=%s: %s", a->node, a->ifname, why);
+			return -EINVAL;
+		}
+		snprintf(ra->node, sizeof(ra->node), "%s", a->node);
+		snprintf(ra->ifname, sizeof(ra->ifname), "%s", a->ifname);
+		s->res->nattached = i + 1;
+		fprintf(stderr, "canary-emu: %s is attached to %s: rank %u of %u, tenant %u\n", a->node, a->ifname,
+			ra->rank, s->ten[ra->tenant].P, ra->tenant);
+	}
+	return 0;
+}
+
+/* program_attached - the attached hosts' model; every allreduce host holds its sends until attach_hold */
+static void program_attached(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+
+	if (!cfg->nattach)
+		return;
+	for (uint32_t i = 0; i < s->nh; i++)
+		s->hc[i].cfg.hold = cfg->attach_hold;
+	for (unsigned i = 0; i < cfg->nattach; i++)
+		emu_engine_set_model(s->eng, emu_fabric_find(s->fab, s->att[i].node), &emu_attach_ops, &s->att[i]);
+}
+
+/* scn_tally_attached - the attached hosts' counters; a run that fell behind real time says so */
+static void scn_tally_attached(struct scn *s)
+{
+	struct emu_scn_result *res = s->res;
+	const struct emu_run_stats *run = &res->run;
+	uint64_t rate = 0;
+
+	for (uint32_t i = 0; i < s->fab->nlinks; i++)
+		rate = s->fab->links[i].rate_bps[0] > rate ? s->fab->links[i].rate_bps[0] : rate;
+	for (unsigned i = 0; i < res->nattached; i++) {
+		const struct emu_attach_state *as =
+			emu_node_state(emu_engine_node(s->eng, emu_fabric_find(s->fab, s->att[i].node)));
+
+		if (as)
+			res->attached[i].st = as->st;
+	}
+	if (run->lag_exceeded)
+		snprintf(res->stuck, sizeof(res->stuck),
+			 "fell %.1f ms behind real time (--max-lag %.1f ms) at %.3f s: it kept %.0f%% of real time, so "
+			 "it sustains links of about %.0f Mb/s here; lower --rate", (double)run->final_lag_ns / 1e6,
+			 (double)s->cfg->lag_max_ns / 1e6, (double)run->emulated / 1e12, 100 * run->pace,
+			 (double)rate * run->pace / 1e6);
+}
+
 /* scn_engine - the engine over the fabric, with its loss, failures and forced drops scheduled */
 static int scn_engine(struct scn *s)
 {
@@ -920,7 +1028,7 @@ static int scn_engine(struct scn *s)
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
 		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
-		.dist = cfg->dist, .pin_offset = cfg->pin_offset,
+		.dist = cfg->dist, .pin_offset = cfg->pin_offset, .lag_max_ns = cfg->lag_max_ns,
 	};
 
 	s->prog = (struct scn_progress){ .cfg = cfg, .fab = fab, .ar = s->order, .nar = s->nar };
@@ -989,7 +1097,8 @@ static int scn_configure(struct scn *s)
 		.switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout : 0,
 		.retx_timeout = cfg->retx_timeout, .max_failures = cfg->max_failures, .noise = cfg->noise,
 		.sketch = cfg->algo == LH_ALGO_CANARY ? cfg->sketch : 0,
-		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0,
+		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0 ||
+			     cfg->nattach > 0,
 	};
 	s->arv = emu_xcalloc(s->K, sizeof(*s->arv));
 	for (unsigned t = 0; t < s->K; t++) {
@@ -1047,6 +1156,7 @@ static void scn_program_hosts(struct scn *s)
 		else
 			emu_engine_set_model(s->eng, i, &emu_host_ops, &s->hc[n->index].cfg);
 	}
+	program_attached(s);
 	emu_engine_expect_done(s->eng, s->nar);
 }
 
@@ -1093,6 +1203,8 @@ static void tally_host(const struct emu_scn_cfg *cfg, const struct host_rec *h, 
 {
 	const struct lh_ar_stats *st = h->has_req ? &h->st : NULL;
 
+	if (h->attached)
+		return;		/* a real process checks its own result */
 	if (!st || !h->data_done || h->delivered != cfg->size_bytes / 4) {
 		a->finished = false;
 		a->unfinished_hosts++;
@@ -1100,10 +1212,13 @@ static void tally_host(const struct emu_scn_cfg *cfg, const struct host_rec *h, 
 	a->mismatches += h->mismatches;
 	if (!st)
 		return;
-	if (h->data_done && st->data_done - st->start > a->runtime)
-		a->runtime = st->data_done - st->start;
-	if (h->done && st->done - st->start > a->barrier)
-		a->barrier = st->done - st->start;
+	/* with real hosts, nothing is sent before attach_hold: that is the start */
+	lh_time_t start = cfg->nattach && st->start < cfg->attach_hold ? cfg->attach_hold : st->start;
+
+	if (h->data_done && st->data_done - start > a->runtime)
+		a->runtime = st->data_done - start;
+	if (h->done && st->done - start > a->barrier)
+		a->barrier = st->done - start;
 	a->leader_frames += st->leader_frames_recv;
 	a->retransmissions += st->retx_requests + st->nacks;
 	a->failures += st->failures;
@@ -1293,6 +1408,9 @@ static void scn_free(struct scn *s)
 	free(s->order);
 	free(s->trees.node);
 	free(s->trees.root);
+	for (unsigned i = 0; s->att && i < s->cfg->nattach; i++)
+		lh_afp_close(s->att[i].afp);
+	free(s->att);
 	emu_fabric_destroy(s->fab);
 }
 
@@ -1307,6 +1425,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		return rc;
 	if ((rc = scn_build(&s)) ||
 	    (rc = scn_place(&s)) ||
+	    (rc = scn_attach(&s)) ||
 	    (rc = scn_engine(&s)) ||
 	    (rc = scn_configure(&s)))
 		goto out;
@@ -1318,6 +1437,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		goto out;
 	}
 	T = res->run.emulated ? res->run.emulated : 1;
+	scn_tally_attached(&s);
 	scn_tally_allreduces(&s, T);
 	scn_tally_switches(&s, T);
 	scn_tally_links(&s, T);

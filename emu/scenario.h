@@ -24,10 +24,12 @@
 #include "emu/switch/canary_sw.h"
 #include "emu/dist/dist.h"
 #include "emu/engine/engine.h"
+#include "emu/host/attach.h"
 #include "libhost/canary_host.h"
 #include "emu/switch/tofino.h"
 
 #define EMU_SCN_MAX_FAIL 32
+#define EMU_SCN_MAX_ATTACH 32
 
 struct emu_fail {
 	bool is_node;
@@ -99,6 +101,24 @@ struct emu_scn_cfg {
 	/* distributed: this process is one rank (dist.h); NULL: the whole run */
 	struct emu_dist *dist;
 	bool pin_offset;		/* local ranks share the cores: pin after lower ranks */
+	/*
+	 * Hosts that are real processes on interfaces (attach.h; wall clock
+	 * only; the interfaces are opened by the run). Every allreduce host
+	 * sends from attach_hold on.
+	 */
+	struct emu_attach_cfg attach[EMU_SCN_MAX_ATTACH];
+	unsigned nattach;
+	emu_time_t attach_hold;
+	uint64_t rate_bps;		/* every link's rate (0: the topology's) */
+	uint64_t lag_max_ns;		/* wall clock: give up this far behind (0: never) */
+};
+
+/* A host attached to a real interface, as the run saw it. */
+struct emu_scn_attached {
+	char node[EMU_NAME_MAX];
+	char ifname[32];
+	unsigned tenant, rank;
+	struct emu_attach_stats st;
 };
 
 struct emu_scn_ar {
@@ -178,6 +198,8 @@ struct emu_scn_result {
 	uint64_t dist_msgs, dist_bytes;
 	uint64_t dist_rejected;		/* malformed/foreign messages and unknown keys, all ranks, whole session */
 	char write_err[256];		/* --pcap could not be written: why (empty: it was) */
+	unsigned nattached;
+	struct emu_scn_attached attached[EMU_SCN_MAX_ATTACH];
 };
 
 /*

@@ -676,6 +676,25 @@ static void window_work(struct emu_engine *eng)
 	eng->st.events_critical += max;
 }
 
+/*
+ * lag_give_up - the run cannot keep pace with the wall clock: stop it at
+ * @next and record the pace it kept since it was last on time (emulated
+ * per wall time while it fell behind, running flat out), from which a
+ * caller can say what it sustains.
+ */
+static void lag_give_up(struct emu_engine *eng, uint64_t now, emu_time_t next)
+{
+	uint64_t w0 = eng->caught_wall ? eng->caught_wall : eng->wall0;
+	emu_time_t e0 = eng->caught_wall ? eng->caught_emu : eng->emu0;
+	double wall = (double)(now - w0), emu = (double)(next - e0) / 1000.0;
+
+	eng->st.lag_exceeded = true;
+	eng->st.pace = wall > 0 ? emu / wall * eng->dilation : 0;
+	eng->st.stopped = true;
+	eng->st.emulated = next;
+	eng->done = true;
+}
+
 static void plan_window(void *arg)
 {
 	struct emu_engine *eng = arg;
@@ -800,8 +819,12 @@ static void plan_window(void *arg)
 				eng->lag_sum += lag;
 				if (lag > eng->st.max_lag_ns)
 					eng->st.max_lag_ns = lag;
+				if (eng->cfg.lag_max_ns && lag > eng->cfg.lag_max_ns)
+					lag_give_up(eng, now, next);
 			} else {
 				eng->st.final_lag_ns = 0;
+				eng->caught_wall = now;
+				eng->caught_emu = next;
 			}
 			eng->lag_windows++;
 		}

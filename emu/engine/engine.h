@@ -175,6 +175,7 @@ struct emu_engine_cfg {
 	emu_time_t end;			/* stop at this emulated time; 0: no limit */
 	enum emu_routing routing;	/* the policy models read with emu_node_routing() */
 	uint64_t lag_ok_ns;		/* wall: lag up to this counts as keeping up (0: 2 ms) */
+	uint64_t lag_max_ns;		/* wall: give up when the lag passes this (0: never); see lag_exceeded */
 	/*
 	 * wall: the clock in ns (NULL: CLOCK_MONOTONIC) and the wait until a
 	 * time of it (NULL: sleep, then spin on the clock). Tests inject both
@@ -221,6 +222,8 @@ struct emu_run_stats {
 	uint64_t final_lag_ns;
 	uint64_t mean_lag_ns;
 	bool kept_up;
+	bool lag_exceeded;		/* ended because the lag passed cfg.lag_max_ns */
+	double pace;			/* ...then: emulated time per wall time since pacing began (< 1) */
 	bool stopped;			/* ended by emu_stop()/cfg.end rather than running dry */
 	uint64_t done;			/* emu_node_done() calls */
 	bool stalled;			/* ended by the watchdog */

@@ -106,6 +106,8 @@ struct emu_engine {
 	bool pacing;
 	uint64_t last_progress;
 	uint64_t lag_sum;
+	uint64_t caught_wall;		/* wall clock: when the run last was on time... */
+	emu_time_t caught_emu;		/* ...and its emulated time then */
 	uint64_t lag_windows;
 	uint64_t calib_windows;
 

@@ -11,6 +11,7 @@
 
 #define T_START (0xfeULL << 56)
 #define T_RESUME (0xfdULL << 56)
+#define T_HOLD (0xfcULL << 56)
 
 /* ---------- armed timers of a host that may be down for a while (cfg->resume) ---------- */
 
@@ -106,9 +107,10 @@ static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
  */
 static bool t_tx_busy(void *ctx)
 {
-	const struct emu_node *n = ((struct emu_host_state *)ctx)->node;
+	const struct emu_host_state *s = ctx;
+	const struct emu_node *n = s->node;
 
-	return emu_port_busy(n, 0) || !emu_port_up(n, 0);
+	return emu_port_busy(n, 0) || !emu_port_up(n, 0) || (s->cfg->hold && emu_node_now(n) < s->cfg->hold);
 }
 
 static uint64_t t_random(void *ctx)
@@ -197,6 +199,8 @@ static int host_init(struct emu_node *n, void *arg)
 		arm(s, c->start, T_START);
 		return 0;
 	}
+	if (c->hold)
+		arm(s, c->hold, T_HOLD);
 	return start_allreduce(s);
 }
 
@@ -214,6 +218,8 @@ static void dispatch(struct emu_host_state *s, uint64_t cookie)
 {
 	if (cookie == T_START)
 		start_allreduce(s);
+	else if (cookie == T_HOLD)
+		lh_host_tx_ready(s->lh);
 	else
 		lh_host_timer(s->lh, cookie);
 }

@@ -49,6 +49,13 @@ struct emu_host_cfg {
 	 * ones when it is back, as if it had been paused.
 	 */
 	bool resume;
+	/*
+	 * Nothing is sent before @hold (0: no hold): the request exists from
+	 * the start, so frames from hosts that begin earlier are taken in.
+	 * For runs with real hosts (attach.h), whose start the emulator
+	 * cannot place exactly.
+	 */
+	lh_time_t hold;
 };
 
 struct emu_host_state {
@@ -60,6 +67,7 @@ struct emu_host_state {
 	uint64_t mismatches;	/* result elements that differ from the expected sum */
 	uint64_t delivered;	/* result elements delivered */
 	bool finished;
+	bool attached;		/* a real process (attach.h): no request here */
 	/* cfg->resume: armed timers, a heap on (t, seq) */
 	struct emu_host_tmr {
 		uint64_t t;

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: attach.c - a real process as a host of the fabric. See attach.h.
+ */
+#include "emu/host/attach.h"
+
+#include <string.h>
+
+#include "libhost/wire.h"
+
+#define T_POLL 1
+
+static void inject(void *arg, const uint8_t *p, uint32_t len)
+{
+	struct emu_attach_state *s = arg;
+	struct emu_node *n = s->node;
+	const struct emu_port *port = &n->ports[0];
+	uint32_t dip;
+	uint64_t hash;
+
+	if (len > port->mtu_frame || len > EMU_FRAME_MAX || emu_wire_dst(p, len, &dip, &hash) != EMU_WIRE_OK) {
+		s->st.in_bad++;
+		return;
+	}
+	if (port->qbytes + len > s->cfg->queue_max) {
+		s->st.in_overrun++;
+		return;
+	}
+	struct emu_frame *f = emu_frame_alloc_len(n, len);
+
+	memcpy(f->data, p, len);
+	f->len = len;
+	if (!s->st.in_frames)
+		s->st.first_in = emu_node_now(n);
+	s->st.in_frames++;
+	s->st.in_bytes += len;
+	s->st.last_active = emu_node_now(n);
+	emu_send(n, 0, f);
+}
+
+static int attach_init(struct emu_node *n, void *arg)
+{
+	struct emu_attach_state *s = emu_node_state(n);
+
+	s->cfg = arg;
+	s->node = n;
+	s->hs.node = n;
+	s->hs.attached = true;
+	emu_timer_at(n, emu_node_now(n), T_POLL);
+	return 0;
+}
+
+static void attach_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct emu_attach_state *s = emu_node_state(n);
+	emu_time_t now = emu_node_now(n);
+
+	if (cookie != T_POLL)
+		return;
+	lh_afp_rx(s->cfg->afp, inject, s, 1024);
+	lh_afp_flush(s->cfg->afp);
+	if (s->st.in_frames && !s->st.quiet && now - s->st.last_active >= s->cfg->quiet) {
+		s->st.quiet = true;
+		s->hs.finished = true;
+		emu_node_done(n);
+	}
+	emu_timer_at(n, now + s->cfg->poll, T_POLL);
+}
+
+static void attach_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct emu_attach_state *s = emu_node_state(n);
+
+	(void)port;
+	if (lh_afp_send(s->cfg->afp, f->data, f->len)) {
+		s->st.out_dropped++;
+	} else {
+		s->st.out_frames++;
+		s->st.out_bytes += f->len;
+		lh_afp_flush(s->cfg->afp);
+	}
+	s->st.last_active = emu_node_now(n);
+	emu_frame_free(n, f);
+}
+
+const struct emu_model_ops emu_attach_ops = {
+	.name = "attached host",
+	.state_size = sizeof(struct emu_attach_state),
+	.init = attach_init,
+	.rx = attach_rx,
+	.timer = attach_timer,
+};

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: attach.h - a host of the emulated fabric that is a real process:
+ * the node's NIC is a Linux interface (libhost/afpacket.h), typically one
+ * end of a veth pair whose other end is in the network namespace (or the
+ * machine) where canary-allreduce runs.
+ *
+ * Only meaningful with the wall clock at dilation 1: the model polls the
+ * interface's receive ring every cfg->poll of emulated time, and every
+ * frame found there enters the fabric on the host's link at that instant,
+ * queued in the NIC and sent at its line rate like an emulated host's;
+ * frames delivered to the host leave on the interface at once. A frame
+ * that cannot be routed (not Canary or IPv4, truncated, longer than the
+ * link's MTU) is counted and dropped; so is one that would make the NIC
+ * queue exceed cfg->queue_max bytes (a real host sending faster than its
+ * link).
+ *
+ * The emulator cannot see the real host's allreduce finish. It counts the
+ * host as done (emu_node_done()) once it has seen traffic from it and the
+ * interface then stayed silent for cfg->quiet: finished hosts go quiet,
+ * and so do killed ones, whose peers then miss data and the run ends
+ * through the stall watchdog, as with a failed node.
+ */
+#ifndef EMU_ATTACH_H
+#define EMU_ATTACH_H
+
+#include "emu/engine/engine.h"
+#include "emu/host/host_model.h"
+#include "libhost/afpacket.h"
+
+struct emu_attach_cfg {
+	char node[EMU_NAME_MAX];	/* the host, "H3" */
+	char ifname[32];		/* the interface */
+	struct lh_afp *afp;		/* opened by the scenario */
+	emu_time_t poll;		/* receive ring polling period */
+	emu_time_t quiet;		/* silence after which the host counts as done */
+	uint64_t queue_max;		/* NIC queue bound, bytes */
+};
+
+struct emu_attach_stats {
+	uint64_t in_frames, in_bytes;	/* from the interface into the fabric */
+	uint64_t in_bad;		/* not routable: dropped */
+	uint64_t in_overrun;		/* NIC queue full: dropped */
+	uint64_t out_frames, out_bytes;	/* from the fabric to the interface */
+	uint64_t out_dropped;		/* transmit ring full */
+	emu_time_t first_in, last_active;
+	bool quiet;			/* counted as done by silence */
+};
+
+struct emu_attach_state {
+	struct emu_host_state hs;	/* first: what the scenario reads of every host */
+	const struct emu_attach_cfg *cfg;
+	struct emu_node *node;
+	struct emu_attach_stats st;
+};
+
+extern const struct emu_model_ops emu_attach_ops;
+
+#endif /* EMU_ATTACH_H */
