@@ -73,7 +73,7 @@ def main():
         prefix = "/opt/canary"
         rc, out = run(["make", "--no-print-directory", "-s", "install", "DESTDIR=" + stage, "PREFIX=" + prefix])
         root = stage + prefix
-        want = ["bin/canary-emu", "include/canary_host.h", "lib/libcanaryhost.a", "lib/libcanaryhost.so",
+        want = ["bin/canary-emu", "bin/canary-allreduce", "share/man/man1/canary-allreduce.1", "include/canary_host.h", "lib/libcanaryhost.a", "lib/libcanaryhost.so",
                 "lib/libcanaryhost.so.1", "lib/libcanaryhost.so.1.0.0", "lib/pkgconfig/canaryhost.pc",
                 "share/man/man1/canary-emu.1", "share/man/man3/libcanaryhost.3"]
         have = files_under(root) if os.path.isdir(root) else []

@@ -554,9 +554,11 @@ static int parse_options(struct opts *o, int argc, char **argv)
 		if (c >= 256) {
 			const struct opt_row *r = &rows[c - 256];
 			const char *why = r->parse(o, optarg);
+			char name[64];
 
+			snprintf(name, sizeof(name), "--%s", r->name);
 			if (why)
-				return optarg ? fail(r->name, "'%s' %s", optarg, why) : fail(r->name, "%s", why);
+				return optarg ? fail(name, "'%s' %s", optarg, why) : fail(name, "%s", why);
 			if (o->exit_now)
 				return 0;
 			continue;
@@ -703,7 +705,7 @@ static void report(const struct opts *o, struct nic *n, bool finished, lh_time_t
 		       " retransmission requests, %" PRIu64 " fallbacks%s\n",
 		       algo, o->rank, o->hosts, o->ifname, finished ? "finished" : "NOT finished", runtime_ns / 1e6,
 		       goodput, st->retx_requests + st->nacks, st->fallbacks,
-		       o->verify ? (exact ? ", result exact" : ", result WRONG") : "");
+		       !o->verify || !finished ? "" : exact ? ", result exact" : ", result WRONG");
 		printf("  frames sent %" PRIu64 " received %" PRIu64 ", interface: bad %" PRIu64 " other %" PRIu64
 		       " kernel drops %" PRIu64 " ring full %" PRIu64 "\n",
 		       as->tx_frames, as->rx_frames, as->rx_bad, n->rx_other, as->rx_kernel_drops, n->tx_dropped);

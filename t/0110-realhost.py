@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# Real hosts: canary-allreduce processes on Linux interfaces, alone and as
+# hosts of an emulated fabric (canary-emu --attach), each in its own network
+# namespace, joined by veth pairs. Needs root (skips otherwise, like the
+# namespace test of t/0060); the option checks run without it.
+#
+#  - the ring algorithm between two namespaces over one veth pair, no switch;
+#  - 4 real hosts on an emulated fabric of 2 leaves and 2 spines: canary,
+#    static and ring, every result exact;
+#  - 2 real and 6 emulated hosts in one Canary allreduce, exact everywhere,
+#    while junk frames arrive on both sides of an attachment (counted and
+#    dropped by the emulator and by canary-allreduce);
+#  - a real host killed mid-run: the emulator ends on its stall watchdog
+#    (exit 1, naming the allreduce) instead of hanging.
+#
+# Rates are slow (100 Mb/s), timeouts generous, and nothing asserts a time:
+# only exit status, results and counters. canary-emu runs with --max-lag 0
+# (a busy machine may fall behind real time; the protocols recover).
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import exit_status, ok  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+EMU = os.path.join(ROOT, "emu", "canary-emu")
+AR = os.path.join(ROOT, "tools", "canary-allreduce")
+ID = os.getpid() % 100000
+TIMEOUT = 300
+SIZE = "64KiB"
+COUNT = 64 * 1024 // 4
+
+
+def sh(cmd):
+    return subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).returncode
+
+
+def ns(i):
+    return "cr%d_%s" % (ID, i)
+
+
+class Net:
+    """Namespaces ns(i) and veth pairs; everything goes away with close()."""
+
+    def __init__(self):
+        self.names = []
+
+    def add(self, name):
+        if sh("ip netns add %s" % name):
+            return False
+        self.names.append(name)
+        return sh("ip -n %s link set lo up" % name) == 0
+
+    def veth(self, a, ifa, b, ifb):
+        return sh("set -e; ip link add %s netns %s type veth peer name %s netns %s;"
+                  " ip -n %s link set %s up; ip -n %s link set %s up" % (ifa, a, ifb, b, a, ifa, b, ifb)) == 0
+
+    def close(self):
+        for n in self.names:
+            sh("ip netns del %s" % n)
+        self.names = []
+
+
+def start(name, argv):
+    return subprocess.Popen(["ip", "netns", "exec", name] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def finish(p, timeout=TIMEOUT):
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return None, out, err + "\n(timed out)"
+    return p.returncode, out, err
+
+
+def jload(s):
+    try:
+        return json.loads(s)
+    except ValueError:
+        return None
+
+
+def host(name, ifname, rank, hosts, algo, extra=()):
+    return start(name, [AR, "--interface", ifname, "--rank", str(rank), "--hosts", str(hosts), "--algo", algo,
+                        "--size", SIZE, "--rate", "100Mbps", "--start-delay", "1500ms", "--time-limit", "240s",
+                        "--verify", "--json"] + list(extra))
+
+
+def exact_host(res):
+    rc, out, err = res
+    j = jload(out)
+    return (rc == 0 and j is not None and j["finished"] and j["result_exact"] is True and j["delivered"] == COUNT
+            and j["mismatches"] == 0 and j["frames_sent"] > 0 and j["if_rx_bad"] == 0), j, err
+
+
+def emulator(algo, topo, hosts, attach, extra=()):
+    """canary-emu in its namespace with @attach ([(host, ifname)]); returns once the interfaces are open."""
+    p = start(ns("emu"), [EMU, "--topology", topo, "--hosts", str(hosts), "--background", "none", "--algo", algo,
+                          "--size", SIZE, "--clock", "wall", "--attach",
+                          ",".join("%s=%s" % a for a in attach), "--attach-hold", "3s", "--attach-quiet", "1s",
+                          "--max-lag", "0", "--stall", "30s", "--no-progress", "--json"] + list(extra))
+    return p
+
+
+def options():
+    """Bad input, no root needed: one line naming the option, exit 2."""
+    p = subprocess.run([EMU, "--attach", "H0=lo", "--topology", "fattree2:leaves=2,spines=2,hosts=2"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    ok(p.returncode == 2 and "--attach" in p.stderr and "--clock wall" in p.stderr,
+       "canary-emu --attach without --clock wall: exit 2 naming both", p.stderr)
+    bad = [(["--rank", "4", "--hosts", "4", "--interface", "lo"], "--rank"),
+           (["--rank", "0", "--hosts", "4"], "--interface"),
+           (["--rank", "0", "--hosts", "4", "--interface", "lo", "--size", "3"], "--size"),
+           (["--rank", "0", "--hosts", "2", "--interface", "no-such-if0"], "--interface")]
+    good = True
+    detail = ""
+    for argv, opt in bad:
+        p = subprocess.run([AR] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or opt not in lines[0]:
+            good = False
+            detail += "%s: rc %d, %s\n" % (argv, p.returncode, p.stderr)
+    ok(good, "canary-allreduce: bad options give one line naming the option, exit 2", detail)
+
+
+def ring_veth():
+    net = Net()
+    try:
+        if not (net.add(ns("a")) and net.add(ns("b")) and net.veth(ns("a"), "cra", ns("b"), "crb")):
+            ok(False, "ring over a veth pair: namespaces set up")
+            return
+        a = host(ns("a"), "cra", 0, 2, "ring")
+        b = host(ns("b"), "crb", 1, 2, "ring")
+        ra, ja, ea = exact_host(finish(a))
+        rb, jb, eb = exact_host(finish(b))
+        ok(ra and rb and ja["algo"] == "ring" and ja["frames_recv"] > 0 and jb["frames_recv"] > 0,
+           "ring between two namespaces over a veth pair, no switch: exact on both", "%s\n%s" % (ea, eb))
+    finally:
+        net.close()
+
+
+def fabric(net, nreal):
+    """The emulator's namespace and nreal host namespaces, veth ce<i> (emulator) -- ch<i> (host)."""
+    if not net.add(ns("emu")):
+        return False
+    for i in range(nreal):
+        if not (net.add(ns(i)) and net.veth(ns("emu"), "ce%d" % i, ns(i), "ch%d" % i)):
+            return False
+    return True
+
+
+def wait_attached(p, n):
+    """Read canary-emu's stderr until it said it attached @n hosts (its interfaces are then open)."""
+    lines = []
+    deadline = time.time() + 120
+    while len(lines) < n and time.time() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+    return lines
+
+
+def four_real():
+    net = Net()
+    try:
+        if not fabric(net, 4):
+            for algo in ("canary", "static", "ring"):
+                ok(False, "4 real hosts, %s: namespaces set up" % algo)
+            return
+        for algo in ("canary", "static", "ring"):
+            e = emulator(algo, "fattree2:leaves=2,spines=2,hosts=2", 4, [("H%d" % i, "ce%d" % i) for i in range(4)])
+            said = wait_attached(e, 4)
+            hs = [host(ns(i), "ch%d" % i, i, 4, algo) for i in range(4)]
+            res = [exact_host(finish(h)) for h in hs]
+            rc, out, err = finish(e)
+            j = jload(out)
+            att = j["attached"] if j else []
+            good = all(r[0] for r in res) and rc == 0 and len(att) == 4 and \
+                all(a["frames_in"] > 0 and a["frames_out"] > 0 for a in att)
+            ok(good, "4 real hosts on an emulated fabric (2 leaves, 2 spines), %s: exact on every host, every "
+               "attachment carried frames both ways" % algo,
+               "".join(said) + err + "\n".join(r[2] for r in res))
+    finally:
+        net.close()
+
+
+JUNK = r"""
+import os, socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+frames = [b"", b"\x02" * 13, b"\xff" * 14 + b"\x88\xb5", b"\x02" * 12 + b"\x88\xb5" + b"\x00" * 5,
+          b"\x02" * 12 + b"\x08\x00" + b"\x45" + b"\x00" * 10, b"\x02" * 12 + b"\x86\xdd" + b"\x00" * 60,
+          b"\x02" * 12 + b"\x88\xb5" + os.urandom(200)]
+n = 0
+for k in range(int(sys.argv[2])):
+    f = frames[k % len(frames)]
+    if len(f) >= 14:
+        s.send(f)
+        n += 1
+    time.sleep(0.01)
+print(n)
+"""
+
+
+def mixed():
+    net = Net()
+    try:
+        if not fabric(net, 2):
+            ok(False, "2 real + 6 emulated hosts: namespaces set up")
+            return
+        real = [(1, 0), (6, 1)]	# (host index = rank, namespace / veth index)
+        e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real])
+        said = wait_attached(e, 2)
+        hs = [host(ns(i), "ch%d" % i, h, 8, "canary") for h, i in real]
+        # junk both ways: from host 0's namespace into the emulator, from the emulator's into host 1
+        j0 = start(ns(0), [sys.executable, "-c", JUNK, "ch0", "120"])
+        j1 = start(ns("emu"), [sys.executable, "-c", JUNK, "ce1", "120"])
+        r0, r1 = finish(j0), finish(j1)
+        res = [exact_host(finish(h)) for h in hs]
+        rc, out, err = finish(e)
+        j = jload(out)
+        sent0 = int(r0[1].strip() or 0) if r0[0] == 0 else 0
+        ok(all(r[0] for r in res) and rc == 0 and j and j["result_exact"] and j["allreduces"][0]["hosts"] == 8,
+           "2 real + 6 emulated hosts, canary: exact on the real hosts and on every emulated one",
+           "".join(said) + err + "\n".join(r[2] for r in res))
+        bad = j["attached"][0]["bad_frames"] if j else -1
+        malformed = sum(1 for k in range(120) if k % 7 in (2, 3, 4, 5))	# JUNK's frames that cannot be routed
+        ok(sent0 > 0 and bad >= malformed,
+           "junk from a real host's side is counted and dropped by the emulator (%d, at least %d)" % (bad, malformed),
+           r0[2] + (out if not j else ""))
+        jr = res[1][1]
+        other = (jr["if_rx_other"] + jr["errors"]) if jr else -1
+        ok(r1[0] == 0 and jr is not None and other > 0,
+           "junk reaching a real host is counted and dropped by canary-allreduce (%d)" % other, r1[2])
+    finally:
+        net.close()
+
+
+def killed():
+    net = Net()
+    try:
+        if not fabric(net, 2):
+            ok(False, "a killed real host: namespaces set up")
+            return
+        real = [(1, 0), (6, 1)]
+        e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
+                     ["--stall", "5s", "--size", "1MiB"])
+        said = wait_attached(e, 2)
+        hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--size", "1MiB",
+                            "--rate", "100Mbps", "--start-delay", "1500ms", "--time-limit", "60s"])
+              for h, i in real]
+        time.sleep(3)	# both run (the allreduce takes longer than this at 100 Mb/s with 8 hosts)
+        hs[1].kill()
+        rc, out, err = finish(e, 200)
+        for h in hs:
+            h.kill()
+            finish(h)
+        ok(rc == 1 and "without their whole result" in err,
+           "a real host killed mid-run: the emulator stops on its watchdog, exit 1, saying which allreduce",
+           "".join(said) + "rc %s\n" % rc + err)
+    finally:
+        net.close()
+
+
+PLAN = 10
+
+
+def main():
+    if not (os.path.exists(EMU) and os.path.exists(AR)):
+        print("1..0 # SKIP not built")
+        return 0
+    print("1..%d" % PLAN)
+    options()
+    root = os.geteuid() == 0 and shutil.which("ip") and sh("ip netns add %s && ip netns del %s" % (ns("probe"), ns("probe"))) == 0
+    if not root:
+        for k in range(3, PLAN + 1):
+            print("ok %d # SKIP network namespaces: not root or not permitted here" % k)
+        return 0
+    ring_veth()
+    four_real()
+    mixed()
+    killed()
+    return exit_status(PLAN)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
