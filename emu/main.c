@@ -956,6 +956,7 @@ static uint64_t fingerprint(const struct cli *c)
 	h = HASH(h, s->routing);
 	h = HASH(h, s->noise);
 	h = HASH(h, s->loss);
+	h = HASH(h, s->rate_bps);
 	h = HASH(h, s->lossy);
 	h = HASH(h, s->priority);
 	h = HASH(h, s->nfail);

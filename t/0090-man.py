@@ -4,7 +4,8 @@
 # The manual pages: both render with man -l without a single groff warning;
 # canary-emu(1) documents exactly the options canary-emu --help lists (both
 # come from the option table, so a new option without its paragraph fails
-# here); libcanaryhost(3) names every function of canary_host.h.
+# here); so does canary-allreduce(1) with canary-allreduce --help;
+# libcanaryhost(3) names every function of canary_host.h.
 import os
 import re
 import shutil
@@ -16,7 +17,8 @@ from tap import exit_status, ok  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
-PAGES = [os.path.join(ROOT, "doc", p) for p in ("canary-emu.1", "libcanaryhost.3")]
+AR = os.path.join(ROOT, "tools", "canary-allreduce")
+PAGES = [os.path.join(ROOT, "doc", p) for p in ("canary-emu.1", "libcanaryhost.3", "canary-allreduce.1")]
 
 
 def render(page):
@@ -30,7 +32,7 @@ def main():
     if not shutil.which("man"):
         print("1..0 # SKIP man not installed (apt-get install man-db)")
         return 0
-    print("1..6")
+    print("1..9")
     for page in PAGES:
         rc, out, err = render(page)
         name = os.path.basename(page)
@@ -48,6 +50,19 @@ def main():
     rc, out, _ = render(PAGES[0])
     ok(all(s in out for s in ("EXIT STATUS", "JSON", "OUTPUT", "EXAMPLES", "arXiv:2309.16214")),
        "canary-emu(1) has exit status, output columns, JSON keys, examples and the paper")
+
+    with open(PAGES[2]) as f:
+        src = f.read()
+    opts_man = set(re.findall(r"\\-\\-([a-z][a-z\-]*(?:\\-[a-z]+)*)", src.split(".SH OPTIONS")[1].split(".SH OUTPUT")[0]))
+    opts_man = {o.replace("\\-", "-") for o in opts_man}
+    p = subprocess.run([AR, "--help"], stdout=subprocess.PIPE, text=True)
+    opts_help = set(re.findall(r"^  --([a-z][a-z-]*)", p.stdout, re.M))
+    ok(p.returncode == 0 and len(opts_help) > 15 and opts_help == opts_man,
+       "canary-allreduce(1) OPTIONS has exactly the %d options of --help" % len(opts_help),
+       "only in --help: %s\nonly in the page: %s" % (sorted(opts_help - opts_man), sorted(opts_man - opts_help)))
+    rc, out, _ = render(PAGES[2])
+    ok(all(s in out for s in ("EXIT STATUS", "JSON", "EXAMPLES", "arXiv:2309.16214")),
+       "canary-allreduce(1) has exit status, JSON keys, examples and the paper")
 
     with open(os.path.join(ROOT, "libhost", "canary_host.h")) as f:
         funcs = set(re.findall(r"\b(lh_\w+)\(", f.read()))
