@@ -145,3 +145,17 @@ if len(sys.argv) > 1:
         put("keys", "keygen", f.read())
 put("keys", "comment-only", "# nothing\n\n")
 put("keys", "bad-key", "secret abc\n")
+
+
+# ---- nic: c0 (P, rank), c1 (slot size, algo); per slot: flags, u16 MAC offset, chunk (frame)
+def slot(frame, flags=1 | 2, mac=0, extra=b""):
+    return bytes([flags]) + struct.pack(">H", mac) + struct.pack(">H", len(frame)) + frame + extra
+
+
+c0 = 2 | 1 << 3  # P = 4, rank 1
+put("nic", "canary", bytes([c0, 2 | 0 << 2]) + b"".join(
+    slot(canary(op, ident=3 << 24 | 1, hosts=4, elems=range(64)), flags=1 | 2 | 32) for op in (1, 2, 4, 8)))
+put("nic", "ring", bytes([c0, 2 | 2 << 2]) + slot(ipv4_udp(b"\x05\x01" + b"\x00" * 14, dport=7400 + 3)) * 3)
+put("nic", "bad-slots", bytes([c0, 0]) + slot(canary(1), flags=1, mac=4000) + slot(canary(1), flags=1 | 2 | 16) +
+    slot(canary(1), flags=1 | 2 | 8, extra=struct.pack(">H", 9000)) + slot(b"\x02" * 10) +
+    slot(canary(1), flags=1 | 2 | 4, extra=struct.pack(">H", 5)) + slot(canary(1), flags=0) + slot(canary(2)))
