@@ -170,6 +170,13 @@ def wait_attached(p, n):
     return lines
 
 
+def brief(res, att):
+    """What a failed run's hosts and attachments counted, for the diagnostics."""
+    keys = ("finished", "delivered", "retransmissions", "frames_sent", "frames_recv", "if_kernel_drops", "if_tx_full")
+    lines = ["host: %s" % ({k: r[1][k] for k in keys} if r[1] else None) for r in res]
+    return "\n".join(lines + ["attached: %s" % a for a in att])
+
+
 def four_real():
     net = Net()
     try:
@@ -189,7 +196,7 @@ def four_real():
                 all(a["frames_in"] > 0 and a["frames_out"] > 0 for a in att)
             ok(good, "4 real hosts on an emulated fabric (2 leaves, 2 spines), %s: exact on every host, every "
                "attachment carried frames both ways" % algo,
-               "".join(said) + err + "\n".join(r[2] for r in res))
+               "".join(said) + err + "\n".join(r[2] for r in res) + "\n" + brief(res, att))
     finally:
         net.close()
 

@@ -165,7 +165,11 @@ struct nic {
 	uint64_t delivered, mismatches;
 	uint64_t rx_other;	/* frames neither Canary nor IPv4: not ours */
 	uint64_t tx_dropped;	/* the transmit ring was full */
+	lh_time_t last_rx;	/* the latest Canary or IPv4 frame */
 	bool finished;
+	/* every frame buffer ever allocated: libhost may hold some at the end */
+	void **bufs;
+	size_t nbufs, capbufs;
 };
 
 static uint64_t mono_ns(void)
@@ -227,8 +231,18 @@ static struct tmr tmr_pop(struct nic *n)
 static uint8_t *t_frame_get(void *ctx, void **handle)
 {
 	struct nic *n = ctx;
-	void *b = n->nfree ? n->freebuf[--n->nfree] : lh_xmalloc(LH_FRAME_MAX);
+	void *b;
 
+	if (n->nfree) {
+		b = n->freebuf[--n->nfree];
+	} else {
+		b = lh_xmalloc(LH_FRAME_MAX);
+		if (n->nbufs == n->capbufs) {
+			n->capbufs = n->capbufs ? 2 * n->capbufs : 64;
+			n->bufs = lh_xrealloc(n->bufs, n->capbufs * sizeof(*n->bufs));
+		}
+		n->bufs[n->nbufs++] = b;
+	}
 	*handle = b;
 	return b;
 }
@@ -306,6 +320,7 @@ static void on_frame(void *arg, const uint8_t *f, uint32_t len)
 		n->rx_other++;
 		return;
 	}
+	n->last_rx = nic_now(n);
 	lh_host_rx(n->host, f, len);
 }
 
@@ -500,7 +515,8 @@ static const struct opt_row rows[] = {
 	{ "retx-timeout", "T", "2 x RTT", "retransmission timeout", o_retx_timeout },
 	{ "max-failures", "K", "3", "re-issues of a block before host-based fallback", o_max_failures },
 	{ "time-limit", "T", "60s", "give up after T (exit 1)", o_limit },
-	{ "linger", "T", "500ms", "after finishing, keep answering the others for T", o_linger },
+	{ "linger", "T", "500ms", "after finishing, keep answering the others until they were silent for T",
+	  o_linger },
 	{ "ring-slots", "N", "512", "slots of each AF_PACKET ring", o_slots },
 	{ "verify", NULL, NULL, "check every element of the result against the exact sum", o_verify },
 	{ "json", NULL, NULL, "the report as one JSON object on stdout", o_json },
@@ -645,10 +661,12 @@ static bool run(struct nic *n, const struct opts *o, lh_time_t *t_done)
 
 		if (interrupted || now >= limit)
 			break;
-		if (n->finished && !linger_until) {
+		/* done: stay while the others still talk to this host (late barrier
+		 * frames, retransmission requests), until --linger of silence */
+		if (n->finished && !linger_until)
 			*t_done = now;
-			linger_until = now + o->linger;
-		}
+		if (n->finished)
+			linger_until = (n->last_rx > *t_done ? n->last_rx : *t_done) + o->linger;
 		if (linger_until && now >= linger_until)
 			break;
 		lh_afp_rx(n->afp, on_frame, n, 256);
@@ -829,8 +847,9 @@ int main(int argc, char **argv)
 out:
 	lh_host_destroy(n.host);
 	lh_afp_close(n.afp);
-	while (n.nfree)
-		free(n.freebuf[--n.nfree]);
+	while (n.nbufs)
+		free(n.bufs[--n.nbufs]);
+	free(n.bufs);
 	free(n.freebuf);
 	free(n.tm);
 	inputs_fini(&n.in);
