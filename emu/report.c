@@ -265,7 +265,8 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 				(unsigned long long)a->st.in_frames, (unsigned long long)a->st.out_frames,
 				(unsigned long long)a->st.in_bad, (unsigned long long)a->st.in_overrun,
 				(unsigned long long)a->st.out_dropped,
-				a->st.quiet ? "went quiet (done or gone)" : "still talking at the end");
+				a->st.quiet ? "done (barrier passed, then quiet)" :
+				a->st.barrier_passed ? "barrier passed, still talking" : "barrier NOT passed");
 		}
 	bool all = n > 0;
 
@@ -288,12 +289,12 @@ static void json_attached(FILE *f, const struct emu_scn_result *res, const char 
 		json_str(f, a->ifname);
 		fprintf(f, ", \"tenant\": %u, \"rank\": %u, \"frames_in\": %llu, \"bytes_in\": %llu, "
 			   "\"bad_frames\": %llu, \"overruns\": %llu, \"frames_out\": %llu, \"bytes_out\": %llu, "
-			   "\"out_dropped\": %llu, \"went_quiet\": %s}%s\n",
+			   "\"out_dropped\": %llu, \"barrier_passed\": %s, \"went_quiet\": %s}%s\n",
 			a->tenant, a->rank, (unsigned long long)a->st.in_frames, (unsigned long long)a->st.in_bytes,
 			(unsigned long long)a->st.in_bad, (unsigned long long)a->st.in_overrun,
 			(unsigned long long)a->st.out_frames, (unsigned long long)a->st.out_bytes,
-			(unsigned long long)a->st.out_dropped, a->st.quiet ? "true" : "false",
-			i + 1 < res->nattached ? "," : "");
+			(unsigned long long)a->st.out_dropped, a->st.barrier_passed ? "true" : "false",
+			a->st.quiet ? "true" : "false", i + 1 < res->nattached ? "," : "");
 	}
 	fprintf(f, "%s  ],\n%s  \"lag_exceeded\": %s,\n", ind, ind, res->run.lag_exceeded ? "true" : "false");
 }

@@ -993,7 +993,11 @@ static void program_attached(struct scn *s)
 		emu_engine_set_model(s->eng, emu_fabric_find(s->fab, s->att[i].node), &emu_attach_ops, &s->att[i]);
 }
 
-/* scn_tally_attached - the attached hosts' counters; a run that fell behind real time says so */
+/*
+ * scn_tally_attached - the attached hosts' counters. A run that fell
+ * behind real time failed, whatever its allreduces' rows say: it says so
+ * (replacing the reason scn_tally_allreduces() gave).
+ */
 static void scn_tally_attached(struct scn *s)
 {
 	struct emu_scn_result *res = s->res;
@@ -1009,12 +1013,14 @@ static void scn_tally_attached(struct scn *s)
 		if (as)
 			res->attached[i].st = as->st;
 	}
-	if (run->lag_exceeded)
-		snprintf(res->stuck, sizeof(res->stuck),
-			 "fell %.1f ms behind real time (--max-lag %.1f ms) at %.3f s: it kept %.0f%% of real time, so "
-			 "it sustains links of about %.0f Mb/s here; lower --rate", (double)run->final_lag_ns / 1e6,
-			 (double)s->cfg->lag_max_ns / 1e6, (double)run->emulated / 1e12, 100 * run->pace,
-			 (double)rate * run->pace / 1e6);
+	if (!run->lag_exceeded)
+		return;
+	res->exact = false;	/* the run was cut short: the real hosts cannot have finished */
+	snprintf(res->stuck, sizeof(res->stuck),
+		 "fell %.1f ms behind real time (--max-lag %.1f ms) at %.3f s: it kept %.0f%% of real time, so "
+		 "it sustains links of about %.0f Mb/s here; lower --rate", (double)run->final_lag_ns / 1e6,
+		 (double)s->cfg->lag_max_ns / 1e6, (double)run->emulated / 1e12, 100 * run->pace,
+		 (double)rate * run->pace / 1e6);
 }
 
 /* scn_engine - the engine over the fabric, with its loss, failures and forced drops scheduled */
@@ -1029,6 +1035,7 @@ static int scn_engine(struct scn *s)
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
 		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset, .lag_max_ns = cfg->lag_max_ns,
+		.spin_ns = cfg->nattach ? 30000 : 0,
 	};
 
 	s->prog = (struct scn_progress){ .cfg = cfg, .fab = fab, .ar = s->order, .nar = s->nar };
@@ -1437,8 +1444,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		goto out;
 	}
 	T = res->run.emulated ? res->run.emulated : 1;
-	scn_tally_attached(&s);
 	scn_tally_allreduces(&s, T);
+	scn_tally_attached(&s);
 	scn_tally_switches(&s, T);
 	scn_tally_links(&s, T);
 out:

@@ -842,13 +842,15 @@ static void wall_wait(struct emu_engine *eng)
 		return;
 	}
 	/* sleep while far from the target (timer wake-ups overshoot), then spin */
+	uint64_t spin = eng->cfg.spin_ns ? eng->cfg.spin_ns : 400000;
+
 	for (;;) {
 		uint64_t now = emu_wall_ns();
 
 		if (now >= target)
 			return;
-		if (target - now > 400000) {
-			uint64_t d = target - now - 300000;
+		if (target - now > spin) {
+			uint64_t d = target - now - spin * 3 / 4;
 			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000), .tv_nsec = (long)(d % 1000000000) };
 
 			nanosleep(&ts, NULL);

@@ -176,6 +176,7 @@ struct emu_engine_cfg {
 	enum emu_routing routing;	/* the policy models read with emu_node_routing() */
 	uint64_t lag_ok_ns;		/* wall: lag up to this counts as keeping up (0: 2 ms) */
 	uint64_t lag_max_ns;		/* wall: give up when the lag passes this (0: never); see lag_exceeded */
+	uint64_t spin_ns;		/* wall: spin (not sleep) when the next window is closer (0: 400 us) */
 	/*
 	 * wall: the clock in ns (NULL: CLOCK_MONOTONIC) and the wait until a
 	 * time of it (NULL: sleep, then spin on the clock). Tests inject both

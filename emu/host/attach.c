@@ -10,6 +10,16 @@
 
 #define T_POLL 1
 
+/* is_final_done - the completion barrier's last frame (rank 0 -> everyone: all hosts are done)? */
+static bool is_final_done(const uint8_t *p, uint32_t len)
+{
+	struct emu_canary_hdr h;
+	unsigned n;
+
+	return emu_wire_canary_parse(p, len, &h, &n) == EMU_WIRE_OK &&
+	       (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_DONE && h.hosts && h.counter == h.hosts;
+}
+
 static void inject(void *arg, const uint8_t *p, uint32_t len)
 {
 	struct emu_attach_state *s = arg;
@@ -34,6 +44,8 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 		s->st.first_in = emu_node_now(n);
 	s->st.in_frames++;
 	s->st.in_bytes += len;
+	if (is_final_done(p, len))
+		s->st.barrier_passed = true;	/* the host is rank 0: it ended the barrier */
 	s->st.last_active = emu_node_now(n);
 	emu_send(n, 0, f);
 }
@@ -59,7 +71,7 @@ static void attach_timer(struct emu_node *n, uint64_t cookie)
 		return;
 	lh_afp_rx(s->cfg->afp, inject, s, 1024);
 	lh_afp_flush(s->cfg->afp);
-	if (s->st.in_frames && !s->st.quiet && now - s->st.last_active >= s->cfg->quiet) {
+	if (s->st.barrier_passed && !s->st.quiet && now - s->st.last_active >= s->cfg->quiet) {
 		s->st.quiet = true;
 		s->hs.finished = true;
 		emu_node_done(n);
@@ -72,6 +84,8 @@ static void attach_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	struct emu_attach_state *s = emu_node_state(n);
 
 	(void)port;
+	if (is_final_done(f->data, f->len))
+		s->st.barrier_passed = true;
 	if (lh_afp_send(s->cfg->afp, f->data, f->len)) {
 		s->st.out_dropped++;
 	} else {

@@ -15,11 +15,13 @@
  * queue exceed cfg->queue_max bytes (a real host sending faster than its
  * link).
  *
- * The emulator cannot see the real host's allreduce finish. It counts the
- * host as done (emu_node_done()) once it has seen traffic from it and the
- * interface then stayed silent for cfg->quiet: finished hosts go quiet,
- * and so do killed ones, whose peers then miss data and the run ends
- * through the stall watchdog, as with a failed node.
+ * The emulator cannot see inside the real host. It counts the host as
+ * done (emu_node_done()) once the completion barrier's last frame went to
+ * or came from it (a DONE with counter = hosts: every host of the
+ * allreduce has its result) and the interface then stayed silent for
+ * cfg->quiet (the host lingers to answer late requests). A host killed
+ * before never gets there: the hosts that wait for its data never finish
+ * and the run ends on the stall watchdog, as with a failed node.
  */
 #ifndef EMU_ATTACH_H
 #define EMU_ATTACH_H
@@ -33,7 +35,7 @@ struct emu_attach_cfg {
 	char ifname[32];		/* the interface */
 	struct lh_afp *afp;		/* opened by the scenario */
 	emu_time_t poll;		/* receive ring polling period */
-	emu_time_t quiet;		/* silence after which the host counts as done */
+	emu_time_t quiet;		/* silence after the barrier, then the host counts as done */
 	uint64_t queue_max;		/* NIC queue bound, bytes */
 };
 
@@ -44,7 +46,8 @@ struct emu_attach_stats {
 	uint64_t out_frames, out_bytes;	/* from the fabric to the interface */
 	uint64_t out_dropped;		/* transmit ring full */
 	emu_time_t first_in, last_active;
-	bool quiet;			/* counted as done by silence */
+	bool barrier_passed;		/* the barrier's last frame went through */
+	bool quiet;			/* ...and then silence: counted as done */
 };
 
 struct emu_attach_state {
