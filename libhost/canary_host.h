@@ -8,8 +8,9 @@
  * ask whether the NIC is still busy, draw a random number. The transport
  * calls back lh_host_rx() for every frame, lh_host_timer() when a timer
  * fires and lh_host_tx_ready() when the NIC can take the next frame. The
- * emulator's NIC (emu/host/host_model.c) is the first transport; a real NIC
- * (DPDK, AF_XDP) would be another. The protocol code knows nothing else.
+ * emulator's NIC (emu/host/host_model.c) is one transport, a real Linux
+ * interface through AF_PACKET (tools/canary-allreduce.c) another. The
+ * protocol code knows nothing else.
  *
  * On a host, communicators (struct lh_comm: a set of hosts, this host's
  * rank, a tenant id that makes block ids unique across concurrent
