@@ -10,6 +10,7 @@
 #  - 4 real hosts on an emulated fabric of 2 leaves and 2 spines: canary,
 #    static and ring, every result exact;
 #  - 2 real and 6 emulated hosts in one Canary allreduce, exact everywhere,
+#    the real hosts doing the share of the work an emulated one does,
 #    while junk frames arrive on both sides of an attachment (counted and
 #    dropped by the emulator and by canary-allreduce);
 #  - a real host killed mid-run: the emulator ends on its stall watchdog
@@ -240,6 +241,14 @@ def mixed():
         ok(all(r[0] for r in res) and rc == 0 and j and j["result_exact"] and j["allreduces"][0]["hosts"] == 8,
            "2 real + 6 emulated hosts, canary: exact on the real hosts and on every emulated one",
            "".join(said) + err + "\n".join(r[2] for r in res))
+        # the real hosts did a host's share as the emulated ones do: 64 blocks of 256, every 8th led
+        blocks = COUNT // 256
+        shares = [(r[1]["blocks_led"], r[1]["frames_sent"]) if r[1] else None for r in res]
+        ok(all(sh and sh[0] == blocks // 8 and sh[1] >= blocks for sh in shares) and j and
+           j["allreduces"][0]["frames_per_host"] >= blocks,
+           "...each real host led 8 of the 64 blocks and sent each block, as the emulated hosts did",
+           "real (blocks led, frames sent): %s, emulated frames per host: %s" %
+           (shares, j["allreduces"][0]["frames_per_host"] if j else None))
         bad = j["attached"][0]["bad_frames"] if j else -1
         malformed = sum(1 for k in range(120) if k % 7 in (2, 3, 4, 5))	# JUNK's frames that cannot be routed
         ok(sent0 > 0 and bad >= malformed,
@@ -279,7 +288,7 @@ def killed():
         net.close()
 
 
-PLAN = 10
+PLAN = 11
 
 
 def main():
