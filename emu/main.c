@@ -444,6 +444,12 @@ static const char *o_attach(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_attach_peers(struct cli *c, const char *a)
+{
+	c->cfg.attach_peers = a;
+	return NULL;
+}
+
 static const char *o_attach_hold(struct cli *c, const char *a)
 {
 	return emu_parse_time(a, &c->cfg.attach_hold) ? "is not a time with a unit (e.g. 2s)" : NULL;
@@ -684,6 +690,9 @@ static const struct cli_opt opt_table[] = {
 	    "H3=veth3,H7=veth7: these hosts are real processes (canary-allreduce) behind those interfaces; "
 	    "needs --clock wall"),
 	OPT("attach-hold", "T", o_attach_hold, "2s", "with --attach: every allreduce host sends from T on"),
+	OPT("attach-peers", "FILE", o_attach_peers, NULL,
+	    "write the attached hosts' peer table (RANK IPV4 MAC) for canary-allreduce --peers; FILE.T per tenant T "
+	    "with --concurrent"),
 	OPT("attach-quiet", "T", o_attach_quiet, "1s",
 	    "an attached host counts as done when the completion barrier went through and it was then silent this long"),
 	OPT("attach-poll", "T", o_attach_poll, "20us", "how often the attached interfaces are read"),

@@ -928,6 +928,48 @@ static int scn_place(struct scn *s)
 }
 
 /*
+ * write_peers - cfg->attach_peers: the peer table (RANK IPV4 MAC lines, as
+ * canary-allreduce --peers reads it) of every tenant with an attached
+ * host; FILE for one tenant, FILE.T for tenant T of several.
+ */
+static int write_peers(struct scn *s)
+{
+	const struct emu_scn_cfg *cfg = s->cfg;
+
+	for (unsigned t = 0; t < s->K; t++) {
+		bool has = false;
+		char path[4096], ip[20];
+		FILE *f;
+
+		for (unsigned i = 0; i < s->res->nattached; i++)
+			has = has || s->res->attached[i].tenant == t;
+		if (!has)
+			continue;
+		if (s->K == 1)
+			snprintf(path, sizeof(path), "%s", cfg->attach_peers);
+		else
+			snprintf(path, sizeof(path), "%s.%u", cfg->attach_peers, t);
+		f = fopen(path, "w");
+		if (!f) {
+			snprintf(s->err, s->errlen, "--attach-peers: %s: %s", path, strerror(errno));
+			return -EINVAL;
+		}
+		fprintf(f, "# canary-emu: tenant %u, %u hosts: RANK IPV4 MAC\n", t, s->ten[t].P);
+		for (unsigned r = 0; r < s->ten[t].P; r++) {
+			const uint8_t *m = s->ten[t].peers[r].mac;
+
+			fprintf(f, "%u %s %02x:%02x:%02x:%02x:%02x:%02x\n", r, emu_ipv4_str(s->ten[t].peers[r].ipv4, ip),
+				m[0], m[1], m[2], m[3], m[4], m[5]);
+		}
+		if (fclose(f)) {
+			snprintf(s->err, s->errlen, "--attach-peers: %s: %s", path, strerror(errno));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
  * scn_attach - the attached hosts (--attach): each must be a host of an
  * allreduce; open its interface and say which rank it is (the process
  * on the other side needs it).
@@ -974,7 +1016,14 @@ static int scn_attach(struct scn *s)
 		snprintf(ra->node, sizeof(ra->node), "%s", a->node);
 		snprintf(ra->ifname, sizeof(ra->ifname), "%s", a->ifname);
 		s->res->nattached = i + 1;
-		fprintf(stderr, "canary-emu: %s is attached to %s: rank %u of %u, tenant %u\n", a->node, a->ifname,
+	}
+	if (cfg->attach_peers && write_peers(s))
+		return -EINVAL;
+	/* last: who reads this may start the real hosts now (the interfaces are open, the tables written) */
+	for (unsigned i = 0; i < cfg->nattach; i++) {
+		const struct emu_scn_attached *ra = &s->res->attached[i];
+
+		fprintf(stderr, "canary-emu: %s is attached to %s: rank %u of %u, tenant %u\n", ra->node, ra->ifname,
 			ra->rank, s->ten[ra->tenant].P, ra->tenant);
 	}
 	return 0;

@@ -109,6 +109,7 @@ struct emu_scn_cfg {
 	struct emu_attach_cfg attach[EMU_SCN_MAX_ATTACH];
 	unsigned nattach;
 	emu_time_t attach_hold;
+	const char *attach_peers;	/* write the attached hosts' tenants' peer tables here (NULL: no) */
 	uint64_t rate_bps;		/* every link's rate (0: the topology's) */
 	uint64_t lag_max_ns;		/* wall clock: give up this far behind (0: never) */
 };

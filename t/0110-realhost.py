@@ -227,9 +227,11 @@ def mixed():
             ok(False, "2 real + 6 emulated hosts: namespaces set up")
             return
         real = [(1, 0), (6, 1)]	# (host index = rank, namespace / veth index)
-        e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real])
+        peers = "/tmp/canary-peers-%d" % ID	# written by the emulator, read by the real hosts
+        e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
+                     ["--attach-peers", peers])
         said = wait_attached(e, 2)
-        hs = [host(ns(i), "ch%d" % i, h, 8, "canary") for h, i in real]
+        hs = [host(ns(i), "ch%d" % i, h, 8, "canary", ["--peers", peers]) for h, i in real]
         # junk both ways: from host 0's namespace into the emulator, from the emulator's into host 1
         j0 = start(ns(0), [sys.executable, "-c", JUNK, "ch0", "120"])
         j1 = start(ns("emu"), [sys.executable, "-c", JUNK, "ce1", "120"])
@@ -238,8 +240,13 @@ def mixed():
         rc, out, err = finish(e)
         j = jload(out)
         sent0 = int(r0[1].strip() or 0) if r0[0] == 0 else 0
+        try:
+            os.unlink(peers)
+        except OSError:
+            pass
         ok(all(r[0] for r in res) and rc == 0 and j and j["result_exact"] and j["allreduces"][0]["hosts"] == 8,
-           "2 real + 6 emulated hosts, canary: exact on the real hosts and on every emulated one",
+           "2 real + 6 emulated hosts, canary (their peers from --attach-peers): exact on the real hosts and on "
+           "every emulated one",
            "".join(said) + err + "\n".join(r[2] for r in res))
         # the real hosts did a host's share as the emulated ones do: 64 blocks of 256, every 8th led
         blocks = COUNT // 256

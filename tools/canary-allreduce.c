@@ -512,7 +512,7 @@ static const struct opt_row rows[] = {
 	{ "start-delay", "T", "0", "open the interface, then wait T before sending (receive meanwhile)",
 	  o_start_delay },
 	{ "window", "N", "bandwidth x delay", "blocks in flight", o_window },
-	{ "rtt", "T", "100us", "base round-trip estimate", o_rtt },
+	{ "rtt", "T", "100us + 8 frame times", "base round-trip estimate", o_rtt },
 	{ "switch-timeout", "T", "1us", "Canary: the switches' timeout, for the round-trip estimate",
 	  o_switch_timeout },
 	{ "retx-timeout", "T", "2 x RTT", "retransmission timeout", o_retx_timeout },
@@ -760,7 +760,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {
 		.algo = LH_ALGO_CANARY, .trees = 1, .size = 64 * 1024, .elements = 256, .seed = 1,
-		.limit = 60ULL * 1000 * LH_US * 1000, .linger = 500ULL * 1000 * LH_US, .rtt = 100 * LH_US,
+		.limit = 60ULL * 1000 * LH_US * 1000, .linger = 500ULL * 1000 * LH_US,
 		.switch_timeout = LH_US, .max_failures = 3,
 	};
 	static struct nic n;
@@ -801,6 +801,10 @@ int main(int argc, char **argv)
 		return fail("--elements", "%u elements need an MTU of %u; '%s' has %u", o.elements,
 			    EMU_CANARY_HLEN + 4 * o.elements, o.ifname, mtu);
 	}
+	/* default round trip: 100 us, plus 8 frame times (4 hops there and back, store and forward) */
+	if (!o.rtt)
+		o.rtt = 100 * LH_US + 8 * (lh_time_t)(EMU_CANARY_DATA_OFF + 4 * o.elements + WIRE_EXTRA) * 8 *
+					      1000000000000ULL / n.rate;
 	n.afp = lh_afp_open(o.ifname, o.slots, err, sizeof(err));
 	if (!n.afp) {
 		free(peers);

@@ -58,7 +58,8 @@ static int attach_init(struct emu_node *n, void *arg)
 	s->node = n;
 	s->hs.node = n;
 	s->hs.attached = true;
-	emu_timer_at(n, emu_node_now(n), T_POLL);
+	s->next_poll = emu_node_now(n);
+	emu_timer_at(n, s->next_poll, T_POLL);
 	return 0;
 }
 
@@ -76,7 +77,24 @@ static void attach_timer(struct emu_node *n, uint64_t cookie)
 		s->hs.finished = true;
 		emu_node_done(n);
 	}
-	emu_timer_at(n, now + s->cfg->poll, T_POLL);
+	s->next_poll = now + s->cfg->poll;
+	emu_timer_at(n, s->next_poll, T_POLL);
+}
+
+/*
+ * attach_state - the node failed or came back (--fail node:H3@...). The
+ * engine drops timers that come due while a node is down: if the next
+ * poll was dropped, poll again from now on. Frames that arrived meanwhile
+ * wait in the ring (or the kernel drops them when it is full).
+ */
+static void attach_state(struct emu_node *n, bool up)
+{
+	struct emu_attach_state *s = emu_node_state(n);
+
+	if (up && s->next_poll < emu_node_now(n)) {
+		s->next_poll = emu_node_now(n);
+		emu_timer_at(n, s->next_poll, T_POLL);
+	}
 }
 
 static void attach_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
@@ -103,4 +121,5 @@ const struct emu_model_ops emu_attach_ops = {
 	.init = attach_init,
 	.rx = attach_rx,
 	.timer = attach_timer,
+	.state = attach_state,
 };

@@ -54,6 +54,7 @@ struct emu_attach_state {
 	struct emu_host_state hs;	/* first: what the scenario reads of every host */
 	const struct emu_attach_cfg *cfg;
 	struct emu_node *node;
+	emu_time_t next_poll;		/* the poll timer armed last */
 	struct emu_attach_stats st;
 };
 

@@ -189,6 +189,8 @@ static int host_init(struct emu_node *n, void *arg)
 	if (!s->lh)
 		return -EINVAL;
 	lh_host_share_peers(s->lh);	/* the scenario's tables outlive the run */
+	if (c->hold)
+		arm(s, c->hold, T_HOLD);	/* then the NIC is free: send what waits */
 	if (c->role == EMU_HOST_BACKGROUND)
 		return lh_host_background(s->lh, c->bg_peers, c->nbg, c->bg_me, c->bg_pattern, c->bg_seed, c->bg_msg,
 					  c->bg_until);
@@ -199,8 +201,6 @@ static int host_init(struct emu_node *n, void *arg)
 		arm(s, c->start, T_START);
 		return 0;
 	}
-	if (c->hold)
-		arm(s, c->hold, T_HOLD);
 	return start_allreduce(s);
 }
 
