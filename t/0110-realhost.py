@@ -277,12 +277,14 @@ def killed():
             return
         real = [(1, 0), (6, 1)]
         e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
-                     ["--stall", "5s", "--size", "1MiB"])
+                     ["--stall", "5s", "--size", "4MiB", "--rate", "10Mbps"])
         said = wait_attached(e, 2)
-        hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--size", "1MiB",
-                            "--rate", "100Mbps", "--start-delay", "1500ms", "--time-limit", "60s"])
+        hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--size", "4MiB",
+                            "--rate", "10Mbps", "--start-delay", "1500ms", "--time-limit", "60s"])
               for h, i in real]
-        time.sleep(3)	# both run (the allreduce takes longer than this at 100 Mb/s with 8 hosts)
+        # killed at most 1.5 s into the allreduce, which cannot end before 3.4 s: each host sends its
+        # 4 MiB at 10 Mb/s (on a slow machine the host may not have started yet: killed all the same)
+        time.sleep(3)
         hs[1].kill()
         rc, out, err = finish(e, 200)
         for h in hs:
