@@ -777,11 +777,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	} else {
-		for (unsigned r = 0; r < o.hosts; r++) {
-			peers[r].ipv4 = HOST_IP_BASE + r;
+		for (unsigned r = 0; r < o.hosts; r++)
 			peers[r] = (struct lh_peer){ .ipv4 = HOST_IP_BASE + r,
 						     .mac = { 2, 0, 0, 0, (uint8_t)(r >> 8), (uint8_t)r } };
-		}
 	}
 	uint8_t ifmac[6];
 	uint32_t mtu = 1500;
