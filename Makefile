@@ -26,7 +26,7 @@ MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 EMU_SRC =
-include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc tools/Makefile.inc
+include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc libhost/tools/Makefile.inc
 EMU_OBJ = $(EMU_SRC:.c=.o)
 LIBEMU = emu/libemu.a
 
@@ -103,11 +103,11 @@ INSTALLED = $(BINDIR)/canary-emu $(BINDIR)/canary-allreduce $(MANDIR)/man1/canar
 	$(LIBDIR)/$(LH_SONAME) $(LIBDIR)/libcanaryhost.so $(INCLUDEDIR)/canary_host.h \
 	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3
 
-install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in doc/canary-emu.1 doc/canary-allreduce.1 doc/libcanaryhost.3
+install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhost/tools/canary-allreduce.1 libhost/libcanaryhost.3
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 755 emu/canary-emu $(DESTDIR)$(BINDIR)/canary-emu
-	install -m 755 tools/canary-allreduce $(DESTDIR)$(BINDIR)/canary-allreduce
+	install -m 755 libhost/tools/canary-allreduce $(DESTDIR)$(BINDIR)/canary-allreduce
 	install -m 644 $(LIBHOST_A) $(DESTDIR)$(LIBDIR)/libcanaryhost.a
 	install -m 755 $(LIBHOST_SO) $(DESTDIR)$(LIBDIR)/libcanaryhost.so.$(LH_VERSION)
 	ln -sf libcanaryhost.so.$(LH_VERSION) $(DESTDIR)$(LIBDIR)/$(LH_SONAME)
@@ -116,9 +116,9 @@ install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in doc/canary-emu.1 doc/ca
 	sed -e 's|@prefix@|$(PREFIX)|; s|@libdir@|$(LIBDIR)|; s|@includedir@|$(INCLUDEDIR)|; s|@version@|$(LH_VERSION)|' \
 		libhost/canaryhost.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/canaryhost.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/canaryhost.pc
-	install -m 644 doc/canary-emu.1 $(DESTDIR)$(MANDIR)/man1/canary-emu.1
-	install -m 644 doc/canary-allreduce.1 $(DESTDIR)$(MANDIR)/man1/canary-allreduce.1
-	install -m 644 doc/libcanaryhost.3 $(DESTDIR)$(MANDIR)/man3/libcanaryhost.3
+	install -m 644 emu/canary-emu.1 $(DESTDIR)$(MANDIR)/man1/canary-emu.1
+	install -m 644 libhost/tools/canary-allreduce.1 $(DESTDIR)$(MANDIR)/man1/canary-allreduce.1
+	install -m 644 libhost/libcanaryhost.3 $(DESTDIR)$(MANDIR)/man3/libcanaryhost.3
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -9,7 +9,7 @@
  * calls back lh_host_rx() for every frame, lh_host_timer() when a timer
  * fires and lh_host_tx_ready() when the NIC can take the next frame. The
  * emulator's NIC (emu/host/host_model.c) is one transport, a real Linux
- * interface through AF_PACKET (tools/canary-allreduce.c) another. The
+ * interface through AF_PACKET (libhost/tools/canary-allreduce.c) another. The
  * protocol code knows nothing else.
  *
  * On a host, communicators (struct lh_comm: a set of hosts, this host's

@@ -17,8 +17,8 @@ from tap import exit_status, ok  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
-AR = os.path.join(ROOT, "tools", "canary-allreduce")
-PAGES = [os.path.join(ROOT, "doc", p) for p in ("canary-emu.1", "libcanaryhost.3", "canary-allreduce.1")]
+AR = os.path.join(ROOT, "libhost", "tools", "canary-allreduce")
+PAGES = [os.path.join(ROOT, p) for p in ("emu/canary-emu.1", "libhost/libcanaryhost.3", "libhost/tools/canary-allreduce.1")]
 
 
 def render(page):

@@ -31,7 +31,7 @@ from tap import exit_status, ok  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
-AR = os.path.join(ROOT, "tools", "canary-allreduce")
+AR = os.path.join(ROOT, "libhost", "tools", "canary-allreduce")
 ID = os.getpid() % 100000
 TIMEOUT = 300
 SIZE = "64KiB"
