@@ -146,7 +146,7 @@ static void now_insert(struct emu_evq *q, const struct emu_ev *ev)
 	b->n++;
 }
 
-void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
+void emu_evq_push_slow(struct emu_evq *q, const struct emu_ev *ev)
 {
 	uint64_t sl = ev->t >> EMU_EVQ_GRAIN_BITS;
 
@@ -197,57 +197,129 @@ static void pull_far(struct emu_evq *q)
 static void isort(struct emu_ev *a, uint32_t n)
 {
 	for (uint32_t k = 1; k < n; k++) {
+		if (!emu_ev_before(&a[k], &a[k - 1]))
+			continue;	/* in place: the common case */
 		struct emu_ev x = a[k];
 		uint32_t j = k;
 
-		while (j > 0 && emu_ev_before(&x, &a[j - 1])) {
+		do {
 			a[j] = a[j - 1];
 			j--;
-		}
+		} while (j > 0 && emu_ev_before(&x, &a[j - 1]));
 		a[j] = x;
 	}
 }
 
-#define SORT_RUN 16	/* runs sorted by insertion before merging */
+#define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots) */
 #define SHRINK_MIN 64	/* slot arrays up to this many events are kept */
+#define NATURAL_RUNS 32	/* a slot with more ascending runs is sorted from scratch */
 
 /*
- * Sort a slot's events on (t, key). A slot usually holds a handful, but
- * lock-step traffic (every host starting at the same picosecond) puts
- * thousands in one: insertion sort on runs of SORT_RUN, then bottom-up
- * merges through q->tmp, so the cost stays O(n log n).
+ * Merge the ascending runs of src[0..n) that start at run[0..nrun) (run[nrun]
+ * = n) pairwise, again and again, into one. Return the array that holds the
+ * result: @src or @dst.
  */
-static void sort_events(struct emu_evq *q, struct emu_ev *a, uint32_t n)
+static struct emu_ev *merge_runs(struct emu_ev *src, struct emu_ev *dst, uint32_t *run, uint32_t nrun)
 {
-	if (n <= SORT_RUN) {
-		isort(a, n);
-		return;
-	}
-	for (uint32_t i = 0; i < n; i += SORT_RUN)
-		isort(a + i, n - i < SORT_RUN ? n - i : SORT_RUN);
-	bucket_reserve(&q->tmp, n);
-	struct emu_ev *src = a, *dst = q->tmp.ev;
+	while (nrun > 1) {
+		uint32_t out = 0;
 
-	for (uint32_t w = SORT_RUN; w < n; w *= 2) {
-		for (uint32_t lo = 0; lo < n; lo += 2 * w) {
-			uint32_t mid = lo + w < n ? lo + w : n;
-			uint32_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+		for (uint32_t r = 0; r < nrun; r += 2) {
+			uint32_t lo = run[r], mid = run[r + 1], hi = r + 2 <= nrun ? run[r + 2] : mid;
 			uint32_t i = lo, j = mid, k = lo;
 
-			while (i < mid && j < hi)
-				dst[k++] = emu_ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
+			if (r + 1 < nrun) {
+				while (i < mid && j < hi)
+					dst[k++] = emu_ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
+			}
 			while (i < mid)
 				dst[k++] = src[i++];
 			while (j < hi)
 				dst[k++] = src[j++];
+			run[out++] = lo;
 		}
+		run[out] = run[nrun];
+		nrun = out;
 		struct emu_ev *x = src;
 
 		src = dst;
 		dst = x;
 	}
-	if (src != a)
-		memcpy(a, src, (size_t)n * sizeof(*a));
+	return src;
+}
+
+/*
+ * Sort the current slot (q->now) on (t, key). A slot mostly holds a few
+ * ascending runs (events pushed by the same instant's work come in key
+ * order): find them and merge them, linear for a handful. Lock-step traffic
+ * (every host starting at the same picosecond) puts thousands in one in
+ * no order: insertion sort on runs of SORT_RUN, then bottom-up merges, so
+ * the cost stays O(n log n). Merges go through q->tmp, which then becomes
+ * the slot's array (no copy back).
+ */
+static void sort_now(struct emu_evq *q)
+{
+	struct emu_ev *a = q->now.ev;
+	uint32_t n = q->now.n;
+	uint32_t run[NATURAL_RUNS + 2];
+	uint32_t nrun = 1;
+
+	if (n <= SORT_RUN) {
+		isort(a, n);
+		return;
+	}
+	run[0] = 0;
+	for (uint32_t k = 1; k < n; k++) {
+		if (!emu_ev_before(&a[k], &a[k - 1]))
+			continue;
+		if (nrun == NATURAL_RUNS) {
+			nrun = 0;	/* no order to speak of */
+			break;
+		}
+		run[nrun++] = k;
+	}
+	if (nrun == 1)
+		return;
+	if (nrun == 0) {
+		for (uint32_t i = 0; i < n; i += SORT_RUN)
+			isort(a + i, n - i < SORT_RUN ? n - i : SORT_RUN);
+		bucket_reserve(&q->tmp, n);
+		struct emu_ev *src = a, *dst = q->tmp.ev;
+
+		for (uint32_t w = SORT_RUN; w < n; w *= 2) {
+			for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+				uint32_t mid = lo + w < n ? lo + w : n;
+				uint32_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+				uint32_t i = lo, j = mid, k = lo;
+
+				while (i < mid && j < hi)
+					dst[k++] = emu_ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
+				while (i < mid)
+					dst[k++] = src[i++];
+				while (j < hi)
+					dst[k++] = src[j++];
+			}
+			struct emu_ev *x = src;
+
+			src = dst;
+			dst = x;
+		}
+		if (src != a)
+			goto swap;
+		return;
+	}
+	run[nrun] = n;
+	bucket_reserve(&q->tmp, n);
+	if (merge_runs(a, q->tmp.ev, run, nrun) == a)
+		return;
+swap:;
+	/* the sorted events are in q->tmp: make it the slot's array */
+	struct emu_evbucket t = q->tmp;
+
+	q->tmp.ev = q->now.ev;
+	q->tmp.cap = q->now.cap;
+	q->now.ev = t.ev;
+	q->now.cap = t.cap;
 }
 
 /* The current slot is empty: move to the next slot that has events. */
@@ -282,9 +354,9 @@ static bool advance(struct emu_evq *q)
 	}
 	spare.n = 0;
 	*b = spare;
+	sort_now(q);
 	struct emu_ev *a = q->now.ev;
 
-	sort_events(q, a, q->now.n);
 	/* these run next: start fetching their frames now */
 	for (uint32_t k = 0; k < q->now.n; k++)
 		if (a[k].type == EMU_EV_FRAME) {
@@ -311,7 +383,7 @@ emu_time_t emu_evq_min_time(const struct emu_evq *q)
 	return q->far.n ? q->far.ev[0].t : EMU_TIME_INF;
 }
 
-bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
+bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 {
 	if (q->head == q->now.n) {
 		if (!q->n)

@@ -128,14 +128,48 @@ struct emu_evq {
 void emu_evq_init(struct emu_evq *q);
 void emu_evq_fini(struct emu_evq *q);
 
+void emu_evq_push_slow(struct emu_evq *q, const struct emu_ev *ev);
+bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out);
+
 /* emu_evq_push - queue a copy of @ev (at or after the last popped time). Cannot fail. */
-void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev);
+static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
+{
+	uint64_t sl = ev->t >> EMU_EVQ_GRAIN_BITS;
+
+	/* the common case inline: a later slot of the wheel with room */
+	if (__builtin_expect(sl > q->cur && sl < q->cur + EMU_EVQ_SLOTS, 1)) {
+		unsigned i = (unsigned)(sl & (EMU_EVQ_SLOTS - 1));
+		struct emu_evbucket *b = &q->slot[i];
+
+		if (__builtin_expect(b->n < b->cap, 1)) {
+			b->ev[b->n++] = *ev;
+			q->used[i / 64] |= 1ULL << (i % 64);
+			q->nwheel++;
+			q->n++;
+			return;
+		}
+	}
+	emu_evq_push_slow(q, ev);
+}
 
 /*
  * emu_evq_pop_before - pop the smallest event into @out if its time is
  * before @end. Return true if one was popped.
  */
-bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out);
+static inline bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
+{
+	if (__builtin_expect(q->head < q->now.n, 1)) {
+		const struct emu_ev *e = &q->now.ev[q->head];
+
+		if (e->t >= end)
+			return false;
+		*out = *e;
+		q->head++;
+		q->n--;
+		return true;
+	}
+	return emu_evq_pop_slow(q, end, out);
+}
 
 /* emu_evq_min_time - time of the smallest event, EMU_TIME_INF if empty. */
 emu_time_t emu_evq_min_time(const struct emu_evq *q);
