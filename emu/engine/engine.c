@@ -1138,7 +1138,7 @@ void emu_engine_destroy(struct emu_engine *eng)
 		free(n->tfifo.ev);
 		emu_heap_fini(&n->theap);
 		for (unsigned p = 0; p < n->nports; p++)
-			free(n->ports[p].cq.ev);
+			free(n->ports[p].cq.c);
 	}
 	/* frames still queued or in flight belong to some chunk: free chunks last */
 	for (unsigned i = 0; i < eng->nworkers; i++)

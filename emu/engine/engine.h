@@ -97,6 +97,22 @@ struct emu_port_stats {
  */
 #define EMU_TC_N 2
 
+/*
+ * A credit on its way back from the peer: when it arrives (t), its event
+ * key, and bytes (31 bits) | class (bit 31) | link generation (high word).
+ */
+struct emu_credit {
+	emu_time_t t;
+	uint64_t key;
+	uint64_t arg;
+};
+
+/* struct emu_credq - credits in (t, key) order: a ring of cap (a power of two) */
+struct emu_credq {
+	struct emu_credit *c;
+	uint32_t head, n, cap;
+};
+
 struct emu_port {
 	/* configuration (from the fabric) */
 	uint64_t rate_bps;
@@ -128,7 +144,7 @@ struct emu_port {
 	 * had been an event; only while the port waits for credit (stalled)
 	 * are they real events, since one of them has to wake it.
 	 */
-	struct emu_evfifo cq;		/* EMU_EV_CREDIT events */
+	struct emu_credq cq;
 	bool stalled;
 	struct emu_port_stats st;
 };

@@ -18,6 +18,7 @@
 #include "libhost/wire.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <urcu-qsbr.h>
 
@@ -99,36 +100,89 @@ static bool apply_credit(struct emu_port *p, uint64_t arg)
 }
 
 /* apply the queued credits that would have been processed by now */
-static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
+static inline void absorb_credits(const struct emu_worker *w, struct emu_port *p)
 {
-	while (p->cq.n) {
-		const struct emu_ev *c = emu_evfifo_at(&p->cq, 0);
+	uint32_t n = p->cq.n;
+
+	if (!n)
+		return;
+	const struct emu_credit *a = p->cq.c;
+	uint32_t h = p->cq.head, mask = p->cq.cap - 1;
+
+	do {
+		const struct emu_credit *c = &a[h];
 
 		if (!before_now(w, c->t, c->key))
 			break;
 		apply_credit(p, c->arg);
-		emu_evfifo_drop(&p->cq);
+		h = (h + 1) & mask;
+	} while (--n);
+	p->cq.head = h;
+	p->cq.n = n;
+}
+
+static __attribute__((noinline)) void credq_grow(struct emu_credq *q)
+{
+	uint32_t cap = q->cap ? 2 * q->cap : 16;
+	struct emu_credit *a = emu_xmalloc(cap * sizeof(*a));
+
+	for (uint32_t i = 0; i < q->n; i++)
+		a[i] = q->c[(q->head + i) & (q->cap - 1)];
+	free(q->c);
+	q->c = a;
+	q->cap = cap;
+	q->head = 0;
+}
+
+/*
+ * Queue a credit for @p (not before the last one). What would have been
+ * applied by now is, when the ring is full, before it grows: the ring holds
+ * about the credits of one link latency.
+ */
+static inline void credq_push(const struct emu_worker *w, struct emu_port *p, emu_time_t t, uint64_t key,
+			      uint64_t arg)
+{
+	struct emu_credq *q = &p->cq;
+
+	if (emu_unlikely(q->n == q->cap)) {
+		absorb_credits(w, p);
+		if (q->n == q->cap)
+			credq_grow(q);
 	}
+	struct emu_credit *c = &q->c[(q->head + q->n++) & (q->cap - 1)];
+
+	c->t = t;
+	c->key = key;
+	c->arg = arg;
 }
 
 /* the port waits for credit: what is on its way has to be able to wake it */
 static void stall(struct emu_node *n, struct emu_port *p)
 {
 	p->stalled = true;
-	for (; p->cq.n; emu_evfifo_drop(&p->cq))
-		emu_evq_push(&n->w->q, emu_evfifo_at(&p->cq, 0));
+	for (; p->cq.n; p->cq.head = (p->cq.head + 1) & (p->cq.cap - 1), p->cq.n--) {
+		const struct emu_credit *c = &p->cq.c[p->cq.head];
+		struct emu_ev ev = {
+			.t = c->t,
+			.key = c->key,
+			.arg = c->arg,
+			.node = n->id,
+			.type = EMU_EV_CREDIT,
+			.port = (uint16_t)(p - n->ports),
+		};
+
+		emu_evq_push(&n->w->q, &ev);
+	}
 }
 
 void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 {
 	struct emu_port *p = &n->ports[ev->port];
 
-	if (p->stalled) {
+	if (p->stalled)
 		emu_evq_push(&n->w->q, ev);
-	} else {
-		absorb_credits(n->w, p);
-		emu_evfifo_push(&p->cq, ev);
-	}
+	else
+		credq_push(n->w, p, ev->t, ev->key, ev->arg);
 }
 
 /* Give back the ingress buffer space @f holds: a credit to the upstream. */
@@ -157,9 +211,13 @@ static void ingress_release(struct emu_node *n, struct emu_frame *f)
 			emu_post(n, &ev, ip->chan);
 		} else {
 			struct emu_node *up = &n->eng->nodes[ip->peer_node];
+			struct emu_port *upp = &up->ports[ip->peer_port];
 
 			ev.key = EMU_EV_KEY(n->id, n->seq++);
-			emu_port_credit_in(up, &ev);
+			if (emu_unlikely(upp->stalled))
+				emu_evq_push(&n->w->q, &ev);
+			else
+				credq_push(n->w, upp, ev.t, ev.key, ev.arg);
 		}
 	}
 	f->in_port = EMU_PORT_NONE;
