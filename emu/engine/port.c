@@ -557,7 +557,7 @@ static unsigned nth_bit(uint64_t mask, unsigned k)
 
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
 {
-	unsigned cnt = (unsigned)__builtin_popcountll(mask);
+	unsigned cnt = emu_popcount64(mask);
 
 	if (cnt == 1)
 		return (unsigned)__builtin_ctzll(mask);

@@ -19,6 +19,23 @@
 #define emu_unlikely(x) __builtin_expect(!!(x), 0)
 #define EMU_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * emu_popcount64 - bits set in @x. Without a popcount instruction in the
+ * target (-mpopcnt), __builtin_popcountll() is a call into libgcc; this is
+ * a dozen inline instructions instead.
+ */
+static inline unsigned emu_popcount64(uint64_t x)
+{
+#ifdef __POPCNT__
+	return (unsigned)__builtin_popcountll(x);
+#else
+	x -= (x >> 1) & 0x5555555555555555ULL;
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 /* emu_cpu_relax - hint to the core that we are spinning. */
 static inline void emu_cpu_relax(void)
 {
