@@ -54,8 +54,8 @@ static void tap(void *ctx, unsigned worker, uint32_t node, unsigned port, const 
 	r->port = (uint16_t)port;
 	r->len = (uint16_t)f->len;
 	r->seq = b->seq++;
-	r->data = emu_xmalloc(f->len ? f->len : 1);
-	memcpy(r->data, f->data, f->len);
+	r->data = emu_xcalloc(f->len ? f->len : 1, 1);
+	memcpy(r->data, f->data, emu_frame_bytes(f));	/* padding that is not kept reads as zeros */
 }
 
 static int tap_link(struct emu_engine *eng, uint32_t node, unsigned port)

@@ -191,6 +191,14 @@ void lh_host_rx(struct lh_host *h, const uint8_t *frame, uint32_t len);
 void lh_host_timer(struct lh_host *h, uint64_t cookie);
 void lh_host_tx_ready(struct lh_host *h);
 
+/*
+ * lh_frame_data_len - how many leading bytes of @frame (@len bytes, built
+ * by a host) carry data. The rest is padding no host reads (the payload of
+ * background traffic): a transport may drop it and deliver zeros, or
+ * nothing but the length. @len for every other frame.
+ */
+uint32_t lh_frame_data_len(const uint8_t *frame, uint32_t len);
+
 enum lh_bg_pattern {
 	/*
 	 * The paper's random uniform pattern: message k of every host goes to

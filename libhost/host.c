@@ -467,6 +467,13 @@ void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
 	}
 }
 
+uint32_t lh_frame_data_len(const uint8_t *p, uint32_t len)
+{
+	if (len > EMU_UDP_PAYLOAD_OFF + LH_BG_DATA && emu_wire_udp_dport(p, len) == LH_BG_PORT)
+		return EMU_UDP_PAYLOAD_OFF + LH_BG_DATA;
+	return len;
+}
+
 void lh_host_timer(struct lh_host *h, uint64_t cookie)
 {
 	switch (LH_COOKIE_KIND(cookie)) {
@@ -583,7 +590,7 @@ static bool bg_pull(struct lh_host *h)
 	const struct lh_peer *to = &b->peers[b->peer];
 	uint32_t len = emu_wire_udp(buf, to->mac, h->self.mac, h->self.ipv4, to->ipv4, LH_BG_PORT, LH_BG_PORT, payload);
 
-	memset(buf + EMU_UDP_PAYLOAD_OFF, 0, payload < 16 ? payload : 16);
+	memset(buf + EMU_UDP_PAYLOAD_OFF, 0, payload < LH_BG_DATA ? payload : LH_BG_DATA);
 	b->left -= payload;
 	b->st.frames_sent++;
 	b->st.bytes_sent += len;

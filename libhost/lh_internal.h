@@ -15,6 +15,7 @@
 #define LH_SEQ_MASK LH_BLOCK_IDS
 #define LH_RING_PORT 7400
 #define LH_BG_PORT 9000
+#define LH_BG_DATA 16	/* leading payload bytes of a background frame that are set (zeros); the rest is padding */
 
 /* timer cookies: kind (8) | request slot (8) | argument (48) */
 #define LH_T_NOISE 1

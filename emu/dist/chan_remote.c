@@ -8,7 +8,8 @@
  *
  *   u64 t, u64 key, u64 arg, u32 node, u16 type, u16 port     (32 bytes)
  *   FRAME only: u64 t_sent, u64 user, u32 len, u32 gen, u16 hops,
- *               6 bytes zero, then len bytes padded to 8       (32 + len)
+ *               2 bytes zero, u32 kept, then the frame's data bytes
+ *               (len, or kept when 0 < kept < len) padded to 8  (32 + bytes)
  *
  * Frames are copied out and given back to the producer's pool at send(),
  * and drawn from the consumer's pool at drain(), so no pointer ever
@@ -37,8 +38,15 @@ struct frec {
 	uint32_t len;
 	uint32_t gen;
 	uint16_t hops;
-	uint16_t pad[3];
+	uint16_t pad;
+	uint32_t kept;
 };
+
+/* bytes of data a frame record carries */
+static uint32_t frec_bytes(const struct frec *fr)
+{
+	return fr->kept && fr->kept < fr->len ? fr->kept : fr->len;
+}
 
 _Static_assert(sizeof(struct rec) == 32 && sizeof(struct frec) == 32, "record layout");
 
@@ -61,7 +69,7 @@ static void rm_send(struct emu_chan *c, const struct emu_ev *ev)
 	size_t need = sizeof(struct rec);
 
 	if (ev->type == EMU_EV_FRAME)
-		need += sizeof(struct frec) + PAD8(ev->frame->len);
+		need += sizeof(struct frec) + PAD8(emu_frame_bytes(ev->frame));
 	if (cr->len + need > cr->cap) {
 		cr->cap = cr->cap ? 2 * cr->cap : 65536;
 		while (cr->len + need > cr->cap)
@@ -78,12 +86,15 @@ static void rm_send(struct emu_chan *c, const struct emu_ev *ev)
 	p += sizeof(r);
 	if (ev->type == EMU_EV_FRAME) {
 		struct emu_frame *f = ev->frame;
-		struct frec fr = { .t_sent = f->t_sent, .user = f->user, .len = f->len, .gen = f->gen, .hops = f->hops };
+		struct frec fr = {
+			.t_sent = f->t_sent, .user = f->user, .len = f->len, .gen = f->gen, .hops = f->hops, .kept = f->kept,
+		};
+		uint32_t bytes = emu_frame_bytes(f);
 
 		memcpy(p, &fr, sizeof(fr));
 		p += sizeof(fr);
-		memcpy(p, f->data, f->len);
-		memset(p + f->len, 0, PAD8(f->len) - f->len);
+		memcpy(p, f->data, bytes);
+		memset(p + bytes, 0, PAD8(bytes) - bytes);
 		emu_pool_put(cr->pool, f);
 	}
 	cr->len += need;
@@ -119,15 +130,17 @@ static size_t rm_drain(struct emu_chan *c, emu_chan_sink sink, void *arg)
 
 			memcpy(&fr, p, sizeof(fr));
 			p += sizeof(fr);
-			struct emu_frame *f = emu_pool_get_class(cr->pool, emu_fclass(fr.len));
+			uint32_t bytes = frec_bytes(&fr);
+			struct emu_frame *f = emu_pool_get_class(cr->pool, emu_fclass(bytes));
 
 			f->t_sent = fr.t_sent;
 			f->user = fr.user;
 			f->len = fr.len;
+			f->kept = fr.kept;
 			f->gen = fr.gen;
 			f->hops = fr.hops;
-			memcpy(f->data, p, fr.len);
-			p += PAD8(fr.len);
+			memcpy(f->data, p, bytes);
+			p += PAD8(bytes);
 			ev.frame = f;
 		} else {
 			ev.arg = r.arg;
@@ -212,9 +225,9 @@ long emu_chan_remote_check(const uint8_t *p, size_t len, uint64_t not_before,
 				return -1;
 			memcpy(&fr, p, sizeof(fr));
 			p += sizeof(fr);
-			if (fr.len > EMU_FRAME_MAX || (size_t)(end - p) < PAD8(fr.len))
+			if (fr.len > EMU_FRAME_MAX || (size_t)(end - p) < PAD8(frec_bytes(&fr)))
 				return -1;
-			p += PAD8(fr.len);
+			p += PAD8(frec_bytes(&fr));
 		} else if (r.type != EMU_EV_CREDIT) {
 			return -1;	/* only frames and credits cross links */
 		}

@@ -30,7 +30,9 @@
  * DONE frame needs no 2 KiB buffer: frames are allocated at the largest
  * class (the model does not know its length yet) and moved to the smallest
  * class that fits when they are queued for the wire (emu_send), so what
- * waits in queues and travels on links is as small as it can be.
+ * waits in queues and travels on links is as small as it can be. A frame
+ * whose payload is padding no one reads (kept) needs room for its headers
+ * only, whatever its length on the wire.
  */
 enum { EMU_FCLASS_SMALL, EMU_FCLASS_CANARY, EMU_FCLASS_MTU, EMU_FCLASS_MAX, EMU_FCLASS_N };
 #define EMU_FCLASS_CAPS { 128, 1088, 1536, EMU_FRAME_MAX }
@@ -39,17 +41,30 @@ struct emu_frame {
 	struct emu_frame *next;	/* pool free list / egress queue link */
 	emu_time_t t_sent;	/* when the frame left its last port */
 	uint64_t user;		/* free for the model (e.g. creation time) */
-	uint32_t len;		/* bytes in data[] */
+	uint32_t len;		/* bytes on the wire */
 	uint32_t gen;		/* generation of the link it travels on */
 	uint16_t in_port;	/* ingress port whose buffer it holds, or EMU_PORT_NONE */
 	uint16_t hops;		/* links traversed so far */
 	uint8_t tc;		/* traffic class of its egress queue (engine) */
 	uint8_t in_tc;		/* class of the ingress buffer it holds */
+	uint8_t pad_[2];
+	/*
+	 * 0: data[] holds all len bytes. Else only the first kept bytes are
+	 * data; the rest of len is padding that no receiver reads (background
+	 * traffic's payload), so the frame is stored in a class that holds
+	 * kept bytes (emu_pool_fit) and a capture writes zeros for it.
+	 */
+	uint32_t kept;
 	uint8_t cls;		/* size class of its buffer (pool) */
-	uint8_t pad_[1];
-	uint8_t pad2_[24];
+	uint8_t pad2_[19];
 	uint8_t data[];		/* EMU_FCLASS_CAP(cls) bytes */
 };
+
+/* emu_frame_bytes - how many bytes of @f's data[] are data (see kept) */
+static inline uint32_t emu_frame_bytes(const struct emu_frame *f)
+{
+	return f->kept && f->kept < f->len ? f->kept : f->len;
+}
 
 extern const uint32_t emu_fclass_cap[EMU_FCLASS_N];
 
@@ -87,6 +102,7 @@ static inline struct emu_frame *emu_pool_get_class(struct emu_pool *p, unsigned 
 	p->free[cls] = f->next;
 	f->next = NULL;
 	f->len = 0;
+	f->kept = 0;
 	f->in_port = EMU_PORT_NONE;
 	f->hops = 0;
 	f->user = 0;
@@ -113,7 +129,8 @@ static inline void emu_pool_put(struct emu_pool *p, struct emu_frame *f)
  */
 static inline struct emu_frame *emu_pool_fit(struct emu_pool *p, struct emu_frame *f)
 {
-	unsigned cls = emu_fclass(f->len);
+	uint32_t bytes = emu_frame_bytes(f);
+	unsigned cls = emu_fclass(bytes);
 
 	if (cls >= f->cls)
 		return f;
@@ -121,7 +138,7 @@ static inline struct emu_frame *emu_pool_fit(struct emu_pool *p, struct emu_fram
 
 	memcpy(c, f, offsetof(struct emu_frame, cls));
 	c->next = NULL;
-	memcpy(c->data, f->data, f->len);
+	memcpy(c->data, f->data, bytes);
 	emu_pool_put(p, f);
 	return c;
 }

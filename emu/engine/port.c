@@ -58,11 +58,13 @@ struct emu_frame *emu_frame_alloc_len(struct emu_node *n, uint32_t len)
 
 struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
 {
-	struct emu_frame *c = emu_pool_get_class(&n->w->pool, emu_fclass(f->len));
+	uint32_t bytes = emu_frame_bytes(f);
+	struct emu_frame *c = emu_pool_get_class(&n->w->pool, emu_fclass(bytes));
 
 	c->len = f->len;
+	c->kept = f->kept;
 	c->user = f->user;
-	memcpy(c->data, f->data, f->len);
+	memcpy(c->data, f->data, bytes);
 	return c;
 }
 

@@ -84,8 +84,11 @@ static uint8_t *t_frame_get(void *ctx, void **handle)
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
 	struct emu_frame *f = handle;
+	uint32_t data = lh_frame_data_len(f->data, len);
 
 	f->len = len;
+	if (data < len)
+		f->kept = data;	/* stored in a small buffer whatever its length */
 	emu_send(((struct emu_host_state *)ctx)->node, 0, f);
 }
 

@@ -2,7 +2,8 @@
 /*
  * DOC: trafgen.c - uniform/incast traffic generator host. See trafgen.h.
  *
- * Payload: source host index (4) | sequence (8) | send time (8).
+ * Payload: source host index (4) | sequence (8) | send time (8), then
+ * padding up to the frame size that is not stored (the frame's kept).
  */
 #include "emu/host/trafgen.h"
 
@@ -13,6 +14,7 @@
 #include "libhost/wire.h"
 
 #define TG_PORT 9000
+#define TG_DATA 20	/* payload bytes that carry data */
 
 static void tg_send(struct emu_node *n)
 {
@@ -30,10 +32,12 @@ static void tg_send(struct emu_node *n)
 			dst++;
 	}
 	const struct emu_fab_node *peer = &fab->nodes[fab->hosts[dst]];
-	struct emu_frame *f = emu_frame_alloc_len(n, c->frame_bytes);
+	/* only the headers and TG_DATA bytes of payload are data: the rest is padding no one reads */
+	struct emu_frame *f = emu_frame_alloc_len(n, EMU_UDP_PAYLOAD_OFF + TG_DATA);
 	uint32_t payload = c->frame_bytes - EMU_UDP_PAYLOAD_OFF;
 
 	f->len = emu_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, TG_PORT, TG_PORT, payload);
+	f->kept = EMU_UDP_PAYLOAD_OFF + TG_DATA;
 	uint8_t *p = f->data + EMU_UDP_PAYLOAD_OFF;
 
 	emu_put32(p, me->index);
@@ -67,7 +71,7 @@ static int tg_init(struct emu_node *n, void *arg)
 	struct emu_trafgen_state *s = emu_node_state(n);
 
 	s->cfg = arg;
-	if (s->cfg->frame_bytes < EMU_UDP_PAYLOAD_OFF + 20 || s->cfg->frame_bytes > EMU_FRAME_MAX ||
+	if (s->cfg->frame_bytes < EMU_UDP_PAYLOAD_OFF + TG_DATA || s->cfg->frame_bytes > EMU_FRAME_MAX ||
 	    !(s->cfg->load > 0 && s->cfg->load <= 1))
 		return -EINVAL;
 	if (s->cfg->dst_host == emu_node_desc(n)->index)
@@ -93,7 +97,7 @@ static void tg_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 
 	(void)port;
 	if (emu_wire_ipv4(f->data, f->len, &sip, &dip) != EMU_WIRE_OK || dip != emu_node_desc(n)->ipv4 ||
-	    f->len < EMU_UDP_PAYLOAD_OFF + 20) {
+	    f->len < EMU_UDP_PAYLOAD_OFF + TG_DATA) {
 		s->bad++;
 		emu_frame_free(n, f);
 		return;
