@@ -394,7 +394,7 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 	unsigned ldr = leader_of(r, b);
 	size_t n = block_len(r, c, b);
 	void *hd;
-	uint8_t *buf = lh_frame(r, &hd);
+	uint8_t *buf = lh_frame(r, LH_CANARY_LEN(n + c->K), &hd);
 	struct emu_canary_hdr h = {
 		.dst = r->comm->peers[ldr].ipv4, .id = attempt_id(r, c, b, cb->attempt), .counter = 1,
 		.hosts = (uint16_t)r->P,
@@ -460,7 +460,7 @@ static void send_small(struct lh_req *r, unsigned to, uint32_t id, uint8_t op, u
 		       const int32_t *data, unsigned n)
 {
 	void *hd;
-	uint8_t *buf = lh_frame(r, &hd);
+	uint8_t *buf = lh_frame(r, LH_CANARY_LEN(n), &hd);
 	struct emu_canary_hdr h = {
 		.dst = r->comm->peers[to].ipv4, .id = id, .counter = counter, .hosts = (uint16_t)r->P,
 		.children = children, .flags = (uint8_t)(op | EMU_CANARY_F_BYPASS),
@@ -558,7 +558,7 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 				send_small(r, k, id, EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc, (unsigned)n);
 	} else {
 		void *hd;
-		uint8_t *buf = lh_frame(r, &hd);
+		uint8_t *buf = lh_frame(r, LH_CANARY_LEN(n), &hd);
 		struct emu_canary_hdr h = {
 			.dst = r->comm->host->self.ipv4, .id = id, .counter = (uint16_t)r->P, .hosts = (uint16_t)r->P,
 			.children = l->recovering ? 1 : 0, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
@@ -591,7 +591,7 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 			h.flags = EMU_CANARY_OP_RESTORE;
 			h.swaddr = sw;
 			h.children = bitmap;
-			buf = lh_frame(r, &hd);
+			buf = lh_frame(r, LH_CANARY_LEN(n), &hd);
 			lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
 			r->st.restorations_sent++;
 		}

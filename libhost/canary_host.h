@@ -64,7 +64,10 @@ struct lh_comm;
 struct lh_req;
 
 struct lh_transport_ops {
-	/* a buffer of at least LH_FRAME_MAX bytes; *handle goes back to send */
+	/*
+	 * a buffer of at least LH_FRAME_MAX bytes, or of lh_host_frame_len()
+	 * bytes (the host's, called from here); *handle goes back to send
+	 */
 	uint8_t *(*frame_get)(void *ctx, void **handle);
 	void (*frame_send)(void *ctx, void *handle, uint32_t len);
 	lh_time_t (*now)(void *ctx);
@@ -198,6 +201,13 @@ void lh_host_tx_ready(struct lh_host *h);
  * nothing but the length. @len for every other frame.
  */
 uint32_t lh_frame_data_len(const uint8_t *frame, uint32_t len);
+
+/*
+ * lh_host_frame_len - for the transport's frame_get, while it runs: at
+ * most how many bytes the host will write into the buffer it asks for (a
+ * transport may hand out a buffer of that size). LH_FRAME_MAX otherwise.
+ */
+uint32_t lh_host_frame_len(const struct lh_host *h);
 
 enum lh_bg_pattern {
 	/*

@@ -74,6 +74,7 @@ struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_pee
 
 	h->t = *t;
 	h->self = *self;
+	h->frame_len = LH_FRAME_MAX;
 	return h;
 }
 
@@ -110,11 +111,25 @@ lh_time_t lh_now(struct lh_req *r)
 	return h->t.ops->now(h->t.ctx);
 }
 
-uint8_t *lh_frame(struct lh_req *r, void **handle)
+/* ask the transport for a buffer that will hold @len bytes of data */
+static uint8_t *host_frame(struct lh_host *h, uint32_t len, void **handle)
 {
-	struct lh_host *h = r->comm->host;
+	uint8_t *buf;
 
-	return h->t.ops->frame_get(h->t.ctx, handle);
+	h->frame_len = len;
+	buf = h->t.ops->frame_get(h->t.ctx, handle);
+	h->frame_len = LH_FRAME_MAX;
+	return buf;
+}
+
+uint8_t *lh_frame(struct lh_req *r, uint32_t len, void **handle)
+{
+	return host_frame(r->comm->host, len, handle);
+}
+
+uint32_t lh_host_frame_len(const struct lh_host *h)
+{
+	return h->frame_len;
 }
 
 static void host_send(struct lh_host *h, void *handle, uint32_t len)
@@ -288,7 +303,7 @@ struct lh_comm *lh_comm_create(struct lh_host *h, const struct lh_peer *peers, u
 static void send_done(struct lh_req *r, unsigned to, bool final)
 {
 	void *hd;
-	uint8_t *buf = lh_frame(r, &hd);
+	uint8_t *buf = lh_frame(r, LH_CANARY_LEN(0), &hd);
 	struct emu_canary_hdr ch = {
 		.dst = r->comm->peers[to].ipv4, .id = lh_block_id(r, LH_DONE_SEQ),
 		.counter = (uint16_t)(final ? r->P : 0), .hosts = (uint16_t)r->P, .children = r->rank,
@@ -586,7 +601,7 @@ static bool bg_pull(struct lh_host *h)
 	uint64_t payload_max = mtu - EMU_IPV4_HLEN - EMU_UDP_HLEN;
 	uint32_t payload = (uint32_t)(b->left < payload_max ? b->left : payload_max);
 	void *hd;
-	uint8_t *buf = h->t.ops->frame_get(h->t.ctx, &hd);
+	uint8_t *buf = host_frame(h, EMU_UDP_PAYLOAD_OFF + LH_BG_DATA, &hd);	/* the rest is padding */
 	const struct lh_peer *to = &b->peers[b->peer];
 	uint32_t len = emu_wire_udp(buf, to->mac, h->self.mac, h->self.ipv4, to->ipv4, LH_BG_PORT, LH_BG_PORT, payload);
 

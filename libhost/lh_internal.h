@@ -95,6 +95,7 @@ struct lh_host {
 	bool noise_drawn;	/* the next frame already drew its noise */
 	struct lh_bg bg;
 	bool share_peers;	/* peer tables are borrowed, not copied (lh_host_share_peers) */
+	uint32_t frame_len;	/* bytes the frame being asked for will hold (lh_host_frame_len) */
 };
 
 /*
@@ -117,7 +118,10 @@ extern const struct lh_algo_ops lh_ring_ops;
 
 /* host.c services for the algorithms */
 lh_time_t lh_now(struct lh_req *r);
-uint8_t *lh_frame(struct lh_req *r, void **handle);
+/* lh_frame - a buffer from the transport for a frame of at most @len bytes of data */
+uint8_t *lh_frame(struct lh_req *r, uint32_t len, void **handle);
+/* bytes of a Canary frame of @nelem elements */
+#define LH_CANARY_LEN(nelem) (EMU_CANARY_DATA_OFF + 4 * (uint32_t)(nelem))
 /* send now (data path: the NIC is known idle) */
 void lh_send_now(struct lh_req *r, void *handle, uint32_t len);
 /* queue a control frame; it goes before data */

@@ -96,7 +96,7 @@ static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const i
 	size_t c = chunk_sent(r, r->rank, s);
 	size_t n = pkt_len(r, g, c, k);
 	void *hd;
-	uint8_t *buf = lh_frame(r, &hd);
+	uint8_t *buf = lh_frame(r, (uint32_t)(EMU_UDP_PAYLOAD_OFF + RING_HDR + 4 * n), &hd);
 	uint32_t len = ring_udp(r, buf, to, (uint32_t)(RING_HDR + 4 * n));
 	uint8_t *p = buf + EMU_UDP_PAYLOAD_OFF;
 
@@ -280,7 +280,7 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 		if (cnt) {
 			const struct lh_peer *to = &r->comm->peers[prev];
 			void *hd;
-			uint8_t *buf = lh_frame(r, &hd);
+			uint8_t *buf = lh_frame(r, EMU_UDP_PAYLOAD_OFF + RING_HDR + 8 * cnt, &hd);
 			uint32_t len = ring_udp(r, buf, to, RING_HDR + 8 * cnt);
 			uint8_t *p = buf + EMU_UDP_PAYLOAD_OFF;
 

@@ -4,6 +4,7 @@
  */
 #include "emu/host/host_model.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -75,7 +76,9 @@ static void arm(struct emu_host_state *s, uint64_t at, uint64_t cookie)
 
 static uint8_t *t_frame_get(void *ctx, void **handle)
 {
-	struct emu_frame *f = emu_frame_alloc(((struct emu_host_state *)ctx)->node);
+	struct emu_host_state *s = ctx;
+	/* a buffer of the size libhost will fill: no move to a smaller one at emu_send() */
+	struct emu_frame *f = emu_frame_alloc_len(s->node, lh_host_frame_len(s->lh));
 
 	*handle = f;
 	return f->data;
@@ -89,6 +92,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 	f->len = len;
 	if (data < len)
 		f->kept = data;	/* stored in a small buffer whatever its length */
+	assert(emu_frame_bytes(f) <= emu_fclass_cap[f->cls]);	/* lh_host_frame_len() held */
 	emu_send(((struct emu_host_state *)ctx)->node, 0, f);
 }
 
