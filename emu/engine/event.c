@@ -108,7 +108,7 @@ void emu_evq_fini(struct emu_evq *q)
 static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
 {
 	if (emu_unlikely(want > b->cap)) {
-		b->cap = b->cap ? 2 * b->cap : 8;
+		b->cap = b->cap ? 2 * b->cap : 32;
 		if (b->cap < want)
 			b->cap = want;
 		b->ev = emu_xrealloc(b->ev, (size_t)b->cap * sizeof(*b->ev));
@@ -136,13 +136,20 @@ static void now_insert(struct emu_evq *q, const struct emu_ev *ev)
 		q->head = 0;
 	}
 	bucket_reserve(b, b->n + 1);
-	uint32_t i = b->n;
+	/* the first event after @ev (binary search), then one move of the rest */
+	uint32_t lo = q->head, hi = b->n;
 
-	while (i > q->head && emu_ev_before(ev, &b->ev[i - 1])) {
-		b->ev[i] = b->ev[i - 1];
-		i--;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (emu_ev_before(ev, &b->ev[mid]))
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
-	b->ev[i] = *ev;
+	if (lo < b->n)
+		memmove(&b->ev[lo + 1], &b->ev[lo], (size_t)(b->n - lo) * sizeof(*b->ev));
+	b->ev[lo] = *ev;
 	b->n++;
 }
 

@@ -16,10 +16,11 @@
  * time only moves forward, so events are appended (O(1)) to the wheel slot
  * of their EMU_EVQ_GRAIN_BITS of picoseconds when within the wheel's span,
  * or to a far-future heap otherwise. Only the current slot is ordered on
- * (t, key), sorted when the wheel reaches it (usually a handful of events,
- * insertion sort; a crowded slot, merge sort: O(n log n) whatever number of
- * events share a time), then pops are O(1); pushes at or before the
- * current slot are inserted in order.
+ * (t, key), sorted when the wheel reaches it: a slot mostly holds a few
+ * ascending runs, which are merged (a handful of events: insertion sort; a
+ * slot in no order: merge sort, O(n log n) whatever number of events share
+ * a time), then pops are O(1); pushes at or before the current slot are
+ * inserted in order (binary search, one move).
  * The (time, key) order of pops is exactly that of one big heap.
  */
 #ifndef EMU_EVENT_H
