@@ -278,6 +278,7 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 			ep->loss_thresh = l->loss[d] >= 1 ? UINT64_MAX : (uint64_t)(l->loss[d] * 18446744073709551616.0);
 			ep->peer_node = fp->peer_node;
 			ep->peer_port = fp->peer_port;
+			ep->peer = &eng->ports[fab->nodes[fp->peer_node].port0 + fp->peer_port];
 			for (unsigned c = 0; c < EMU_TC_N; c++)
 				ep->credits[c] = (int64_t)eng->cfg.buffer_bytes;
 		}

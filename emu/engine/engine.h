@@ -130,6 +130,7 @@ struct emu_port {
 	bool tap;
 	uint32_t gen;			/* link generation: bumps on every state change */
 	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
+	struct emu_port *peer;		/* the peer's port (connected ports) */
 	struct emu_frame *qhead[EMU_TC_N], *qtail[EMU_TC_N];	/* egress queue per class */
 	uint32_t qframes;
 	uint64_t qbytes;		/* all classes */

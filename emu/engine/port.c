@@ -187,42 +187,44 @@ void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 		credq_push(n->w, p, ev->t, ev->key, ev->arg);
 }
 
-/* Give back the ingress buffer space @f holds: a credit to the upstream. */
-static void ingress_release(struct emu_node *n, struct emu_frame *f)
+/*
+ * Give back the ingress buffer space @f holds: a credit to the upstream.
+ * Inline in the serializer's path (once per frame-hop).
+ */
+static inline __attribute__((always_inline)) void ingress_release(struct emu_node *n, struct emu_frame *f)
 {
 	if (f->in_port == EMU_PORT_NONE)
 		return;
 	struct emu_port *ip = &n->ports[f->in_port];
 
-	ip->in_bytes -= f->len;
-	if (f->gen == ip->gen && ip->up) {
-		struct emu_ev ev = {
-			.t = n->w->now + ip->latency,
-			.arg = CREDIT_ARG(f->len, f->in_tc, ip->gen),
-			.node = ip->peer_node,
-			.type = EMU_EV_CREDIT,
-			.port = ip->peer_port,
-		};
-
-		/*
-		 * Counted here: whether it becomes a queue event or is applied
-		 * lazily depends on the partition, the count must not.
-		 */
-		n->w->events++;
-		if (ip->chan) {
-			emu_post(n, &ev, ip->chan);
-		} else {
-			struct emu_node *up = &n->eng->nodes[ip->peer_node];
-			struct emu_port *upp = &up->ports[ip->peer_port];
-
-			ev.key = EMU_EV_KEY(n->id, n->seq++);
-			if (emu_unlikely(upp->stalled))
-				emu_evq_push(&n->w->q, &ev);
-			else
-				credq_push(n->w, upp, ev.t, ev.key, ev.arg);
-		}
-	}
 	f->in_port = EMU_PORT_NONE;
+	ip->in_bytes -= f->len;
+	if (emu_unlikely(f->gen != ip->gen || !ip->up))
+		return;
+	/*
+	 * Counted here: whether it becomes a queue event or is applied
+	 * lazily depends on the partition, the count must not.
+	 */
+	n->w->events++;
+	struct emu_ev ev = {
+		.t = n->w->now + ip->latency,
+		.arg = CREDIT_ARG(f->len, f->in_tc, ip->gen),
+		.node = ip->peer_node,
+		.type = EMU_EV_CREDIT,
+		.port = ip->peer_port,
+	};
+
+	if (emu_unlikely(ip->chan)) {
+		emu_post(n, &ev, ip->chan);
+		return;
+	}
+	struct emu_port *upp = ip->peer;
+
+	ev.key = EMU_EV_KEY(n->id, n->seq++);
+	if (emu_unlikely(upp->stalled))
+		emu_evq_push(&n->w->q, &ev);
+	else
+		credq_push(n->w, upp, ev.t, ev.key, ev.arg);
 }
 
 void emu_frame_free(struct emu_node *n, struct emu_frame *f)
