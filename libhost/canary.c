@@ -861,12 +861,29 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 		}
 		emu_wire_get_elems(c->buf, p + EMU_CANARY_DATA_OFF, nelem);
 		if (c->tree && leader_of(r, b) == r->rank) {
-			/* the leader keeps the tree's result to answer requests */
+			/*
+			 * The leader keeps the tree's result to answer requests,
+			 * also when it had already fallen back: the broadcast
+			 * holds every host's data (counter == hosts == P), so the
+			 * fallback is done. Its timer stops with this block, so a
+			 * host whose data it still missed, that has the result
+			 * and so asks nothing, would otherwise leave it waiting
+			 * forever, and the hosts that sent their data and lack
+			 * the result with it. Like a fallback that completes,
+			 * it sends the result to every host.
+			 */
 			struct clead *l = lead_of(r, c, b);
 
-			if (!l->complete && !l->fallback) {
+			if (!l->complete) {
 				memcpy(l->acc, c->buf, nelem * sizeof(int32_t));
 				l->complete = true;
+				l->done_at = lh_now(r);
+				if (l->fallback)
+					for (unsigned k = 0; k < r->P; k++)
+						if (k != r->rank)
+							send_small(r, k, attempt_id(r, c, b, l->attempt),
+								   EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc,
+								   nelem);
 			}
 		}
 		/* children bit 0 of a broadcast: the leader recovered the block */
