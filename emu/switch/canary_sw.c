@@ -820,7 +820,12 @@ static void sw_timer(struct emu_node *n, uint64_t cookie)
 		struct pipeq *q = &s->pipe[cookie & 0xffff];
 		struct emu_frame *f = q->head;
 
-		if (!f)
+		/*
+		 * Every frame in the pipeline has its own timer, in order; one
+		 * whose frame a failure erased finds a later frame (or none) at
+		 * the head, whose own timer is still to come.
+		 */
+		if (!f || f->t_sent > emu_node_now(n))
 			break;
 		q->head = f->next;
 		if (!q->head)
@@ -862,7 +867,15 @@ static int sw_init(struct emu_node *n, void *arg)
 	return 0;
 }
 
-/* Switch failure: the registers are lost. */
+/*
+ * Switch failure: the registers are lost, with the descriptors and their
+ * timeouts (a timer that comes due while the switch is down is dropped;
+ * one that comes due after its return finds its descriptor freed or taken
+ * by a later block of another generation, and does nothing). The blocks it
+ * held are recovered by the hosts: their requests reach the leaders, which
+ * fail and re-issue them (Canary) or fall back (static trees). A switch
+ * that returns starts with an empty table and empty pipelines.
+ */
 static void sw_state_change(struct emu_node *n, bool up)
 {
 	struct sw_state *s = emu_node_state(n);
@@ -880,18 +893,22 @@ static void sw_state_change(struct emu_node *n, bool up)
 			d->held = f->next;
 			emu_frame_free(n, f);
 		}
-		if (d->state != D_FREE)
+		if (d->state != D_FREE) {
+			s->st.wiped++;
 			desc_free(n, s, d, s->table.key[i] - 1);
+		}
 	}
-	for (unsigned p = 0; p < s->npipes; p++)
+	/* the pipelines empty: a frame that comes after the return does not wait for the lost ones */
+	for (unsigned p = 0; p < s->npipes; p++) {
 		while (s->pipe[p].head) {
 			struct emu_frame *f = s->pipe[p].head;
 
 			s->pipe[p].head = f->next;
 			emu_frame_free(n, f);
 		}
-	for (unsigned p = 0; p < s->npipes; p++)
 		s->pipe[p].tail = NULL;
+		s->pipe[p].busy = 0;
+	}
 	s->ticking = false;
 	s->tick_gen++;
 	if (s->ato)

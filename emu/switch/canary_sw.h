@@ -62,6 +62,11 @@
  * (tofino.h counts them, hw/README.md places them). A switch that fails
  * loses its registers: Q restarts from cfg->timeout.
  *
+ * Failure: a switch that goes down loses its descriptors (counted in
+ * wiped), their timeouts and the frames in its pipelines; one that comes
+ * back starts empty, and the hosts recover the blocks it held through
+ * their leaders (Canary: failure and re-issue; static trees: fallback).
+ *
  * Static trees: TREE_REDUCE frames carry the tree in the switch-address
  * field; a switch waits for all its children in that tree (no timeout),
  * sends the sum to its parent port, and the root multicasts TREE_BCAST down
@@ -153,6 +158,7 @@ struct emu_sw_stats {
 	uint64_t malformed;		/* dropped: truncated/inconsistent */
 	uint64_t tree_collisions;	/* static: slot held by another block */
 	uint64_t reclaimed;		/* slots of abandoned blocks taken back */
+	uint64_t wiped;			/* descriptors a failure of the switch erased */
 	uint64_t recirc_delayed;	/* frames that waited for the pipeline */
 	emu_time_t recirc_wait;		/* total pipeline waiting time */
 	uint64_t pktgen_ticks;
