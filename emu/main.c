@@ -1405,6 +1405,8 @@ int main(int argc, char **argv)
 	unsigned nres = 0;
 	int status;
 
+	/* out of memory in libhost too: a message and exit status 2, not an abort */
+	lh_set_out_of_memory(emu_out_of_memory);
 	emu_scenario_defaults(&c.cfg);
 	if ((status = parse_options(&c, argc, argv)) >= 0)
 		return status;

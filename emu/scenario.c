@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -705,6 +706,103 @@ int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t e
 }
 
 /*
+ * check_memory - what the run will allocate at least in this process,
+ * against what is available: the hosts' allreduce state (libhost's own
+ * count: per block, per led block, the ring's copies under loss), the
+ * input and expected-sum tables, the switches (a descriptor for each slot
+ * the blocks touch on the leaves that must see them, at least half the
+ * smaller of table and blocks: hashing collides), the engine's nodes,
+ * ports and routing tables (one more per distinct failure time). Frames
+ * and events in flight come on top (the lossless buffers alone can hold
+ * --buffer per port). With ranks, each holds about its share of the
+ * hosts and switches but all of the fabric. Sets res->mem_estimate; on
+ * -ENOMEM @err says what the run needs, what is available, and what to
+ * reduce for the largest part.
+ */
+static int check_memory(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab, uint32_t nar,
+			uint32_t descriptors, struct emu_scn_result *res, char *err, size_t errlen)
+{
+	unsigned K = cfg->concurrent, ranks = cfg->dist ? emu_dist_nranks(cfg->dist) : 1;
+	uint64_t count = cfg->size_bytes / 4;
+	struct lh_ar_cfg ar = {
+		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees,
+		.sketch = cfg->algo == LH_ALGO_CANARY ? cfg->sketch : 0,
+		.reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0,
+	};
+	/* parts: allreduce state, input tables, switches, engine */
+	uint64_t part[4] = { 0 };
+
+	for (unsigned t = 0; t < K; t++) {
+		uint32_t P = (uint32_t)((uint64_t)nar * (t + 1) / K - (uint64_t)nar * t / K);
+
+		part[0] += (uint64_t)P * lh_allreduce_mem(&ar, P, count);
+	}
+	part[0] = part[0] / ranks + (uint64_t)fab->nhosts / ranks * sizeof(struct emu_host_state);
+	if ((uint64_t)cfg->size_bytes * K <= (256ULL << 20))
+		part[1] = 2 * cfg->size_bytes * K;
+	if (cfg->algo != LH_ALGO_RING) {
+		struct emu_sw_cfg sc = { .descriptors = descriptors, .ports_per_pipe = 16 };
+		uint64_t nblocks = (count + cfg->elements - ar.sketch - 1) / (cfg->elements - ar.sketch);
+		uint64_t touched = (nblocks < descriptors ? nblocks : descriptors) / 2;
+		uint32_t per_leaf = 1, leaves;
+
+		for (uint32_t s = 0; s < fab->nswitches; s++)
+			part[2] += emu_sw_mem_estimate(&sc, fab->nodes[fab->switches[s]].nports, 0);
+		for (uint32_t h = 0; h < fab->nhosts; h++)
+			per_leaf = fab->nodes[fab->attach_node[h]].nports > per_leaf ? fab->nodes[fab->attach_node[h]].nports
+										     : per_leaf;
+		leaves = (nar + per_leaf - 1) / per_leaf;
+		part[2] = (part[2] + leaves * (emu_sw_mem_estimate(&sc, 0, touched) - emu_sw_mem_estimate(&sc, 0, 0))) /
+			  ranks;
+	}
+	{
+		emu_time_t times[2 * EMU_SCN_MAX_FAIL];
+		unsigned nt = 0;
+
+		for (unsigned i = 0; i < cfg->nfail; i++)
+			for (int e = 0; e < 2; e++) {
+				emu_time_t t = e ? cfg->fail[i].up : cfg->fail[i].down;
+				bool seen = t == EMU_TIME_INF;
+
+				for (unsigned j = 0; j < nt && !seen; j++)
+					seen = times[j] == t;
+				if (!seen)
+					times[nt++] = t;
+			}
+		part[3] = emu_engine_mem_estimate(fab, 1 + nt);
+	}
+	uint64_t need = part[0] + part[1] + part[2] + part[3];
+	const char *what = "given";
+	uint64_t avail = cfg->mem_available ? cfg->mem_available : emu_mem_available(&what);
+
+	res->mem_estimate = need;
+	if (need <= avail)
+		return 0;
+	static const char *const reduce[4] = {
+		"--size or --hosts (each allreduce host keeps per-block state)",
+		"--size or --concurrent (each allreduce's inputs and sums are tabulated)",
+		"--descriptors or the fabric",
+		"the fabric or the number of --fail times (a routing table each)",
+	};
+	unsigned big = 0;
+	char a[4][32], sz[32], av[32];
+
+	for (unsigned i = 1; i < 4; i++)
+		if (part[i] > part[big])
+			big = i;
+	for (unsigned i = 0; i < 4; i++)
+		emu_fmt_size(part[i], a[i], sizeof(a[i]));
+	snprintf(err, errlen,
+		 "the run needs at least %s of memory (allreduce state %s for %u hosts%s, input tables %s, switches %s, "
+		 "fabric and routing %s; frames in flight come on top) but only %s are available (%s); reduce %s",
+		 emu_fmt_size(need, sz, sizeof(sz)), a[0], nar,
+		 cfg->algo == LH_ALGO_RING && ar.reliable ? " (the ring keeps what it sent under loss or failures)" : "",
+		 a[1], a[2], a[3], emu_fmt_size(avail, av, sizeof(av)), what, reduce[big]);
+	return -ENOMEM;
+}
+
+
+/*
  * One scenario run, as the phases of emu_scenario_run(): the state every
  * phase shares. Each phase returns 0, or a negative errno with the message
  * in err; scn_free() releases whatever the phases built, whichever failed.
@@ -872,6 +970,8 @@ static int scn_place(struct scn *s)
 	struct emu_rng rng;
 	int rc = scn_check_hosts(s);
 
+	if (!rc)
+		rc = check_memory(cfg, s->fab, s->nar, s->descriptors, s->res, s->err, s->errlen);
 	if (rc)
 		return rc;
 	nh = s->nh;

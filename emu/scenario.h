@@ -112,6 +112,8 @@ struct emu_scn_cfg {
 	const char *attach_peers;	/* write the attached hosts' tenants' peer tables here (NULL: no) */
 	uint64_t rate_bps;		/* every link's rate (0: the topology's) */
 	uint64_t lag_max_ns;		/* wall clock: give up this far behind (0: never) */
+	/* bytes the run may use (0: what emu_mem_available() says) */
+	uint64_t mem_available;
 };
 
 /* A host attached to a real interface, as the run saw it. */
@@ -201,13 +203,18 @@ struct emu_scn_result {
 	char write_err[256];		/* --pcap could not be written: why (empty: it was) */
 	unsigned nattached;
 	struct emu_scn_attached attached[EMU_SCN_MAX_ATTACH];
+	uint64_t mem_estimate;		/* what the run needs at least in this process (emu_scenario_run) */
 };
 
 /*
  * emu_scenario_run - build and run @cfg. Return 0 when the run happened
  * (check res->exact), -EINVAL for a bad scenario (reason in @err, the
  * caller exits 2), -ENOSPC when the switch program does not fit the
- * profile (res->need has the report).
+ * profile (res->need has the report), -ENOMEM when the run cannot fit in
+ * the memory available (@err names what it needs, what is available and
+ * what to reduce; checked before the hosts, switches and engine allocate:
+ * res->mem_estimate, what this process will allocate at least, without
+ * the frames and events in flight).
  */
 int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen);
 void emu_scenario_result_fini(struct emu_scn_result *res);

@@ -1048,6 +1048,16 @@ static void canary_fini(struct lh_req *r)
 	r->algo = NULL;
 }
 
+/* what canary_start() allocates at the host that leads the fewest blocks */
+static size_t canary_mem(const struct lh_ar_cfg *cfg, unsigned P, size_t count)
+{
+	unsigned K = cfg->algo == LH_ALGO_STATIC ? 0 : cfg->sketch;
+	size_t E = cfg->elements - K, nblocks = (count + E - 1) / E;
+
+	return sizeof(struct canary) + nblocks * sizeof(struct cblock) +
+	       ((nblocks + P - 1) / P + 1) * sizeof(struct clead) + nblocks / P * (E + K) * sizeof(int32_t);
+}
+
 const struct lh_algo_ops lh_canary_ops = {
 	.name = "canary",
 	.start = canary_start,
@@ -1055,4 +1065,5 @@ const struct lh_algo_ops lh_canary_ops = {
 	.rx = canary_rx,
 	.timer = canary_timer,
 	.fini = canary_fini,
+	.mem = canary_mem,
 };

@@ -266,4 +266,27 @@ const struct lh_ar_stats *lh_req_stats(const struct lh_req *r);
 /* lh_algo_name - "canary", "static", "ring". */
 const char *lh_algo_name(enum lh_algo a);
 
+/* ---- memory ---- */
+
+/*
+ * lh_allreduce_mem - the bytes one host holds for an allreduce of @count
+ * elements among @P hosts under @cfg, for as long as the request lives:
+ * the host, its communicator (peer table shared, lh_host_share_peers) and
+ * the request's state (per block, per led block, the ring's bookkeeping
+ * and, with cfg->reliable, its copies of what it sent). Frames in flight
+ * and the transport's own memory are not counted: it is what the request
+ * needs at least. 0 for a configuration lh_allreduce() would refuse.
+ */
+size_t lh_allreduce_mem(const struct lh_ar_cfg *cfg, unsigned P, size_t count);
+
+/*
+ * lh_set_out_of_memory - libhost has no error path for memory (a host
+ * that stops mid-allreduce leaves its peers waiting): when an allocation
+ * fails it prints one line on stderr and aborts, or, once this was
+ * called, calls @fn with the size it asked for. @fn must not return (if it
+ * does, libhost aborts). NULL restores the default. Process-wide: call it
+ * before any host exists.
+ */
+void lh_set_out_of_memory(void (*fn)(size_t bytes));
+
 #endif /* CANARY_HOST_H */

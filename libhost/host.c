@@ -416,6 +416,23 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 	return r;
 }
 
+size_t lh_allreduce_mem(const struct lh_ar_cfg *cfg, unsigned P, size_t count)
+{
+	const struct lh_algo_ops *ops;
+
+	if (!cfg || P == 0 || count == 0 || cfg->elements == 0 || cfg->elements > EMU_CANARY_MAX_ELEMENTS ||
+	    cfg->sketch > LH_SKETCH_MAX || (cfg->sketch && cfg->sketch >= cfg->elements))
+		return 0;
+	switch (cfg->algo) {
+	case LH_ALGO_CANARY: ops = &lh_canary_ops; break;
+	case LH_ALGO_STATIC: ops = &lh_canary_ops; break;
+	case LH_ALGO_RING: ops = &lh_ring_ops; break;
+	default: return 0;
+	}
+	/* the host, its communicator, the request and its completion barrier's record */
+	return sizeof(struct lh_host) + sizeof(struct lh_comm) + sizeof(struct lh_req) + P + ops->mem(cfg, P, count);
+}
+
 bool lh_req_data_done(const struct lh_req *r)
 {
 	return r->data_done;

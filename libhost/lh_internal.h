@@ -102,7 +102,8 @@ struct lh_host {
  * An algorithm: start() sets up (and may send nothing: sending happens in
  * pull()), pull() puts at most one data frame on the wire and returns true
  * if it did, rx() takes a frame addressed to this request, timer() gets
- * LH_T_REQ cookies' arguments, fini() frees.
+ * LH_T_REQ cookies' arguments, fini() frees, mem() says what its state
+ * takes at one host.
  */
 struct lh_algo_ops {
 	const char *name;
@@ -111,6 +112,8 @@ struct lh_algo_ops {
 	void (*rx)(struct lh_req *r, const uint8_t *p, uint32_t len);
 	void (*timer)(struct lh_req *r, uint64_t arg);
 	void (*fini)(struct lh_req *r);
+	/* the bytes start() and the run allocate at least (lh_allreduce_mem) */
+	size_t (*mem)(const struct lh_ar_cfg *cfg, unsigned P, size_t count);
 };
 
 extern const struct lh_algo_ops lh_canary_ops;

@@ -1,15 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * DOC: lh_util.c - allocation that aborts on failure. See lh_util.h.
+ * DOC: lh_util.c - allocation that aborts (or calls the handler of
+ * lh_set_out_of_memory()) on failure. See lh_util.h.
  */
 #include "libhost/lh_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* out_of_memory - one line on stderr, then abort. Never returns. */
+#include "libhost/canary_host.h"
+
+static void (*oom_fn)(size_t);
+
+void lh_set_out_of_memory(void (*fn)(size_t bytes))
+{
+	oom_fn = fn;
+}
+
+/* out_of_memory - the handler, or one line on stderr; then abort. Never returns. */
 static _Noreturn void out_of_memory(size_t n)
 {
+	if (oom_fn)
+		oom_fn(n);
 	fprintf(stderr, "libcanaryhost: out of memory (%zu bytes)\n", n);
 	abort();
 }

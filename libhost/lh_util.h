@@ -7,7 +7,8 @@
  * libhost has no error path for memory: a host without memory for its
  * request state cannot take part in the allreduce, and the peers would
  * wait for it forever. The allocators print one line to stderr and abort,
- * as the emulator does.
+ * or call the handler set with lh_set_out_of_memory() (the emulator's
+ * prints what to reduce and exits).
  */
 #ifndef LH_UTIL_H
 #define LH_UTIL_H

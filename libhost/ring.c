@@ -364,6 +364,26 @@ static void ring_fini(struct lh_req *r)
 	r->algo = NULL;
 }
 
+/*
+ * What ring_start() allocates, and with `reliable` the copies of every
+ * step's packets, all kept until the request ends (2 (P - 1) steps of the
+ * largest chunk: about twice the data).
+ */
+static size_t ring_mem(const struct lh_ar_cfg *cfg, unsigned P, size_t count)
+{
+	size_t E = cfg->elements, chunk = (count + P - 1) / P, maxpk = (chunk + E - 1) / E, steps = 2 * (size_t)(P - 1);
+	size_t m;
+
+	if (maxpk == 0)
+		maxpk = 1;
+	m = sizeof(struct ring) + (size_t)P * maxpk;
+	if (P > 1)
+		m += 2 * steps * maxpk + steps * sizeof(int32_t *);
+	if (P > 1 && cfg->reliable)
+		m += steps * maxpk * E * sizeof(int32_t);
+	return m;
+}
+
 const struct lh_algo_ops lh_ring_ops = {
 	.name = "ring",
 	.start = ring_start,
@@ -371,4 +391,5 @@ const struct lh_algo_ops lh_ring_ops = {
 	.rx = ring_rx,
 	.timer = ring_timer,
 	.fini = ring_fini,
+	.mem = ring_mem,
 };

@@ -871,6 +871,15 @@ static void sink_evq(void *arg, const struct emu_ev *ev)
 		emu_evq_push(&w->q, ev);
 }
 
+uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
+{
+	uint64_t nsw = fab->nswitches;
+	uint64_t routes = sizeof(struct emu_routes) + (nsw * nsw + 1) * sizeof(uint64_t) + fab->nlinks + fab->nnodes;
+
+	return (uint64_t)fab->nnodes * (sizeof(struct emu_node) + sizeof(uint32_t)) +
+	       (uint64_t)(fab->nports + 1) * sizeof(struct emu_port) + nroutes * routes;
+}
+
 static void process(struct emu_worker *w, emu_time_t end)
 {
 	struct emu_engine *eng = w->eng;

@@ -257,6 +257,13 @@ struct emu_run_stats {
  */
 struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct emu_engine_cfg *cfg,
 				     char *err, size_t errlen);
+/*
+ * emu_engine_mem_estimate - the bytes an engine for @fab allocates at
+ * least: its nodes and ports and @nroutes routing tables (one, plus one
+ * per distinct time of a scheduled failure or repair). Not counted: the
+ * models' state, frames and events in flight.
+ */
+uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes);
 /* emu_engine_destroy - run the models' fini, free everything. Accepts NULL. */
 void emu_engine_destroy(struct emu_engine *eng);
 

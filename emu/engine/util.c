@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 void emu_die_at(const char *file, const char *func, int line, int err)
 {
@@ -18,12 +19,33 @@ void emu_die_at(const char *file, const char *func, int line, int err)
 	abort();
 }
 
+void emu_out_of_memory(size_t n)
+{
+	char line[320];
+	int len = snprintf(line, sizeof(line),
+			   "canary-emu: out of memory (allocating %zu bytes, peak RSS %llu MiB): the run does not fit "
+			   "this machine's memory; reduce --size, --hosts, --concurrent or the fabric\n",
+			   n, (unsigned long long)(emu_peak_rss() >> 20));
+
+	if (len > 0) {
+		ssize_t w = write(2, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+
+		(void)w;	/* nothing else to tell */
+	}
+	/* the rows of the runs that finished, unless another thread holds stdout */
+	if (ftrylockfile(stdout) == 0) {
+		fflush(stdout);
+		funlockfile(stdout);
+	}
+	_exit(2);
+}
+
 void *emu_xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		emu_die(ENOMEM);
+		emu_out_of_memory(n);
 	return p;
 }
 
@@ -32,7 +54,7 @@ void *emu_xcalloc(size_t nmemb, size_t size)
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
 
 	if (!p)
-		emu_die(ENOMEM);
+		emu_out_of_memory(nmemb && size > SIZE_MAX / nmemb ? SIZE_MAX : nmemb * size);
 	return p;
 }
 
@@ -41,7 +63,7 @@ void *emu_xrealloc(void *p, size_t n)
 	void *q = realloc(p, n ? n : 1);
 
 	if (!q)
-		emu_die(ENOMEM);
+		emu_out_of_memory(n);
 	return q;
 }
 
@@ -51,9 +73,52 @@ void *emu_xaligned(size_t n)
 
 	n = (n + EMU_CACHELINE - 1) & ~(size_t)(EMU_CACHELINE - 1);
 	if (posix_memalign(&p, EMU_CACHELINE, n ? n : EMU_CACHELINE))
-		emu_die(ENOMEM);
+		emu_out_of_memory(n);
 	memset(p, 0, n);
 	return p;
+}
+
+/* a "Key: N kB" line of @path, in bytes; 0 if absent */
+static uint64_t kb_field(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	char buf[256];
+	size_t klen = strlen(key);
+	uint64_t v = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (!strncmp(buf, key, klen) && buf[klen] == ':') {
+			v = strtoull(buf + klen + 1, NULL, 10) * 1024;
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+uint64_t emu_mem_available(const char **what)
+{
+	uint64_t avail = kb_field("/proc/meminfo", "MemAvailable");
+	const char *w = "MemAvailable";
+	struct rlimit rl;
+
+	if (!avail) {
+		avail = UINT64_MAX;
+		w = "unknown";
+	}
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t vm = kb_field("/proc/self/status", "VmSize");
+		uint64_t left = rl.rlim_cur > vm ? rl.rlim_cur - vm : 0;
+
+		if (left < avail) {
+			avail = left;
+			w = "ulimit -v";
+		}
+	}
+	if (what)
+		*what = w;
+	return avail;
 }
 
 uint64_t emu_wall_ns(void)

@@ -5,8 +5,10 @@
  *
  * A failed pthread call or a corrupt structure is a bug, not an error to
  * return: emu_die() prints file, function and line and aborts (liburcu's
- * urcu_die). Allocation failure is treated the same way: the emulator has
- * nothing useful to do without memory.
+ * urcu_die). Allocation failure is not a bug but a run too large for the
+ * machine: emu_out_of_memory() says so in one line and exits with status 2
+ * (no abort, no core); scenarios are checked against the memory available
+ * before they allocate (emu_mem_available()).
  */
 #ifndef EMU_UTIL_H
 #define EMU_UTIL_H
@@ -49,12 +51,28 @@ static inline void emu_cpu_relax(void)
 #define emu_die(err) emu_die_at(__FILE__, __func__, __LINE__, (err))
 _Noreturn void emu_die_at(const char *file, const char *func, int line, int err);
 
-/* emu_xmalloc - malloc that aborts on failure. Never returns NULL. */
+/*
+ * emu_out_of_memory - an allocation of @n bytes failed: one line on stderr
+ * (the size, the peak RSS, what to reduce), what the report printed so far
+ * flushed if no other thread is writing it, then _exit(2). Also libhost's
+ * handler (lh_set_out_of_memory). Never returns.
+ */
+_Noreturn void emu_out_of_memory(size_t n);
+/* emu_xmalloc - malloc; emu_out_of_memory() on failure. Never returns NULL. */
 void *emu_xmalloc(size_t n);
-/* emu_xcalloc - zeroed, aborts on failure or overflow. */
+/* emu_xcalloc - zeroed; emu_out_of_memory() on failure or overflow. */
 void *emu_xcalloc(size_t nmemb, size_t size);
-/* emu_xrealloc - realloc that aborts on failure. */
+/* emu_xrealloc - realloc; emu_out_of_memory() on failure. */
 void *emu_xrealloc(void *p, size_t n);
+
+/*
+ * emu_mem_available - the bytes this process can still allocate: the
+ * smaller of MemAvailable (/proc/meminfo) and what the address-space limit
+ * (RLIMIT_AS, ulimit -v) leaves above the current size; UINT64_MAX if
+ * neither is known. *@what (if not NULL) names the one that bounds it:
+ * "MemAvailable", "ulimit -v" or "unknown".
+ */
+uint64_t emu_mem_available(const char **what);
 /* emu_xaligned - zeroed memory aligned to a cache line; free with free(). */
 void *emu_xaligned(size_t n);
 

@@ -941,6 +941,18 @@ static void sw_fini(struct emu_node *n)
 	s->naccfree = 0;
 }
 
+uint64_t emu_sw_mem_estimate(const struct emu_sw_cfg *cfg, unsigned nports, uint64_t touched)
+{
+	unsigned ppp = cfg->ports_per_pipe ? cfg->ports_per_pipe : 1;
+	uint64_t cap = 64;
+
+	while (2 * touched > cap)
+		cap *= 2;
+	return sizeof(struct sw_state) + (cfg->descriptors + 63) / 64 * sizeof(uint64_t) +
+	       ((nports + ppp - 1) / ppp + 1) * sizeof(struct pipeq) + cap * (sizeof(uint32_t) + sizeof(struct desc *)) +
+	       touched * sizeof(struct desc);
+}
+
 const struct emu_model_ops emu_sw_ops = {
 	.name = "canary-switch",
 	.state_size = sizeof(struct sw_state),

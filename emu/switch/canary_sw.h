@@ -175,6 +175,14 @@ struct emu_sw_stats {
 
 extern const struct emu_model_ops emu_sw_ops;
 
+/*
+ * emu_sw_mem_estimate - the bytes a switch of @nports ports under @cfg
+ * holds at least once @touched table slots were used (a descriptor and a
+ * map entry each, kept for the run; accumulators of open descriptors and
+ * frames not counted).
+ */
+uint64_t emu_sw_mem_estimate(const struct emu_sw_cfg *cfg, unsigned nports, uint64_t touched);
+
 /* emu_sw_stats_of - the statistics of a switch node running emu_sw_ops. */
 const struct emu_sw_stats *emu_sw_stats_of(struct emu_node *n);
 
