@@ -3,7 +3,10 @@
  * DOC: serialization and latency are exact. H0 - S0 - H1 with rate R and
  * latency D: a frame of B bytes sent at 0 reaches S0 at (B+24)*8/R + D; a
  * burst of k frames arrives back to back, ft apart; through the forwarding
- * switch the first reaches H1 at 2*ft + 2*D (store and forward).
+ * switch the first reaches H1 at 2*ft + 2*D (store and forward). A run cut
+ * (cfg.end) while a frame is on the wire ends at the cut, and the link was
+ * busy exactly until then: utilization is at most 1 (the whole frame was
+ * counted, so a link busy to the end showed more than 1).
  */
 #include "helpers.h"
 #include "libhost/wire.h"
@@ -102,9 +105,34 @@ static void case_one(uint64_t rate, emu_time_t lat, uint32_t bytes, unsigned k, 
 	emu_fabric_destroy(fab);
 }
 
+/* H0 sends @k frames of @bytes back to back; the run is cut at @cut */
+static void case_cut(uint32_t bytes, unsigned k, emu_time_t cut)
+{
+	struct emu_fabric *fab = line(100000000000ULL, 300 * EMU_NS);
+	struct emu_engine_cfg cfg = { .workers = 1, .end = cut };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+	struct sender_cfg sc = { .k = k, .bytes = bytes };
+	emu_time_t ft = emu_tx_time(bytes, 100000000000ULL), busy_all = k * ft;
+
+	emu_engine_set_model(eng, 0, &recorder_ops, NULL);
+	emu_engine_set_model(eng, 1, &sender_ops, &sc);
+	emu_engine_set_model(eng, 2, &recorder_ops, NULL);
+	emu_engine_run(eng);
+	const struct emu_run_stats *st = emu_engine_stats(eng);
+	emu_time_t busy = emu_engine_node(eng, 1)->ports[0].st.busy_ps, want = cut < busy_all ? cut : busy_all;
+
+	/* a run that runs dry before the cut ends at its last event */
+	ok((st->emulated == cut || (st->emulated < cut && want == busy_all)) && busy == want && busy <= st->emulated,
+	   "%u x %u B (%.1f ns each), cut at %.1f ns: emulated %.1f ns, busy %.1f ns (want %.1f: utilization %.4f)", k,
+	   bytes, (double)ft / 1e3, (double)cut / 1e3, (double)st->emulated / 1e3, (double)busy / 1e3,
+	   (double)want / 1e3, (double)busy / (double)st->emulated);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 int main(void)
 {
-	plan(8);
+	plan(11);
 	is_u64(emu_tx_time(1000, 100000000000ULL), 1024 * 80, "1000 B at 100 Gb/s = 1024 x 80 ps");
 	is_u64(emu_tx_time(64, 10000000000ULL), 88 * 800, "64 B at 10 Gb/s = 88 x 800 ps");
 	case_one(100000000000ULL, 300 * EMU_NS, 1000, 1, false);
@@ -113,5 +141,9 @@ int main(void)
 	case_one(40000000000ULL, 500 * EMU_NS, 64, 32, false);
 	case_one(100000000000ULL, 300 * EMU_NS, 1000, 1, true);
 	case_one(100000000000ULL, 300 * EMU_NS, 512, 20, true);
+	/* 1000 B frames take 81.92 ns at 100 Gb/s */
+	case_cut(1000, 4, 200 * EMU_NS);	/* in the third frame */
+	case_cut(1000, 1, 40 * EMU_NS);		/* in the first */
+	case_cut(1000, 2, 1 * EMU_US);		/* it runs dry first: nothing to take off */
 	return done_testing();
 }

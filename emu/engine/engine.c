@@ -758,8 +758,11 @@ static void plan_window(void *arg)
 	}
 	if (next == EMU_TIME_INF || next >= eng->stop_at) {
 		eng->done = true;
-		if (eng->stop_at != EMU_TIME_INF && next != EMU_TIME_INF)
+		if (eng->stop_at != EMU_TIME_INF && next != EMU_TIME_INF) {
+			/* cfg.end reached (or a stop): the emulation covered [0, stop_at] on every rank */
 			eng->st.emulated = eng->stop_at;
+			eng->st.stopped = true;
+		}
 		return;
 	}
 	/* routing changes due at this instant become visible before anything at it runs */
@@ -869,6 +872,38 @@ static void sink_evq(void *arg, const struct emu_ev *ev)
 		emu_port_credit_in(&w->eng->nodes[ev->node], ev);
 	else
 		emu_evq_push(&w->q, ev);
+}
+
+/*
+ * clip_busy - utilization is busy time within the run, [0, emulated]: a
+ * frame still being serialized when the run ended counted its whole
+ * serialization time, so a link busy to the end showed a utilization above
+ * 1 (1.0036 over 29 us: one 1.3 KB frame). A serializer takes a frame
+ * only when idle, so the busy intervals do not overlap and only the last
+ * one can reach past the end: take off what lies beyond it. The end is
+ * the same on every rank when the run was stopped (done, --stall,
+ * cfg.end); a run that ran dry ends at this rank's last event, which a
+ * distributed run's report (the latest over all ranks) never precedes.
+ */
+static void clip_busy(struct emu_engine *eng)
+{
+	emu_time_t end = eng->st.emulated;
+
+	for (uint32_t i = 0; i < eng->fab->nnodes; i++) {
+		struct emu_node *n = &eng->nodes[i];
+
+		if (!emu_engine_node_local(eng, i))
+			continue;
+		for (unsigned p = 0; p < n->nports; p++) {
+			struct emu_port *ep = &n->ports[p];
+
+			if (ep->busy_until > end) {
+				emu_time_t over = ep->busy_until - end;
+
+				ep->st.busy_ps -= over < ep->st.busy_ps ? over : ep->st.busy_ps;
+			}
+		}
+	}
 }
 
 uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
@@ -1077,6 +1112,7 @@ int emu_engine_run(struct emu_engine *eng)
 	eng->st.last_event = last;
 	if (!eng->st.stopped || eng->st.emulated == 0)
 		eng->st.emulated = last;
+	clip_busy(eng);
 	eng->st.frame_hops_per_s = eng->st.wall_ns ? (double)eng->st.frame_hops * 1e9 / (double)eng->st.wall_ns : 0;
 	if (eng->cfg.clock == EMU_CLOCK_WALL && eng->dilation <= 0 && eng->st.emulated > eng->emu0)
 		eng->dilation = auto_dilation(eng->st.wall_ns, eng->st.emulated - eng->emu0);

@@ -77,7 +77,7 @@ struct emu_model_ops {
 struct emu_port_stats {
 	uint64_t tx_frames, tx_bytes;
 	uint64_t rx_frames, rx_bytes;
-	emu_time_t busy_ps;		/* serializer busy time (utilization) */
+	emu_time_t busy_ps;		/* serializer busy time within the run (a frame on the wire at its end counts up to it) */
 	uint64_t drops_queue;		/* lossy: egress queue full */
 	uint64_t drops_loss;		/* injected loss */
 	uint64_t drops_down;		/* sent into / in flight on a down link */
