@@ -500,6 +500,16 @@ static const char *o_max_lag(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_lag_bound(struct cli *c, const char *a)
+{
+	emu_time_t t;
+
+	if (emu_parse_time(a, &t) || t < 1000)
+		return "is not a time of at least 1ns (e.g. 2ms)";
+	c->cfg.lag_bound_ns = t / 1000;
+	return NULL;
+}
+
 static const char *o_pcap(struct cli *c, const char *a)
 {
 	c->cfg.pcap = a;
@@ -685,6 +695,9 @@ static const struct cli_opt opt_table[] = {
 	OPT("workers", "N|per-node", o_workers, "the cores available", "worker threads", .local = true),
 	OPT("clock", "NAME", o_clock, "virtual", "virtual | wall"),
 	OPT("dilation", "D|auto", o_dilation, "auto", "wall clock: wall ns per emulated ns"),
+	OPT("lag-bound", "T", o_lag_bound, "2ms",
+	    "wall clock: the run kept up if no time window started more than T (wall time) behind its time",
+	    .local = true),
 	{ .help = "real hosts (canary-emu(1), REAL HOSTS):" },
 	OPT("attach", "LIST", o_attach, NULL,
 	    "H3=veth3,H7=veth7: these hosts are real processes (canary-allreduce) behind those interfaces; "

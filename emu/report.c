@@ -193,6 +193,27 @@ static void histogram(const struct emu_scn_result *res, unsigned h[11])
 	}
 }
 
+/*
+ * wall_line - the wall clock's verdict against its stated bound: kept up
+ * only if no paced window started more than the bound behind; otherwise
+ * how many windows were late and whether the run caught up by the end.
+ */
+static void wall_line(FILE *f, const struct emu_run_stats *st)
+{
+	double bound = (double)st->lag_bound_ns / 1e6;
+
+	fprintf(f, "  dilation %g, lag max %.3f ms mean %.3f ms, ", st->dilation, (double)st->max_lag_ns / 1e6,
+		(double)st->mean_lag_ns / 1e6);
+	if (!st->paced_windows)
+		fprintf(f, "not paced (the run ended while the dilation was being calibrated)");
+	else if (st->kept_up)
+		fprintf(f, "kept up (every window within %.3f ms of its time)", bound);
+	else
+		fprintf(f, "did NOT keep up: %llu of %llu windows more than %.3f ms late, %s",
+			(unsigned long long)st->late_windows, (unsigned long long)st->paced_windows, bound,
+			st->final_lag_ns > st->lag_bound_ns ? "still late at the end" : "caught up by the end");
+}
+
 void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
 	fprintf(r->out, "#\n# ar: allreduce (tenant); time: until every host holds the whole result; barrier: until the\n"
@@ -245,9 +266,7 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			(unsigned long long)res[k].run.frame_hops, res[k].run.frame_hops_per_s / 1e6, res[k].run.workers,
 			(double)res[k].peak_rss / 1048576.0);
 		if (r->cfg->clock == EMU_CLOCK_WALL)
-			fprintf(r->out, "  dilation %g, lag max %.3f ms mean %.3f ms, %s", res[k].run.dilation,
-				(double)res[k].run.max_lag_ns / 1e6, (double)res[k].run.mean_lag_ns / 1e6,
-				res[k].run.kept_up ? "kept up" : "did NOT keep up");
+			wall_line(r->out, &res[k].run);
 		if (res[k].dist_ranks > 1)
 			fprintf(r->out, "  %u ranks, ZeroMQ %.1f msgs %.1f KB per window, %llu rejected",
 				res[k].dist_ranks,
@@ -405,9 +424,13 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 			res->dist_windows ? (double)res->dist_bytes / (double)res->dist_windows : 0,
 			(unsigned long long)res->dist_rejected);
 	if (c->clock == EMU_CLOCK_WALL)
-		fprintf(f, "%s  \"dilation\": %g,\n%s  \"max_lag_ns\": %llu,\n%s  \"mean_lag_ns\": %llu,\n%s  \"kept_up\": %s,\n",
+		fprintf(f, "%s  \"dilation\": %g,\n%s  \"max_lag_ns\": %llu,\n%s  \"mean_lag_ns\": %llu,\n"
+			   "%s  \"lag_bound_ns\": %llu,\n%s  \"paced_windows\": %llu,\n%s  \"late_windows\": %llu,\n"
+			   "%s  \"kept_up\": %s,\n",
 			ind, res->run.dilation, ind, (unsigned long long)res->run.max_lag_ns, ind,
-			(unsigned long long)res->run.mean_lag_ns, ind, res->run.kept_up ? "true" : "false");
+			(unsigned long long)res->run.mean_lag_ns, ind, (unsigned long long)res->run.lag_bound_ns, ind,
+			(unsigned long long)res->run.paced_windows, ind, (unsigned long long)res->run.late_windows, ind,
+			res->run.kept_up ? "true" : "false");
 	if (res->nattached)
 		json_attached(f, res, ind);
 	fprintf(f, "%s  \"allreduces\": [\n", ind);

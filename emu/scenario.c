@@ -1181,6 +1181,7 @@ static int scn_engine(struct scn *s)
 		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || cfg->loss > 0,
 		.tc_collective = cfg->priority,
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
+		.lag_bound_ns = cfg->lag_bound_ns,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
 		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset, .lag_max_ns = cfg->lag_max_ns,

@@ -86,6 +86,7 @@ struct emu_scn_cfg {
 	unsigned sketch;		/* Canary: missing-set sketch elements per packet (0: off) */
 	emu_time_t limit;		/* give up at this emulated time */
 	emu_time_t stall;		/* give up after this long without a block completing */
+	uint64_t lag_bound_ns;		/* wall clock: kept up if never this far behind (0: EMU_LAG_BOUND_NS) */
 	uint64_t buffer_bytes;
 	bool resources_only;		/* compute the switch program, do not run */
 	/* a pcap of chosen links, or NULL */

@@ -82,12 +82,14 @@ static const struct emu_model_ops tick_ops = {
 	.timer = tick_timer,
 };
 
+static uint64_t lag_bound;	/* cfg.lag_bound_ns of the next ticks() (0: the default) */
+
 static struct emu_run_stats ticks(struct fclock *c, double dilation, unsigned n)
 {
 	struct emu_fabric *fab = t_fabric("fattree2:leaves=2,spines=2,hosts=4");
 	struct emu_engine_cfg cfg = {
 		.workers = 1, .seed = 1, .clock = EMU_CLOCK_WALL, .dilation = dilation,
-		.wall_now = fc_now, .wall_sleep = fc_sleep, .wall_ctx = c,
+		.wall_now = fc_now, .wall_sleep = fc_sleep, .wall_ctx = c, .lag_bound_ns = lag_bound,
 	};
 	struct emu_engine *eng = t_engine(fab, &cfg);
 	struct emu_run_stats st;
@@ -146,6 +148,7 @@ static void injected(void)
 		is_u64(st.final_lag_ns, (m - 1) * d, "too slow: final lag is the max");
 		is_u64(st.mean_lag_ns, d * ((uint64_t)m * (m - 1) / 2) / (m - 1), "too slow: mean lag m x 1 ms");
 		ok(!st.kept_up, "too slow: reported as not keeping up");
+		is_u64(st.late_windows, m - 2, "too slow: windows 2.. lag more than the 2 ms bound");
 		is_u64(atomic_load(&c.sleeps), 0, "too slow: never slept");
 		is_u64(st.wall_ns, (m + 1) * c.step, "too slow: wall time = the reads");
 	}
@@ -173,6 +176,26 @@ static void injected(void)
 		       "preempted: no sleep while behind, pacing again once caught up");
 		is_u64(atomic_load(&c.last_target), T0 + 2 * c.step + (n - 1) * per,
 		       "preempted: the schedule did not move (targets from the same wall0)");
+		/*
+		 * Kept up means never more than the bound (2 ms) behind. The
+		 * run caught up and its mean lag is 0.49 ms, which the old rule
+		 * (final lag and a small mean) took for keeping up.
+		 */
+		uint64_t late = 0;
+
+		for (uint64_t i = 0; i < behind; i++)
+			late += lag0 - i * gain > EMU_LAG_BOUND_NS;
+		ok(!st.kept_up && st.lag_bound_ns == EMU_LAG_BOUND_NS,
+		   "preempted: %.1f ms behind at worst is over the 2 ms bound: did not keep up", (double)lag0 / 1e6);
+		is_u64(st.late_windows, late, "preempted: %llu windows more than 2 ms late", (unsigned long long)late);
+		is_u64(st.paced_windows, n - 1, "preempted: of %u paced windows", n - 1);
+		struct fclock c2 = { .step = 100000, .jump_read = 1 + j, .jump = 30000000 };
+
+		lag_bound = 30000000;
+		st = ticks(&c2, 1000, n);
+		lag_bound = 0;
+		ok(st.kept_up && st.late_windows == 0 && st.lag_bound_ns == 30000000 && st.max_lag_ns == lag0,
+		   "preempted, bound 30 ms: kept up (at most %.1f ms behind)", (double)st.max_lag_ns / 1e6);
 	}
 	/*
 	 * 4. auto: calibration runs unpaced until 10 ms of wall time passed
@@ -202,6 +225,7 @@ static void injected(void)
 			d *= 1.25;
 		ok(st.dilation == d, "auto, short run: D = %g from the whole run (want %g)", st.dilation, d);
 		is_u64(atomic_load(&c.sleeps), 0, "auto, short run: never paced");
+		ok(st.paced_windows == 0 && !st.kept_up, "auto, short run: not reported as keeping up (no window paced)");
 	}
 }
 
@@ -264,7 +288,7 @@ static void real(void)
 
 int main(void)
 {
-	plan(30);
+	plan(36);
 	injected();
 	real();
 	return done_testing();

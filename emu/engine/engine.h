@@ -179,6 +179,9 @@ enum emu_clock {
 	EMU_CLOCK_WALL,
 };
 
+/* wall clock: the lag bound of cfg.lag_bound_ns when 0 */
+#define EMU_LAG_BOUND_NS 2000000ULL
+
 struct emu_engine_cfg {
 	unsigned workers;		/* 0: one per core available to the process */
 	bool per_node;			/* a pinned thread per node */
@@ -191,7 +194,11 @@ struct emu_engine_cfg {
 	double dilation;		/* wall: wall ns per emulated ns; 0: auto */
 	emu_time_t end;			/* stop at this emulated time; 0: no limit */
 	enum emu_routing routing;	/* the policy models read with emu_node_routing() */
-	uint64_t lag_ok_ns;		/* wall: lag up to this counts as keeping up (0: 2 ms) */
+	/*
+	 * wall: the run kept up if no window started more than this behind
+	 * its wall-clock target (0: EMU_LAG_BOUND_NS)
+	 */
+	uint64_t lag_bound_ns;
 	uint64_t lag_max_ns;		/* wall: give up when the lag passes this (0: never); see lag_exceeded */
 	uint64_t spin_ns;		/* wall: spin (not sleep) when the next window is closer (0: 400 us) */
 	/*
@@ -234,11 +241,20 @@ struct emu_run_stats {
 	uint64_t spilled;		/* ...of which did not fit a ring */
 	unsigned workers;
 	double frame_hops_per_s;
-	/* wall clock mode */
+	/*
+	 * wall clock mode: a window's lag is how far behind its target
+	 * (wall0 + emulated x dilation) it started; the mean is over the paced
+	 * windows. Kept up: some windows were paced (auto dilation paces after
+	 * calibrating) and max_lag_ns <= lag_bound_ns, every window on time
+	 * within the bound; late_windows of paced_windows were not.
+	 */
 	double dilation;
 	uint64_t max_lag_ns;
 	uint64_t final_lag_ns;
 	uint64_t mean_lag_ns;
+	uint64_t lag_bound_ns;
+	uint64_t paced_windows;
+	uint64_t late_windows;		/* lag above the bound */
 	bool kept_up;
 	bool lag_exceeded;		/* ended because the lag passed cfg.lag_max_ns */
 	double pace;			/* ...then: emulated time per wall time since pacing began (< 1) */
