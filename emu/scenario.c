@@ -740,21 +740,22 @@ static int check_memory(const struct emu_scn_cfg *cfg, const struct emu_fabric *
 	part[0] = part[0] / ranks + (uint64_t)fab->nhosts / ranks * sizeof(struct emu_host_state);
 	if ((uint64_t)cfg->size_bytes * K <= (256ULL << 20))
 		part[1] = 2 * cfg->size_bytes * K;
+	struct emu_sw_cfg sc = { .descriptors = descriptors, .ports_per_pipe = 16 };
+
+	for (uint32_t s = 0; s < fab->nswitches; s++)
+		part[2] += emu_sw_mem_estimate(&sc, fab->nodes[fab->switches[s]].nports, 0);
 	if (cfg->algo != LH_ALGO_RING) {
-		struct emu_sw_cfg sc = { .descriptors = descriptors, .ports_per_pipe = 16 };
 		uint64_t nblocks = (count + cfg->elements - ar.sketch - 1) / (cfg->elements - ar.sketch);
 		uint64_t touched = (nblocks < descriptors ? nblocks : descriptors) / 2;
 		uint32_t per_leaf = 1, leaves;
 
-		for (uint32_t s = 0; s < fab->nswitches; s++)
-			part[2] += emu_sw_mem_estimate(&sc, fab->nodes[fab->switches[s]].nports, 0);
 		for (uint32_t h = 0; h < fab->nhosts; h++)
 			per_leaf = fab->nodes[fab->attach_node[h]].nports > per_leaf ? fab->nodes[fab->attach_node[h]].nports
 										     : per_leaf;
 		leaves = (nar + per_leaf - 1) / per_leaf;
-		part[2] = (part[2] + leaves * (emu_sw_mem_estimate(&sc, 0, touched) - emu_sw_mem_estimate(&sc, 0, 0))) /
-			  ranks;
+		part[2] += leaves * (emu_sw_mem_estimate(&sc, 0, touched) - emu_sw_mem_estimate(&sc, 0, 0));
 	}
+	part[2] /= ranks;
 	{
 		emu_time_t times[2 * EMU_SCN_MAX_FAIL];
 		unsigned nt = 0;
