@@ -104,7 +104,17 @@ static void attach_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	(void)port;
 	if (is_final_done(f->data, f->len))
 		s->st.barrier_passed = true;
-	if (lh_afp_send(s->cfg->afp, f->data, f->len)) {
+	const uint8_t *out = f->data;
+	uint8_t wire[EMU_FRAME_MAX];
+	uint32_t kept = emu_frame_bytes(f);
+
+	if (kept < f->len) {
+		/* padding the emulator did not store (background payload) goes out as zeros */
+		memcpy(wire, f->data, kept);
+		memset(wire + kept, 0, f->len - kept);
+		out = wire;
+	}
+	if (lh_afp_send(s->cfg->afp, out, f->len)) {
 		s->st.out_dropped++;
 	} else {
 		s->st.out_frames++;
