@@ -9,8 +9,8 @@ ifeq ($(wildcard config.mk),)
 $(error run ./configure first)
 endif
 
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SAN_CFLAGS) $(DEP_CFLAGS) $(TARGET_CFLAGS) -I. -MMD -MP $(CFLAGS)
-LDFLAGS_ALL = $(SAN_LDFLAGS) $(LDFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(LTO) $(WARN) $(SAN_CFLAGS) $(DEP_CFLAGS) $(TARGET_CFLAGS) -I. -MMD -MP $(CFLAGS)
+LDFLAGS_ALL = $(SAN_LDFLAGS) $(LTO) $(LDFLAGS)
 LIBS = $(DEP_LIBS) -lpthread -lm
 
 # the release; libhost's ABI number is its own (libhost/Makefile.inc)
