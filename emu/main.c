@@ -213,6 +213,31 @@ static const char *o_routing(struct cli *c, const char *a)
 	return emu_routing_parse(a, &c->cfg.routing) ? "is not adaptive, ecmp or leastloaded" : NULL;
 }
 
+static const char *o_router(struct cli *c, const char *a)
+{
+	int i = PICK(a, "fifo", "merlin", "merlin:lrs", "merlin:rr");
+
+	if (i < 0)
+		return "is not fifo, merlin, merlin:lrs or merlin:rr";
+	c->cfg.router = i ? EMU_ROUTER_MERLIN : EMU_ROUTER_FIFO;
+	c->cfg.xbar_arb = i == 3 ? EMU_XBAR_RR : EMU_XBAR_LRS;
+	return NULL;
+}
+
+static const char *o_xbar_bw(struct cli *c, const char *a)
+{
+	if (emu_parse_rate(a, &c->cfg.xbar_bps) || c->cfg.xbar_bps < 1000000 || c->cfg.xbar_bps > 100000000000000ULL)
+		return "is not a rate between 1Mbps and 100Tbps (e.g. 120Gbps)";
+	return NULL;
+}
+
+static const char *o_bg_load(struct cli *c, const char *a)
+{
+	if (emu_parse_prob(a, &c->cfg.bg_load) || !(c->cfg.bg_load > 0))
+		return "is not a share of the line rate in (0, 1] (e.g. 0.4 or 40%)";
+	return NULL;
+}
+
 static const char *o_noise(struct cli *c, const char *a)
 {
 	return emu_parse_prob(a, &c->cfg.noise) ? "is not a probability (e.g. 0.001 or 0.1%)" : NULL;
@@ -659,9 +684,16 @@ static const struct cli_opt opt_table[] = {
 	  "each to a random host, receiving from another, new peers per "
 	  "message; random: destinations drawn independently (incast)"),
 	OPT("bg-msg", "BYTES", o_bg_msg, "64KiB", "background message size"),
+	OPT("bg-load", "F", o_bg_load, "1",
+	    "each background host offers F of its line rate: messages arrive with exponential gaps (by the seed) "
+	    "and wait their turn; 1: back to back, always something to send"),
 	OPT("seed", "N", o_seed, "1", "placement, inputs, roots, loss, noise, background"),
 	{ .help = "network:" },
 	OPT("routing", "NAME", o_routing, "adaptive", "adaptive | ecmp | leastloaded"),
+	OPT("router", "NAME", o_router, "fifo",
+	    "fifo | merlin[:lrs|:rr]: switch queueing; fifo: one egress queue per port; merlin: input "
+	    "buffers, a crossbar (least recently served, or round robin), small output buffers (SST/Merlin's hr_router)"),
+	OPT("xbar-bw", "RATE", o_xbar_bw, "1.2 x the fastest link", "merlin: crossbar rate per port"),
 	OPT("lossy", NULL, o_lossy, NULL, "drop-tail Ethernet instead of lossless credit flow control"),
 	OPT("loss", "P", o_loss, NULL, "drop probability on every link (implies --lossy)"),
 	OPT("buffer", "BYTES", o_buffer, "128KiB", "per-port buffer"),
@@ -972,6 +1004,10 @@ static uint64_t fingerprint(const struct cli *c)
 	h = HASH(h, s->background);
 	h = HASH(h, s->bg_pattern);
 	h = HASH(h, s->bg_msg);
+	h = HASH(h, s->bg_load);
+	h = HASH(h, s->router);
+	h = HASH(h, s->xbar_arb);
+	h = HASH(h, s->xbar_bps);
 	h = HASH(h, s->timeout);
 	h = HASH(h, s->timer);
 	h = HASH(h, s->pktgen_tick);

@@ -151,10 +151,17 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 		emu_fmt_size(c->size_bytes, sz, sizeof(sz)), c->elements, c->elements == 1 ? "" : "s",
 		to, c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile,
 		(unsigned long long)c->seed);
+	if (c->router == EMU_ROUTER_MERLIN)
+		fprintf(r->out, "# router: merlin (input buffers, crossbar %.1f Gbps per port, %s arbitration, "
+				"%d B output buffers)\n", (double)res->xbar_bps / 1e9,
+			c->xbar_arb == EMU_XBAR_RR ? "round-robin" : "least-recently-served", EMU_DEFAULT_OBUF);
+	else
+		fprintf(r->out, "# router: fifo (one egress queue per port)\n");
 	if (c->background && res->bg_hosts)
-		fprintf(r->out, "# background: %s, %s messages, from the other %u hosts (%.0f %%)\n",
+		fprintf(r->out, "# background: %s, %s messages, from the other %u hosts (%.0f %%), each offering %s\n",
 			c->bg_pattern == LH_BG_UNIFORM ? "uniform" : "random", emu_fmt_size(c->bg_msg, bg, sizeof(bg)),
-			res->bg_hosts, res->hosts_total ? 100.0 * res->bg_hosts / res->hosts_total : 0);
+			res->bg_hosts, res->hosts_total ? 100.0 * res->bg_hosts / res->hosts_total : 0,
+			c->bg_load < 1 ? "a share of its line rate (--bg-load)" : "its line rate (back to back)");
 	else
 		fprintf(r->out, "# background: none\n");
 	/* "µs" is two bytes: its columns get one more */
@@ -222,11 +229,12 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			"# collisions: blocks that found their switch slot taken; restores: subtrees a leader rebuilt;\n"
 			"# retx: retransmission requests; fails: failed blocks; fallbk: blocks reduced at the leader\n");
 	fprintf(r->out, "#\n# fabric: utilization of the %u directed links (busy time / emulated time): mean over all\n"
-			"# links, mean over the busy ones (that carried a frame), idle links, links per 10 %% bucket\n",
+			"# links, mean over the busy ones (that carried a frame), idle links, links per 10 %% bucket;\n"
+			"# bg offered/carried: the background's load, share of each background host's line rate\n",
 		n ? res[0].nlinks : 0);
 	fprintf(r->out, "# %-9s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s  %s\n", "algo", "mean", "busy",
 		"idle", "0-10", "10-20", "20-30", "30-40", "40-50", "50-60", "60-70", "70-80", "80-90", "90+",
-		"drops q/loss/down, bg GB");
+		"drops q/loss/down, bg GB, bg offered/carried");
 	for (unsigned k = 0; k < n; k++) {
 		unsigned h[11];
 
@@ -234,9 +242,9 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 		fprintf(r->out, "  %-9s %7.1f%% %7.1f%%", res[k].algo, 100 * res[k].util_mean, 100 * res[k].util_mean_busy);
 		for (int i = 0; i < 11; i++)
 			fprintf(r->out, " %6u", h[i]);
-		fprintf(r->out, "  %llu/%llu/%llu, %.3f\n", (unsigned long long)res[k].drops_queue,
+		fprintf(r->out, "  %llu/%llu/%llu, %.3f, %.1f%%/%.1f%%\n", (unsigned long long)res[k].drops_queue,
 			(unsigned long long)res[k].drops_loss, (unsigned long long)res[k].drops_down,
-			(double)res[k].bg_bytes / 1e9);
+			(double)res[k].bg_bytes / 1e9, 100 * res[k].bg_offered, 100 * res[k].bg_carried);
 	}
 	fprintf(r->out, "#\n# switches: descriptors (peak / mean per switch), reduce frames in, aggregated, "
 			"timeouts (static: sums sent up), broadcasts dropped, recirculation waits\n");
@@ -404,6 +412,15 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"drops_loss\": %llu,\n", ind, (unsigned long long)res->drops_loss);
 	fprintf(f, "%s  \"drops_down\": %llu,\n", ind, (unsigned long long)res->drops_down);
 	fprintf(f, "%s  \"background_bytes\": %llu,\n", ind, (unsigned long long)res->bg_bytes);
+	/* only off the defaults, so that reports of the default model stay as they were */
+	if (c->router == EMU_ROUTER_MERLIN || c->bg_load < 1) {
+		fprintf(f, "%s  \"router\": \"%s\",\n", ind,
+			c->router == EMU_ROUTER_FIFO ? "fifo" : c->xbar_arb == EMU_XBAR_RR ? "merlin:rr" : "merlin:lrs");
+		fprintf(f, "%s  \"xbar_bps\": %llu,\n", ind, (unsigned long long)res->xbar_bps);
+		fprintf(f, "%s  \"bg_load\": %.6f,\n", ind, c->bg_load);
+		fprintf(f, "%s  \"background_offered\": %.6f,\n", ind, res->bg_offered);
+		fprintf(f, "%s  \"background_carried\": %.6f,\n", ind, res->bg_carried);
+	}
 	fprintf(f, "%s  \"emulated_ns\": %.3f,\n", ind, (double)res->run.emulated / 1e3);
 	fprintf(f, "%s  \"wall_s\": %.6f,\n", ind, (double)res->run.wall_ns / 1e9);
 	fprintf(f, "%s  \"frame_hops\": %llu,\n", ind, (unsigned long long)res->run.frame_hops);

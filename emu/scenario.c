@@ -54,6 +54,7 @@ void emu_scenario_defaults(struct emu_scn_cfg *c)
 	c->concurrent = 1;
 	c->background = true;
 	c->bg_msg = 64 * 1024;
+	c->bg_load = 1;
 	c->timeout = 1 * EMU_US;
 	c->ato_floor = EMU_ATO_FLOOR;
 	c->ato_ceil = EMU_ATO_CEIL;
@@ -389,6 +390,8 @@ struct host_rec {
 	uint64_t delivered;
 	uint64_t mismatches;
 	uint64_t bg_bytes;
+	uint64_t bg_wire_offered;
+	uint64_t bg_wire_sent;
 	struct lh_ar_stats st;
 };
 
@@ -445,8 +448,13 @@ static void recs_fill(struct recs *r, struct emu_engine *eng, const struct emu_f
 			h->done = lh_req_done(s->req);
 			h->st = *lh_req_stats(s->req);
 		}
-		if (s->lh)
-			h->bg_bytes = lh_host_bg_stats(s->lh)->bytes_sent;
+		if (s->lh) {
+			const struct lh_bg_stats *bs = lh_host_bg_stats(s->lh);
+
+			h->bg_bytes = bs->bytes_sent;
+			h->bg_wire_offered = bs->wire_bytes_offered;
+			h->bg_wire_sent = bs->wire_bytes_sent;
+		}
 	}
 	for (uint32_t i = 0; i < fab->nswitches; i++)
 		if (emu_engine_node_local(eng, fab->switches[i]))
@@ -870,6 +878,14 @@ static int scn_check_cfg(struct scn *s)
 	}
 	if (emu_scenario_check_blocks(cfg, s->err, s->errlen))
 		return -EINVAL;
+	if (cfg->xbar_bps && cfg->router != EMU_ROUTER_MERLIN) {
+		snprintf(s->err, s->errlen, "--xbar-bw: the crossbar is part of --router merlin");
+		return -EINVAL;
+	}
+	if (!(cfg->bg_load > 0 && cfg->bg_load <= 1)) {
+		snprintf(s->err, s->errlen, "--bg-load: %g is not in (0, 1]", cfg->bg_load);
+		return -EINVAL;
+	}
 	if (cfg->algo == LH_ALGO_STATIC && (cfg->ntrees < 1 || cfg->ntrees > 64)) {
 		snprintf(s->err, s->errlen, "--algo static:N: N = %u is not in [1, 64]", cfg->ntrees);
 		return -EINVAL;
@@ -1184,6 +1200,7 @@ static int scn_engine(struct scn *s)
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.lag_bound_ns = cfg->lag_bound_ns,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
+		.router = cfg->router, .xbar_arb = cfg->xbar_arb, .xbar_bps = cfg->xbar_bps,
 		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset, .lag_max_ns = cfg->lag_max_ns,
 		.spin_ns = cfg->nattach ? 30000 : 0,
@@ -1197,6 +1214,7 @@ static int scn_engine(struct scn *s)
 	if (!s->eng)
 		return -EINVAL;
 	s->prog.eng = s->eng;
+	s->res->xbar_bps = emu_engine_xbar_bps(s->eng);
 	for (unsigned i = 0; i < cfg->nfail; i++) {
 		const struct emu_fail *f = &cfg->fail[i];
 		uint32_t node = emu_fabric_find(fab, f->node), link;
@@ -1295,6 +1313,7 @@ static void scn_program_hosts(struct scn *s)
 		h->cfg.bg_peers = s->bgpeers;
 		h->cfg.nbg = s->nbg;
 		h->cfg.bg_msg = cfg->bg_msg;
+		h->cfg.bg_load = cfg->bg_load;
 		h->cfg.bg_me = i;
 		h->cfg.bg_pattern = cfg->bg_pattern;
 		h->cfg.bg_seed = emu_hash64(cfg->seed ^ 0xbacc);
@@ -1512,6 +1531,30 @@ static void scn_tally_switches(struct scn *s, emu_time_t T)
 	res->desc_mean = fab->nswitches ? occ / fab->nswitches : 0;
 }
 
+/*
+ * scn_tally_bg_load - the background's offered and carried load: wire time
+ * of what arrived (or, back to back, 1) and of what was sent, over the
+ * emulated time, as a share of each background host's line rate, averaged
+ * over those hosts.
+ */
+static void scn_tally_bg_load(struct scn *s, emu_time_t T)
+{
+	struct emu_scn_result *res = s->res;
+	double off = 0, car = 0;
+
+	for (uint32_t i = 0; i < s->nbg; i++) {
+		uint32_t h = s->order[s->nar + i];
+		const struct emu_fab_node *fn = &s->fab->nodes[s->fab->hosts[h]];
+		const struct emu_fab_port *fp = &s->fab->ports[fn->port0];
+		double ps_per_byte = 8e12 / (double)s->fab->links[fp->link].rate_bps[fp->side];
+
+		off += s->cfg->bg_load < 1 ? (double)s->recs->host[h].bg_wire_offered * ps_per_byte / (double)T : 1;
+		car += (double)s->recs->host[h].bg_wire_sent * ps_per_byte / (double)T;
+	}
+	res->bg_offered = s->nbg ? off / s->nbg : 0;
+	res->bg_carried = s->nbg ? car / s->nbg : 0;
+}
+
 /* scn_tally_links - utilization of every directed link, drops, and the background's bytes */
 static void scn_tally_links(struct scn *s, emu_time_t T)
 {
@@ -1540,6 +1583,7 @@ static void scn_tally_links(struct scn *s, emu_time_t T)
 	res->util_mean_busy = busy ? sumbusy / busy : 0;
 	for (uint32_t i = 0; i < s->nbg; i++)
 		res->bg_bytes += s->recs->host[s->order[s->nar + i]].bg_bytes;
+	scn_tally_bg_load(s, T);
 }
 
 /* scn_free - release what the phases built */

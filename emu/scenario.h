@@ -57,12 +57,16 @@ struct emu_scn_cfg {
 	bool background;
 	enum lh_bg_pattern bg_pattern;
 	uint64_t bg_msg;
+	double bg_load;			/* each background host offers this share of its line rate, (0, 1] */
 	emu_time_t timeout;		/* Canary switch timeout (adaptive: the start value) */
 	bool timeout_adaptive;		/* the switches adapt it (canary_sw.h) */
 	emu_time_t ato_floor, ato_ceil;	/* ...between these */
 	enum emu_sw_timer timer;
 	emu_time_t pktgen_tick;
 	enum emu_routing routing;
+	enum emu_router router;		/* switch queueing model */
+	enum emu_xbar_arb xbar_arb;	/* merlin: crossbar arbitration */
+	uint64_t xbar_bps;		/* merlin: crossbar rate per port; 0: 1.2 x the fastest link */
 	double noise;
 	double loss;			/* every link, both directions */
 	bool lossy;
@@ -190,6 +194,9 @@ struct emu_scn_result {
 	double util_mean_busy;		/* over links that carried anything */
 	uint64_t drops_queue, drops_loss, drops_down;
 	uint64_t bg_bytes;
+	uint64_t xbar_bps;		/* merlin: the crossbar rate used */
+	double bg_offered;		/* background load offered, share of line rate per background host */
+	double bg_carried;		/* ...and carried (sent) */
 	struct emu_run_stats run;
 	uint64_t peak_rss;
 	struct tofino_need need;

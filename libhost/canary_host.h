@@ -230,6 +230,15 @@ enum lh_bg_pattern {
  */
 int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned n, unsigned me,
 		       enum lh_bg_pattern pattern, uint64_t seed, uint64_t msg_bytes, lh_time_t until);
+/*
+ * lh_host_background_load - before lh_host_background(): offer @load (0, 1]
+ * of the line rate instead of sending back to back. Messages then arrive
+ * as a Poisson process, the gaps between arrivals exponential with mean
+ * (the message's wire time) / @load, drawn from the background seed and
+ * this host's place; a message that arrives while others wait queues
+ * behind them. Return 0 or -EINVAL.
+ */
+int lh_host_background_load(struct lh_host *h, double load);
 
 struct lh_bg_stats {
 	uint64_t messages;
@@ -237,6 +246,8 @@ struct lh_bg_stats {
 	uint64_t bytes_sent;
 	uint64_t frames_recv;
 	uint64_t bytes_recv;
+	uint64_t wire_bytes_offered;	/* load < 1: wire bytes (frames + 24 each) of the messages arrived */
+	uint64_t wire_bytes_sent;	/* wire bytes (frames + 24 each) sent */
 };
 const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h);
 

@@ -216,6 +216,8 @@ static bool noise_hold(struct lh_host *h)
 }
 
 static bool bg_pull(struct lh_host *h);
+static bool bg_paced(const struct lh_bg *b);
+static void bg_arrive(struct lh_host *h);
 
 void lh_kick(struct lh_host *h)
 {
@@ -530,6 +532,8 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie)
 		break;
 	}
 	case LH_T_BG:
+		if (bg_paced(&h->bg) && h->bg.on)
+			bg_arrive(h);
 		lh_kick(h);
 		break;
 	default:
@@ -538,6 +542,52 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie)
 }
 
 /* ---------- background traffic ---------- */
+
+#define LH_WIRE_OVERHEAD 24	/* preamble, FCS, inter-frame gap: what a frame costs on the wire beyond its bytes */
+
+static bool bg_paced(const struct lh_bg *b)
+{
+	return b->load > 0 && b->load < 1;
+}
+
+static uint32_t bg_payload_max(const struct lh_host *h)
+{
+	return (h->t.mtu ? h->t.mtu : 1500) - EMU_IPV4_HLEN - EMU_UDP_HLEN;
+}
+
+/* wire bytes of one message: its payload, then per frame the headers and the wire overhead */
+static uint64_t bg_msg_wire(const struct lh_host *h)
+{
+	uint64_t pm = bg_payload_max(h), m = h->bg.msg_bytes;
+	uint64_t frames = (m + pm - 1) / pm;
+
+	return m + frames * (EMU_UDP_PAYLOAD_OFF + LH_WIRE_OVERHEAD);
+}
+
+/* draw the gap to the next arrival (exponential, mean wire time / load) and arm its timer */
+static void bg_arm(struct lh_host *h)
+{
+	struct lh_bg *b = &h->bg;
+	uint64_t x = lh_hash64(b->seed ^ lh_hash64(((uint64_t)b->me + 1) << 32 ^ b->arrivals));
+	double u = ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);	/* (0, 1) */
+	double mean = (double)bg_msg_wire(h) * 8 * 1e12 / (double)h->t.rate_bps / b->load;
+
+	b->next_arrival += (lh_time_t)(-lh_ln(u) * mean);
+	if (b->until && b->next_arrival >= b->until)
+		return;
+	h->t.ops->timer(h->t.ctx, b->next_arrival, LH_COOKIE(LH_T_BG, 0, 0));
+}
+
+/* a message arrived (LH_T_BG): it queues, and the next one is drawn */
+static void bg_arrive(struct lh_host *h)
+{
+	struct lh_bg *b = &h->bg;
+
+	b->pending++;
+	b->arrivals++;
+	b->st.wire_bytes_offered += bg_msg_wire(h);
+	bg_arm(h);
+}
 
 int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned n, unsigned me,
 		       enum lh_bg_pattern pattern, uint64_t seed, uint64_t msg_bytes, lh_time_t until)
@@ -554,7 +604,23 @@ int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned 
 	h->bg.until = until;
 	h->bg.left = 0;
 	h->bg.on = true;
+	h->bg.pending = 0;
+	h->bg.arrivals = 0;
+	if (bg_paced(&h->bg)) {
+		/* hosts are not phase-locked: the first message comes after a gap of its own */
+		h->bg.next_arrival = h->t.ops->now(h->t.ctx);
+		bg_arm(h);
+		return 0;
+	}
 	lh_kick(h);
+	return 0;
+}
+
+int lh_host_background_load(struct lh_host *h, double load)
+{
+	if (!h || !(load > 0 && load <= 1))
+		return -EINVAL;
+	h->bg.load = load;
 	return 0;
 }
 
@@ -610,6 +676,11 @@ static bool bg_pull(struct lh_host *h)
 	if (b->until && now >= b->until)
 		return false;
 	if (b->left == 0) {
+		if (bg_paced(b)) {
+			if (!b->pending)
+				return false;
+			b->pending--;
+		}
 		b->peer = bg_next_peer(h, b);
 		b->left = b->msg_bytes;
 		b->st.messages++;
@@ -626,6 +697,7 @@ static bool bg_pull(struct lh_host *h)
 	b->left -= payload;
 	b->st.frames_sent++;
 	b->st.bytes_sent += len;
+	b->st.wire_bytes_sent += len + LH_WIRE_OVERHEAD;
 	host_send(h, hd, len);
 	return true;
 }

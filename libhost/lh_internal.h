@@ -80,6 +80,10 @@ struct lh_bg {
 	lh_time_t until;
 	unsigned peer;
 	uint64_t left;		/* bytes left in the current message */
+	double load;		/* offered share of the line rate; 0 or 1: back to back */
+	uint64_t pending;	/* load < 1: messages arrived and not started */
+	uint64_t arrivals;
+	lh_time_t next_arrival;
 	struct lh_bg_stats st;
 };
 

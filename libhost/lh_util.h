@@ -35,4 +35,24 @@ static inline uint64_t lh_hash64(uint64_t x)
 	return x ^ x >> 31;
 }
 
+/*
+ * lh_ln - the natural logarithm of @x > 0, to about 1e-15, without libm
+ * (the library needs nothing but libc): @x = m * 2^e with m in [1, 2), and
+ * ln m = 2 atanh((m - 1) / (m + 1)) by its series.
+ */
+static inline double lh_ln(double x)
+{
+	union { double d; uint64_t u; } v = { .d = x };
+	int e = (int)((v.u >> 52) & 0x7ff) - 1023;
+
+	v.u = (v.u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+	double z = (v.d - 1) / (v.d + 1), z2 = z * z, t = z, s = 0;
+
+	for (int k = 1; k < 60; k += 2) {
+		s += t / k;
+		t *= z2;
+	}
+	return 2 * s + e * 0.69314718055994530942;
+}
+
 #endif /* LH_UTIL_H */

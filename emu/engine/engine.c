@@ -24,6 +24,7 @@
  * for a worker that waits for it.
  */
 #include "emu/engine/port.h"
+#include "emu/engine/xbar.h"
 #include "emu/dist/dist.h"
 
 #include <errno.h>
@@ -164,6 +165,30 @@ static unsigned available_pus(hwloc_topology_t topo)
 	return n > 0 ? (unsigned)n : 1;
 }
 
+/* the merlin router on every switch this process runs; the crossbar rate defaults from the fastest link */
+static void merlin_init(struct emu_engine *eng)
+{
+	const struct emu_fabric *fab = eng->fab;
+	uint64_t bps = eng->cfg.xbar_bps;
+
+	if (!bps) {
+		for (uint32_t i = 0; i < fab->nlinks; i++)
+			for (int d = 0; d < 2; d++)
+				if (fab->links[i].rate_bps[d] > bps)
+					bps = fab->links[i].rate_bps[d];
+		bps = (uint64_t)((double)bps * EMU_XBAR_SPEEDUP);
+		eng->cfg.xbar_bps = bps;
+	}
+	for (uint32_t i = 0; i < fab->nnodes; i++)
+		if (fab->nodes[i].kind == EMU_NODE_SWITCH && emu_engine_node_local(eng, i))
+			eng->nodes[i].xb = emu_xbar_create(&eng->nodes[i], &eng->cfg, bps);
+}
+
+uint64_t emu_engine_xbar_bps(const struct emu_engine *eng)
+{
+	return eng->cfg.router == EMU_ROUTER_MERLIN ? eng->cfg.xbar_bps : 0;
+}
+
 struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct emu_engine_cfg *cfg,
 				     char *err, size_t errlen)
 {
@@ -283,6 +308,9 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 				ep->credits[c] = (int64_t)eng->cfg.buffer_bytes;
 		}
 	}
+
+	if (eng->cfg.router == EMU_ROUTER_MERLIN)
+		merlin_init(eng);
 
 	/* channels: one per ordered pair of workers joined by a link */
 	uint32_t nw = eng->nworkers;
@@ -946,6 +974,9 @@ static void process(struct emu_worker *w, emu_time_t end)
 		case EMU_EV_LINK:
 			emu_port_link(n, ev.port, ev.arg != 0);
 			break;
+		case EMU_EV_XBAR:
+			emu_xbar_wake(n, ev.port, ev.arg != 0);
+			break;
 		case EMU_EV_NODE:
 			if (n->up != (ev.arg != 0)) {
 				n->up = ev.arg != 0;
@@ -1191,6 +1222,7 @@ void emu_engine_destroy(struct emu_engine *eng)
 		emu_heap_fini(&n->theap);
 		for (unsigned p = 0; p < n->nports; p++)
 			free(n->ports[p].cq.c);
+		emu_xbar_destroy(n->xb);
 	}
 	/* frames still queued or in flight belong to some chunk: free chunks last */
 	for (unsigned i = 0; i < eng->nworkers; i++)

@@ -135,6 +135,7 @@ struct emu_port {
 	uint32_t qframes;
 	uint64_t qbytes;		/* all classes */
 	uint64_t qbytes_tc[EMU_TC_N];
+	uint64_t xwait;			/* merlin router: bytes in the node's input buffers bound for this port */
 	emu_time_t busy_until;
 	int64_t credits[EMU_TC_N];	/* lossless: free bytes in the peer's ingress buffer, per class */
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
@@ -172,6 +173,25 @@ struct emu_node {
 	 */
 	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events; port = 1: woken */
 	struct emu_heap theap;		/* the same, out of order */
+	struct emu_xbar *xb;		/* merlin router (xbar.h); NULL: the FIFO egress model */
+};
+
+/*
+ * Switch queueing models. FIFO: a frame goes straight to its output's
+ * egress queue and holds its ingress buffer (the credit) until it starts on
+ * the wire. MERLIN: an input-queued router after SST/Merlin's hr_router
+ * (xbar.h): per-input, per-class FIFOs, a crossbar arbitrated per output
+ * (least recently served, or round robin), a small output buffer per port.
+ * Hosts are the same NIC in both.
+ */
+enum emu_router {
+	EMU_ROUTER_FIFO = 0,
+	EMU_ROUTER_MERLIN,
+};
+
+enum emu_xbar_arb {
+	EMU_XBAR_LRS = 0,		/* least recently served requester first */
+	EMU_XBAR_RR,			/* round robin over requesters, per output */
 };
 
 enum emu_clock {
@@ -189,6 +209,10 @@ struct emu_engine_cfg {
 	bool tc_collective;		/* strict priority + own credits for collective frames */
 	bool no_pin;			/* do not pin workers */
 	uint64_t buffer_bytes;		/* per port; 0: EMU_DEFAULT_BUFFER */
+	enum emu_router router;		/* switch queueing model */
+	enum emu_xbar_arb xbar_arb;	/* merlin: crossbar arbitration */
+	uint64_t xbar_bps;		/* merlin: crossbar rate per port; 0: EMU_XBAR_SPEEDUP x the fastest link */
+	uint64_t obuf_bytes;		/* merlin: output buffer per port and class; 0: EMU_DEFAULT_OBUF */
 	uint64_t seed;
 	enum emu_clock clock;
 	double dilation;		/* wall: wall ns per emulated ns; 0: auto */
@@ -223,6 +247,8 @@ struct emu_engine_cfg {
 };
 
 #define EMU_DEFAULT_BUFFER (128 * 1024)
+#define EMU_DEFAULT_OBUF EMU_FRAME_MAX	/* one largest frame waits while one is on the wire */
+#define EMU_XBAR_SPEEDUP 1.2
 
 struct emu_run_stats {
 	emu_time_t emulated;		/* time of the last processed event / stop time */
@@ -308,6 +334,8 @@ void emu_engine_set_tap(struct emu_engine *eng, emu_tap_fn fn, void *ctx);
 /* emu_engine_tap_port - tap (node, port); return -EINVAL if there is no such linked port. */
 int emu_engine_tap_port(struct emu_engine *eng, uint32_t node, unsigned port);
 unsigned emu_engine_workers(const struct emu_engine *eng);
+/* emu_engine_xbar_bps - the merlin router's crossbar rate per port (0 under the FIFO model) */
+uint64_t emu_engine_xbar_bps(const struct emu_engine *eng);
 
 /* emu_engine_drop_nth - lose the @n-th frame (1-based) sent on (node, port). Before run. */
 int emu_engine_drop_nth(struct emu_engine *eng, uint32_t node, unsigned port, uint64_t n);

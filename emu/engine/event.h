@@ -41,6 +41,7 @@ enum emu_ev_type {
 	EMU_EV_TXDONE,    /* the port's serializer is free again */
 	EMU_EV_LINK,      /* scheduled link state: arg = 1 up, 0 down */
 	EMU_EV_NODE,      /* scheduled node state: arg = 1 up, 0 down */
+	EMU_EV_XBAR,      /* merlin router: arbitrate again; arg = 0 for output port, 1 for input port */
 };
 
 #define EMU_SRC_BITS 24

@@ -56,7 +56,10 @@ struct emu_frame {
 	 */
 	uint32_t kept;
 	uint8_t cls;		/* size class of its buffer (pool) */
-	uint8_t pad2_[19];
+	uint8_t pad3_[1];
+	uint16_t xin;		/* merlin router: the input port it arrived on, or EMU_PORT_NONE */
+	uint16_t xout;		/* merlin router: the output port it waits for in an input buffer */
+	uint8_t pad2_[14];
 	uint8_t data[];		/* EMU_FCLASS_CAP(cls) bytes */
 };
 
@@ -104,6 +107,7 @@ static inline struct emu_frame *emu_pool_get_class(struct emu_pool *p, unsigned 
 	f->len = 0;
 	f->kept = 0;
 	f->in_port = EMU_PORT_NONE;
+	f->xin = EMU_PORT_NONE;
 	f->hops = 0;
 	f->user = 0;
 	p->in_use++;

@@ -15,6 +15,7 @@
  * that processes everything in exactly the (time, key) order of events.
  */
 #include "emu/engine/port.h"
+#include "emu/engine/xbar.h"
 #include "libhost/wire.h"
 
 #include <errno.h>
@@ -227,6 +228,11 @@ static inline __attribute__((always_inline)) void ingress_release(struct emu_nod
 		credq_push(n->w, upp, ev.t, ev.key, ev.arg);
 }
 
+void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f)
+{
+	ingress_release(n, f);
+}
+
 void emu_frame_free(struct emu_node *n, struct emu_frame *f)
 {
 	ingress_release(n, f);
@@ -401,6 +407,8 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 	transmit(n, p, f);
 	if (p->qframes || n->ops->txdone)
 		arm_txdone(n, pi, p);
+	if (n->xb)
+		emu_xbar_out_ready(n, pi);
 }
 
 int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
@@ -423,12 +431,26 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 	}
 	unsigned c = frame_tc(n, f);
 
+	if (n->xb) {
+		uint16_t in = f->xin;	/* past what emu_pool_fit() copies */
+
+		f = emu_pool_fit(&n->w->pool, f);
+		f->xin = in;
+		return emu_xbar_send(n, port, f, c);
+	}
 	if (n->eng->cfg.lossy && p->qbytes_tc[c] + f->len > n->eng->cfg.buffer_bytes) {
 		p->st.drops_queue++;
 		emu_frame_free(n, f);
 		return -ENOBUFS;
 	}
-	f = emu_pool_fit(&n->w->pool, f);	/* what waits and travels is as small as it can be */
+	emu_port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), c);	/* what waits and travels is as small as it can be */
+	return 0;
+}
+
+void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c)
+{
+	struct emu_port *p = &n->ports[port];
+
 	f->tc = (uint8_t)c;
 	f->next = NULL;
 	if (p->qtail[c])
@@ -443,7 +465,6 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 		p->st.q_peak_bytes = p->qbytes;
 	if (p->qhead[c] == f)
 		emu_port_kick(n, port);
-	return 0;
 }
 
 void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
@@ -458,6 +479,7 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 	p->st.rx_frames++;
 	p->st.rx_bytes += f->len;
 	f->next = NULL;
+	f->xin = (uint16_t)pi;
 	if (!n->eng->cfg.lossy) {
 		f->in_port = (uint16_t)pi;
 		f->in_tc = (uint8_t)frame_tc(n, f);
@@ -522,6 +544,8 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 		}
 		p->qframes = 0;
 		p->qbytes = 0;
+		if (n->xb)
+			emu_xbar_link_down(n, pi);
 	} else {
 		for (unsigned c = 0; c < EMU_TC_N; c++)
 			p->credits[c] = (int64_t)n->eng->cfg.buffer_bytes;
@@ -552,6 +576,18 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
 	return emu_routes_mask_sw(r, n->eng->fab, n->id, dst_sw);
 }
 
+/*
+ * The bytes this node has waiting for port @p: its egress queue (FIFO; the
+ * output buffer under merlin) plus, under merlin, the frames in its input
+ * buffers routed to @p. Under merlin the output buffer alone holds a frame
+ * or two and would say nothing; with the inputs counted, adaptive routing
+ * sees the same quantity under both models.
+ */
+static inline uint64_t port_occupancy(const struct emu_port *p)
+{
+	return p->qbytes + p->xwait;
+}
+
 static unsigned nth_bit(uint64_t mask, unsigned k)
 {
 	while (k--)
@@ -570,18 +606,19 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 
 	if (policy == EMU_ROUTE_ECMP)
 		return def;
-	if (policy == EMU_ROUTE_ADAPTIVE && n->ports[def].qbytes * 2 <= n->eng->cfg.buffer_bytes)
+	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(&n->ports[def]) * 2 <= n->eng->cfg.buffer_bytes)
 		return def;
 	/* least queued bytes; ties go to the first in hash rotation order */
 	unsigned best = def;
-	uint64_t bestq = n->ports[def].qbytes;
+	uint64_t bestq = port_occupancy(&n->ports[def]);
 
 	for (unsigned i = 1; i < cnt; i++) {
 		unsigned p = nth_bit(mask, (start + i) % cnt);
+		uint64_t q = port_occupancy(&n->ports[p]);
 
-		if (n->ports[p].qbytes < bestq) {
+		if (q < bestq) {
 			best = p;
-			bestq = n->ports[p].qbytes;
+			bestq = q;
 		}
 	}
 	return best;

@@ -23,6 +23,10 @@ void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev);
 void emu_port_txdone(struct emu_node *n, unsigned pi);
 /* emu_port_link - scheduled link state change of @pi (EMU_EV_LINK) */
 void emu_port_link(struct emu_node *n, unsigned pi, bool up);
+/* emu_port_ingress_release - give back the ingress buffer @f holds (a credit upstream), if any */
+void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f);
+/* emu_port_enqueue - put @f (class @c) on @port's egress queue and start the serializer if it can */
+void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c);
 /* emu_post - give @ev its (source, sequence) key and queue it locally or on @chan */
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
 /* emu_timer_fired - the wake of @n's earliest timer popped: drop it, wake the next */

@@ -198,6 +198,9 @@ static int host_init(struct emu_node *n, void *arg)
 	lh_host_share_peers(s->lh);	/* the scenario's tables outlive the run */
 	if (c->hold)
 		arm(s, c->hold, T_HOLD);	/* then the NIC is free: send what waits */
+	if (c->role == EMU_HOST_BACKGROUND && c->bg_load > 0 && c->bg_load < 1 &&
+	    lh_host_background_load(s->lh, c->bg_load))
+		return -EINVAL;
 	if (c->role == EMU_HOST_BACKGROUND)
 		return lh_host_background(s->lh, c->bg_peers, c->nbg, c->bg_me, c->bg_pattern, c->bg_seed, c->bg_msg,
 					  c->bg_until);

@@ -41,6 +41,7 @@ struct emu_host_cfg {
 	enum lh_bg_pattern bg_pattern;
 	uint64_t bg_seed;
 	uint64_t bg_msg;
+	double bg_load;			/* share of the line rate offered; 0 or 1: back to back */
 	lh_time_t bg_until;
 	/*
 	 * The host may go down and come back (a node failure with an end):

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: xbar.c - the merlin switch queueing model (input buffers, crossbar,
+ * output buffers). See xbar.h for the model; this file keeps its state.
+ *
+ * Requesters are (input, class) pairs and, per output, the switch's own
+ * (output, class) FIFOs. Each output keeps one mask per class of the inputs
+ * whose head of that class wants it, so an arbitration looks only at real
+ * requesters. A requester's index, for ties and for round robin, is
+ * port * EMU_TC_N + class, the switch's own FIFO coming last.
+ */
+#include "emu/engine/xbar.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "emu/engine/port.h"
+
+struct xfifo {
+	struct emu_frame *head, *tail;
+};
+
+struct emu_xin {
+	struct xfifo q[EMU_TC_N];
+	uint64_t bytes[EMU_TC_N];
+	uint64_t served[EMU_TC_N];	/* grant stamp of the last grant (LRS) */
+	emu_time_t busy_until;		/* crossbar input busy */
+	bool wake;			/* an input-side EMU_EV_XBAR is queued */
+};
+
+struct emu_xout {
+	uint64_t req[EMU_TC_N];		/* inputs whose class-c head wants this output */
+	struct xfifo own[EMU_TC_N];	/* frames the switch made for this output */
+	uint64_t own_bytes[EMU_TC_N];
+	uint64_t own_served[EMU_TC_N];
+	emu_time_t busy_until;		/* crossbar output busy */
+	uint32_t rr;			/* round robin: index of the requester served last */
+	bool wake;			/* an output-side EMU_EV_XBAR is queued */
+};
+
+struct emu_xbar {
+	uint64_t bps;
+	uint64_t obuf;
+	uint64_t ibuf;			/* lossy: input buffer per class */
+	uint64_t stamp;			/* grants so far */
+	enum emu_xbar_arb arb;
+	bool lossy;
+	unsigned nports;
+	struct emu_xin *in;
+	struct emu_xout *out;
+};
+
+struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engine_cfg *cfg, uint64_t xbar_bps)
+{
+	struct emu_xbar *xb = emu_xcalloc(1, sizeof(*xb));
+
+	xb->bps = xbar_bps;
+	xb->obuf = cfg->obuf_bytes ? cfg->obuf_bytes : EMU_DEFAULT_OBUF;
+	xb->ibuf = cfg->buffer_bytes;
+	xb->arb = cfg->xbar_arb;
+	xb->lossy = cfg->lossy;
+	xb->nports = n->nports;
+	xb->in = emu_xcalloc(n->nports + 1, sizeof(*xb->in));
+	xb->out = emu_xcalloc(n->nports + 1, sizeof(*xb->out));
+	for (unsigned o = 0; o < n->nports; o++)
+		xb->out[o].rr = UINT32_MAX;
+	return xb;
+}
+
+void emu_xbar_destroy(struct emu_xbar *xb)
+{
+	if (!xb)
+		return;
+	free(xb->in);
+	free(xb->out);
+	free(xb);
+}
+
+static void fifo_push(struct xfifo *q, struct emu_frame *f)
+{
+	f->next = NULL;
+	if (q->tail)
+		q->tail->next = f;
+	else
+		q->head = f;
+	q->tail = f;
+}
+
+static struct emu_frame *fifo_pop(struct xfifo *q)
+{
+	struct emu_frame *f = q->head;
+
+	q->head = f->next;
+	if (!q->head)
+		q->tail = NULL;
+	f->next = NULL;
+	return f;
+}
+
+static void post_wake(struct emu_node *n, unsigned port, bool input, emu_time_t t)
+{
+	struct emu_ev ev = {
+		.t = t,
+		.arg = input,
+		.node = n->id,
+		.type = EMU_EV_XBAR,
+		.port = (uint16_t)port,
+	};
+
+	emu_post(n, &ev, NULL);
+}
+
+static void wake_in(struct emu_node *n, unsigned i)
+{
+	struct emu_xin *xi = &n->xb->in[i];
+
+	if (!xi->wake) {
+		xi->wake = true;
+		post_wake(n, i, true, xi->busy_until);
+	}
+}
+
+static void wake_out(struct emu_node *n, unsigned o)
+{
+	struct emu_xout *xo = &n->xb->out[o];
+
+	if (!xo->wake) {
+		xo->wake = true;
+		post_wake(n, o, false, xo->busy_until);
+	}
+}
+
+static bool out_wanted(const struct emu_xout *xo)
+{
+	for (unsigned c = 0; c < EMU_TC_N; c++)
+		if (xo->req[c] || xo->own[c].head)
+			return true;
+	return false;
+}
+
+static bool in_waiting(const struct emu_xin *xi)
+{
+	for (unsigned c = 0; c < EMU_TC_N; c++)
+		if (xi->q[c].head)
+			return true;
+	return false;
+}
+
+/* is requester (stamp @s, index @idx) ahead of the best so far under @xb's policy for output @xo? */
+static bool better(const struct emu_xbar *xb, const struct emu_xout *xo, uint64_t s, uint32_t idx, uint64_t best_s,
+		   uint32_t best_idx)
+{
+	if (best_idx == UINT32_MAX)
+		return true;
+	if (xb->arb == EMU_XBAR_LRS)
+		return s < best_s || (s == best_s && idx < best_idx);
+	/* round robin: distance after the one served last, cyclic over all indices */
+	uint32_t span = (xb->nports + 1) * EMU_TC_N;
+	uint32_t last = xo->rr == UINT32_MAX ? span - 1 : xo->rr;
+
+	return (idx + span - last - 1) % span < (best_idx + span - last - 1) % span;
+}
+
+/* grant @f, head of @q, to output @o: off its input buffer, into the output buffer */
+static void grant(struct emu_node *n, unsigned o, struct xfifo *q, uint64_t *bytes, uint64_t *served, int in,
+		  uint32_t idx)
+{
+	struct emu_xbar *xb = n->xb;
+	struct emu_xout *xo = &xb->out[o];
+	struct emu_port *p = &n->ports[o];
+	emu_time_t now = n->w->now;
+	struct emu_frame *f = fifo_pop(q);
+	unsigned c = f->tc;
+	emu_time_t xfer = ((emu_time_t)f->len * 8 * EMU_S + xb->bps - 1) / xb->bps;
+
+	*bytes -= f->len;
+	p->xwait -= f->len;
+	*served = ++xb->stamp;
+	xo->rr = idx;
+	xo->busy_until = now + xfer;
+	if (in >= 0) {
+		struct emu_xin *xi = &xb->in[in];
+
+		xi->busy_until = now + xfer;
+		xo->req[c] &= ~(1ULL << in);
+		if (q->head)
+			xb->out[q->head->xout].req[c] |= 1ULL << in;
+		if (in_waiting(xi))
+			wake_in(n, (unsigned)in);
+	}
+	if (out_wanted(xo))
+		wake_out(n, o);
+	emu_port_ingress_release(n, f);
+	if (emu_unlikely(!p->up || !n->up)) {
+		p->st.drops_down++;
+		emu_frame_free(n, f);
+		return;
+	}
+	emu_port_enqueue(n, o, f, c);
+}
+
+/* one arbitration at output @o: grant the best requester, if any may go now */
+static void arbitrate(struct emu_node *n, unsigned o)
+{
+	struct emu_xbar *xb = n->xb;
+	struct emu_xout *xo = &xb->out[o];
+	const struct emu_port *p = &n->ports[o];
+	emu_time_t now = n->w->now;
+
+	if (xo->busy_until > now) {
+		if (out_wanted(xo))
+			wake_out(n, o);
+		return;
+	}
+	uint64_t best_s = 0;
+	uint32_t best_idx = UINT32_MAX;
+	int best_in = -1;
+	unsigned best_c = 0;
+
+	for (unsigned c = 0; c < EMU_TC_N; c++) {
+		uint64_t room = xb->obuf > p->qbytes_tc[c] ? xb->obuf - p->qbytes_tc[c] : 0;
+
+		for (uint64_t m = xo->req[c]; m; m &= m - 1) {
+			unsigned i = (unsigned)__builtin_ctzll(m);
+			struct emu_xin *xi = &xb->in[i];
+			uint32_t idx = i * EMU_TC_N + c;
+
+			if (xi->busy_until > now) {
+				wake_in(n, i);
+				continue;
+			}
+			if (xi->q[c].head->len <= room && better(xb, xo, xi->served[c], idx, best_s, best_idx)) {
+				best_s = xi->served[c];
+				best_idx = idx;
+				best_in = (int)i;
+				best_c = c;
+			}
+		}
+		if (xo->own[c].head && xo->own[c].head->len <= room) {
+			uint32_t idx = xb->nports * EMU_TC_N + c;
+
+			if (better(xb, xo, xo->own_served[c], idx, best_s, best_idx)) {
+				best_s = xo->own_served[c];
+				best_idx = idx;
+				best_in = -1;
+				best_c = c;
+			}
+		}
+	}
+	if (best_idx == UINT32_MAX)
+		return;	/* a wake, a new head or room in the output buffer will call again */
+	if (best_in >= 0) {
+		struct emu_xin *xi = &xb->in[best_in];
+
+		grant(n, o, &xi->q[best_c], &xi->bytes[best_c], &xi->served[best_c], best_in, best_idx);
+	} else {
+		grant(n, o, &xo->own[best_c], &xo->own_bytes[best_c], &xo->own_served[best_c], -1, best_idx);
+	}
+}
+
+int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c)
+{
+	struct emu_xbar *xb = n->xb;
+	unsigned in = f->xin;
+	struct xfifo *q;
+	uint64_t *bytes;
+
+	f->tc = (uint8_t)c;
+	f->xout = (uint16_t)port;
+	if (in < xb->nports) {
+		q = &xb->in[in].q[c];
+		bytes = &xb->in[in].bytes[c];
+	} else {
+		q = &xb->out[port].own[c];
+		bytes = &xb->out[port].own_bytes[c];
+	}
+	if (xb->lossy && *bytes + f->len > xb->ibuf) {
+		n->ports[in < xb->nports ? in : port].st.drops_queue++;
+		emu_frame_free(n, f);
+		return -ENOBUFS;
+	}
+	*bytes += f->len;
+	n->ports[port].xwait += f->len;
+	bool head = !q->head;
+
+	fifo_push(q, f);
+	if (!head)
+		return 0;
+	if (in < xb->nports)
+		xb->out[port].req[c] |= 1ULL << in;
+	arbitrate(n, port);
+	return 0;
+}
+
+void emu_xbar_out_ready(struct emu_node *n, unsigned port)
+{
+	if (out_wanted(&n->xb->out[port]))
+		arbitrate(n, port);
+}
+
+void emu_xbar_wake(struct emu_node *n, unsigned port, bool input)
+{
+	struct emu_xbar *xb = n->xb;
+
+	if (!input) {
+		xb->out[port].wake = false;
+		arbitrate(n, port);
+		return;
+	}
+	struct emu_xin *xi = &xb->in[port];
+
+	xi->wake = false;
+	if (xi->busy_until > n->w->now) {
+		if (in_waiting(xi))
+			wake_in(n, port);
+		return;
+	}
+	/* the input is free: offer its heads to their outputs, class by class */
+	for (unsigned c = 0; c < EMU_TC_N && xi->busy_until <= n->w->now; c++)
+		if (xi->q[c].head)
+			arbitrate(n, xi->q[c].head->xout);
+}
+
+/* drop the frames of @q bound for @port; return the bytes dropped */
+static uint64_t purge(struct emu_node *n, struct xfifo *q, unsigned port)
+{
+	struct emu_frame *keep = NULL, *ktail = NULL, *f = q->head;
+	uint64_t gone = 0;
+
+	while (f) {
+		struct emu_frame *next = f->next;
+
+		if (f->xout == port) {
+			gone += f->len;
+			n->ports[port].st.drops_down++;
+			emu_frame_free(n, f);
+		} else {
+			f->next = NULL;
+			if (ktail)
+				ktail->next = f;
+			else
+				keep = f;
+			ktail = f;
+		}
+		f = next;
+	}
+	q->head = keep;
+	q->tail = ktail;
+	return gone;
+}
+
+void emu_xbar_link_down(struct emu_node *n, unsigned port)
+{
+	struct emu_xbar *xb = n->xb;
+	struct emu_xout *xo = &xb->out[port];
+
+	for (unsigned c = 0; c < EMU_TC_N; c++) {
+		while (xo->own[c].head) {
+			n->ports[port].st.drops_down++;
+			emu_frame_free(n, fifo_pop(&xo->own[c]));
+		}
+		xo->own_bytes[c] = 0;
+		xo->req[c] = 0;
+		for (unsigned i = 0; i < xb->nports; i++) {
+			struct emu_xin *xi = &xb->in[i];
+			const struct emu_frame *old = xi->q[c].head;
+
+			if (!old)
+				continue;
+			xi->bytes[c] -= purge(n, &xi->q[c], port);
+			if (xi->q[c].head == old || !xi->q[c].head)
+				continue;
+			/* the old head was bound for @port: the new one asks its own output */
+			unsigned o = xi->q[c].head->xout;
+
+			xb->out[o].req[c] |= 1ULL << i;
+			if (xi->busy_until <= n->w->now)
+				arbitrate(n, o);
+			else
+				wake_in(n, i);
+		}
+	}
+	n->ports[port].xwait = 0;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: xbar.h - the merlin switch queueing model: an input-queued router
+ * after SST/Merlin's hr_router, as the engine's data path (port.c) calls it.
+ *
+ * A frame a switch forwards (emu_send) does not go to its output's egress
+ * queue: it joins the FIFO of the input port it arrived on, in its traffic
+ * class, and holds that input buffer (the upstream's credit) while it
+ * waits. Only the head of each (input, class) FIFO may cross the crossbar,
+ * so a head whose output is busy blocks the frames behind it even when
+ * their outputs are idle (head-of-line blocking, as in hr_router). Frames
+ * the switch program makes itself (broadcast copies, aggregated results:
+ * no input port) wait in one FIFO per (output, class) that competes like
+ * an input.
+ *
+ * The crossbar moves one frame per input and per output at a time, each
+ * taking len * 8 / xbar_bps. An output that is free picks, among the heads
+ * that want it whose input is free and for which its output buffer has room
+ * (obuf_bytes per class), the least recently served (LRS: a global grant
+ * stamp per requester, ties to the lower (port, class), hr_router's
+ * xbar_arb_lru order) or the next in round-robin order after the one it
+ * served last. A granted frame leaves its input buffer at once (the credit
+ * goes upstream) and enters the output buffer, the port's egress queue,
+ * which sends under credits exactly as the FIFO model's: strict priority
+ * between classes, a class only when the peer's buffer has room. The
+ * crossbar adds no latency of its own; it limits rates and orders inputs.
+ *
+ * Arbitration is event-driven: on a new head, when an output's crossbar
+ * transfer or an input's ends (EMU_EV_XBAR, posted only when someone
+ * waits), and when a frame leaves an output buffer for the wire. All of it
+ * runs on the node's worker in (time, key) order, so runs stay identical
+ * for any partition.
+ */
+#ifndef EMU_XBAR_H
+#define EMU_XBAR_H
+
+#include "emu/engine/engine_internal.h"
+
+/* emu_xbar_create - the router state of switch @n (EMU_ROUTER_MERLIN) */
+struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engine_cfg *cfg, uint64_t xbar_bps);
+/* emu_xbar_destroy - free it (frames still queued belong to the pools). Accepts NULL. */
+void emu_xbar_destroy(struct emu_xbar *xb);
+
+/*
+ * emu_xbar_send - queue @f (class @c, checked by emu_send) for output @port
+ * at its input; arbitrate if it became a head. Return 0 or -ENOBUFS (lossy:
+ * the input buffer is full; @f freed, the drop counted on its input port).
+ */
+int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c);
+/* emu_xbar_out_ready - output @port's buffer lost a frame to the wire: it may take another */
+void emu_xbar_out_ready(struct emu_node *n, unsigned port);
+/* emu_xbar_wake - EMU_EV_XBAR for @port (@input: the input side, else the output side) */
+void emu_xbar_wake(struct emu_node *n, unsigned port, bool input);
+/* emu_xbar_link_down - @port's link died: frames waiting at any input for it are lost */
+void emu_xbar_link_down(struct emu_node *n, unsigned port);
+
+#endif /* EMU_XBAR_H */
