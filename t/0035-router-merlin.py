@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# --router merlin and --bg-load through canary-emu: every algorithm gives the
+# exact sum on every host under the merlin router (LRS and round robin), also
+# with collective priority, a lossy fabric with loss, a failing link, forced
+# drops, tenants and a pcap; the results are the same for 1 and 2 workers
+# and for 2 processes; --bg-load F offers about F of the line rate and
+# carries no more than it offers; the JSON keys of the default model do not
+# change; bad values exit 2 naming the option.
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import exit_status, ok  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+EMU = os.path.join(ROOT, "emu", "canary-emu")
+SMALL = ["--topology", "fattree2:leaves=8,spines=8,hosts=8", "--size", "64KiB", "--no-progress", "--json"]
+# as t/0070-golden: figures of the emulator, not of the emulated network
+EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "distributed", "partition", "links"}
+
+
+def emu(args):
+    p = subprocess.run([EMU] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def runs(out):
+    try:
+        rep = json.loads(out)
+    except ValueError:
+        return []
+    return rep["runs"] if "runs" in rep else [rep]
+
+
+def strip(x):
+    if isinstance(x, dict):
+        return {k: strip(v) for k, v in x.items() if k not in EXCLUDED}
+    if isinstance(x, list):
+        return [strip(v) for v in x]
+    return x
+
+
+def digest(out):
+    try:
+        return hashlib.md5(json.dumps(strip(json.loads(out)), sort_keys=True).encode()).hexdigest()
+    except ValueError:
+        return None
+
+
+def exact(rs, n):
+    return len(rs) == n and all(r["result_exact"] for r in rs)
+
+
+def main():
+    print("1..16")
+    algos = "ring,static:1,static:4,canary"
+    for router in ("merlin", "merlin:rr"):
+        rc, out, err = emu(SMALL + ["--router", router, "--algo", algos, "--workers", "2"])
+        rs = runs(out)
+        ok(rc == 0 and exact(rs, 4) and all(r.get("router") == (router if ":" in router else "merlin:lrs")
+                                            for r in rs),
+           "--router %s: ring, static:1, static:4 and canary exact on every host" % router, err)
+    cases = [
+        ("collective priority", ["--priority", "collective", "--algo", "canary,ring"], 2),
+        ("lossy with loss", ["--loss", "0.002", "--algo", "canary,static:4"], 2),
+        ("a link failure", ["--fail", "link:L0/8@5us-30us", "--algo", "canary,static:4"], 2),
+        ("a spine failure", ["--fail", "switch:S3@10us", "--algo", "canary"], 1),
+        ("forced drops", ["--drop", "H1/0#5", "--drop", "L0/8#40", "--algo", "canary,static:1"], 2),
+        ("drop-tail with small buffers", ["--lossy", "--buffer", "16KiB", "--algo", "canary,ring"], 2),
+        ("a host down and back", ["--fail", "node:H5@2us-20us", "--algo", "canary,ring"], 2),
+        ("4 tenants", ["--concurrent", "4", "--algo", "canary,static:1"], 2),
+    ]
+    for name, args, n in cases:
+        rc, out, err = emu(SMALL + ["--router", "merlin", "--workers", "2"] + args)
+        ok(rc == 0 and exact(runs(out), n), "--router merlin, %s: exact" % name, err)
+
+    with tempfile.TemporaryDirectory() as d:
+        cap = os.path.join(d, "x.pcap")
+        rc, out, err = emu(SMALL + ["--router", "merlin", "--algo", "canary", "--pcap", cap, "--pcap-link", "L0/8"])
+        ok(rc == 0 and exact(runs(out), 1) and os.path.getsize(cap) > 1000, "--router merlin with --pcap", err)
+
+    base = SMALL + ["--router", "merlin", "--algo", "canary,static:4", "--bg-load", "0.5"]
+    d1 = digest(emu(base + ["--workers", "1"])[1])
+    d2 = digest(emu(base + ["--workers", "2"])[1])
+    d3 = digest(emu(base + ["--workers", "1", "--processes", "2"])[1])
+    ok(d1 and d1 == d2 == d3, "merlin with --bg-load: the same results with 1 and 2 workers and 2 processes",
+       "%s %s %s" % (d1, d2, d3))
+
+    # offered load: Poisson arrivals of 64 KiB messages, 32 hosts, ~300 us
+    big = ["--topology", "fattree2:leaves=8,spines=8,hosts=8", "--size", "2MiB", "--no-progress", "--json",
+           "--algo", "static:1", "--workers", "2"]
+    loads = {}
+    for f in ("0.2", "0.6"):
+        rc, out, err = emu(big + ["--bg-load", f])
+        rs = runs(out)
+        loads[f] = rs[0] if rc == 0 and exact(rs, 1) else None
+    fine = all(r is not None for r in loads.values())
+    ok(fine and all(abs(loads[f]["background_offered"] - float(f)) < 0.06 for f in loads),
+       "--bg-load 0.2 / 0.6: offered %s" % ([round(r["background_offered"], 3) for r in loads.values()] if fine else "?"))
+    ok(fine and all(0 < r["background_carried"] <= r["background_offered"] + 0.02 for r in loads.values()) and
+       loads["0.2"]["background_carried"] < loads["0.6"]["background_carried"],
+       "--bg-load: carried %s, at most what is offered, more at the higher load" %
+       ([round(r["background_carried"], 3) for r in loads.values()] if fine else "?"))
+
+    rc, out, err = emu(SMALL + ["--algo", "canary", "--workers", "2"])
+    rs = runs(out)
+    ok(rc == 0 and rs and not any(k in rs[0] for k in ("router", "bg_load", "background_offered")),
+       "default model and load: the JSON report has the keys it always had")
+
+    bad = [(["--router", "crossbar"], "--router"), (["--bg-load", "0"], "--bg-load"),
+           (["--bg-load", "1.5"], "--bg-load"), (["--xbar-bw", "200Gbps"], "--xbar-bw")]
+    fails = []
+    for args, opt in bad:
+        rc, out, err = emu(SMALL + ["--algo", "canary"] + args)
+        if rc != 2 or opt not in err or len(err.strip().splitlines()) != 1:
+            fails.append("%s: rc %d, %r" % (args, rc, err))
+    ok(not fails, "bad --router, --bg-load, --xbar-bw without merlin: exit 2, one line naming the option",
+       "\n".join(fails))
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
