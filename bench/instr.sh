@@ -7,6 +7,8 @@
 # and teardown. Also prints queue events per frame-hop.
 #
 #   bench/instr.sh [WORKLOAD...]   (default: canary forwarding lockstep)
+#   ROUTER=merlin bench/instr.sh canary lockstep   (the switch model of the
+#              canary-emu workloads; default fifo)
 #
 #   canary     the default scenario's Canary run: 1024 hosts, 512 in a 4 MiB
 #              allreduce, 512 sending background traffic (20 vs 60 us)
@@ -24,9 +26,9 @@ trap 'rm -rf "$tmp"' EXIT
 count() {
 	local name=$1 t=$2 out=$tmp/$1.$2
 	case $name in
-	canary) set -- emu/canary-emu --algo canary --workers 1 --time-limit "${t}us" --json --no-progress ;;
+	canary) set -- emu/canary-emu --router "${ROUTER:-fifo}" --algo canary --workers 1 --time-limit "${t}us" --json --no-progress ;;
 	forwarding) set -- bench/engine --workers 1 --time "${t}us" --repeat 1 --ring 0 --csv --no-warmup ;;
-	lockstep) set -- emu/canary-emu --topology fattree3:k=16 --hosts 2 --bg-msg 2MiB --algo canary \
+	lockstep) set -- emu/canary-emu --router "${ROUTER:-fifo}" --topology fattree3:k=16 --hosts 2 --bg-msg 2MiB --algo canary \
 		--workers 1 --time-limit "${t}us" --json --no-progress ;;
 	*) echo "bench/instr.sh: unknown workload $name" >&2; exit 2 ;;
 	esac

@@ -161,6 +161,51 @@ static bool better(const struct emu_xbar *xb, const struct emu_xout *xo, uint64_
 	return (idx + span - last - 1) % span < (best_idx + span - last - 1) % span;
 }
 
+/* could the head @f of class @c be granted at output @o but for the crossbar? (its buffer has room) */
+static bool fits(const struct emu_node *n, unsigned o, unsigned c, const struct emu_frame *f)
+{
+	return n->ports[o].qbytes_tc[c] + f->len <= n->xb->obuf;
+}
+
+/*
+ * After a grant, input @i is busy: it needs a wake at the end only if one
+ * of its heads could go then. A head whose output buffer is full waits for
+ * that output's own trigger (a frame leaving the buffer), which arbitrates
+ * and wakes the input if it is still busy: most wakes under load are saved.
+ */
+static void after_grant_in(struct emu_node *n, unsigned i)
+{
+	struct emu_xin *xi = &n->xb->in[i];
+
+	for (unsigned c = 0; c < EMU_TC_N; c++) {
+		const struct emu_frame *h = xi->q[c].head;
+
+		if (h && fits(n, h->xout, c, h)) {
+			wake_in(n, i);
+			return;
+		}
+	}
+}
+
+/* the same for output @o: a wake only if some requester fits its buffer */
+static void after_grant_out(struct emu_node *n, unsigned o)
+{
+	struct emu_xbar *xb = n->xb;
+	struct emu_xout *xo = &xb->out[o];
+
+	for (unsigned c = 0; c < EMU_TC_N; c++) {
+		if (xo->own[c].head && fits(n, o, c, xo->own[c].head)) {
+			wake_out(n, o);
+			return;
+		}
+		for (uint64_t m = xo->req[c]; m; m &= m - 1)
+			if (fits(n, o, c, xb->in[__builtin_ctzll(m)].q[c].head)) {
+				wake_out(n, o);
+				return;
+			}
+	}
+}
+
 /* grant @f, head of @q, to output @o: off its input buffer, into the output buffer */
 static void grant(struct emu_node *n, unsigned o, struct xfifo *q, uint64_t *bytes, uint64_t *served, int in,
 		  uint32_t idx)
@@ -179,24 +224,22 @@ static void grant(struct emu_node *n, unsigned o, struct xfifo *q, uint64_t *byt
 	xo->rr = idx;
 	xo->busy_until = now + xfer;
 	if (in >= 0) {
-		struct emu_xin *xi = &xb->in[in];
-
-		xi->busy_until = now + xfer;
+		xb->in[in].busy_until = now + xfer;
 		xo->req[c] &= ~(1ULL << in);
 		if (q->head)
 			xb->out[q->head->xout].req[c] |= 1ULL << in;
-		if (in_waiting(xi))
-			wake_in(n, (unsigned)in);
 	}
-	if (out_wanted(xo))
-		wake_out(n, o);
 	emu_port_ingress_release(n, f);
 	if (emu_unlikely(!p->up || !n->up)) {
 		p->st.drops_down++;
 		emu_frame_free(n, f);
-		return;
+	} else {
+		emu_port_enqueue(n, o, f, c);
 	}
-	emu_port_enqueue(n, o, f, c);
+	/* after the frame went into the buffer (and perhaps onto the wire): who has to be woken? */
+	if (in >= 0)
+		after_grant_in(n, (unsigned)in);
+	after_grant_out(n, o);
 }
 
 /* one arbitration at output @o: grant the best requester, if any may go now */
@@ -212,7 +255,7 @@ static void arbitrate(struct emu_node *n, unsigned o)
 			wake_out(n, o);
 		return;
 	}
-	uint64_t best_s = 0;
+	uint64_t best_s = 0, busy = 0;
 	uint32_t best_idx = UINT32_MAX;
 	int best_in = -1;
 	unsigned best_c = 0;
@@ -225,11 +268,13 @@ static void arbitrate(struct emu_node *n, unsigned o)
 			struct emu_xin *xi = &xb->in[i];
 			uint32_t idx = i * EMU_TC_N + c;
 
+			if (xi->q[c].head->len > room)
+				continue;
 			if (xi->busy_until > now) {
-				wake_in(n, i);
+				busy |= 1ULL << i;
 				continue;
 			}
-			if (xi->q[c].head->len <= room && better(xb, xo, xi->served[c], idx, best_s, best_idx)) {
+			if (better(xb, xo, xi->served[c], idx, best_s, best_idx)) {
 				best_s = xi->served[c];
 				best_idx = idx;
 				best_in = (int)i;
@@ -247,8 +292,17 @@ static void arbitrate(struct emu_node *n, unsigned o)
 			}
 		}
 	}
-	if (best_idx == UINT32_MAX)
-		return;	/* a wake, a new head or room in the output buffer will call again */
+	if (best_idx == UINT32_MAX) {
+		/*
+		 * Nobody may go now. Inputs that could but are busy get a wake at
+		 * the end of their transfer; the rest wait for a new head, room
+		 * in the output buffer or a wake to call again. (After a grant
+		 * the output's own wake or room covers the busy inputs.)
+		 */
+		for (; busy; busy &= busy - 1)
+			wake_in(n, (unsigned)__builtin_ctzll(busy));
+		return;
+	}
 	if (best_in >= 0) {
 		struct emu_xin *xi = &xb->in[best_in];
 
