@@ -10,7 +10,10 @@ SEEDS=${SEEDS:-1 2 3 4 5}
 # 5.1: "we run simulations with 256 elements per packet"); a Tofino 1 needs 8
 # recirculating passes for that, so the paper's figures are reproduced with
 # the unbounded profile. PROFILE=tofino1 shows what a Tofino 1 would do.
-PAPER="--topology fattree2:leaves=32,spines=32,hosts=32 --elements 256 --profile ${PROFILE:-unbounded} --no-progress"
+# EXTRA adds options to every run, e.g. EXTRA="--router merlin --bg-load 0.3"
+# RESULTS=bench/results/merlin-0.3 (the switch model and background load of
+# the model columns in bench/README.md).
+PAPER="--topology fattree2:leaves=32,spines=32,hosts=32 --elements 256 --profile ${PROFILE:-unbounded} --no-progress ${EXTRA:-}"
 
 mkdir -p "$RESULTS"
 
