@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/models.sh - the congestion points of experiments 1, 2, 3 and 5 (the
+# rows bench/README.md compares across switch models), in paper.sh's files
+# and tags, for one model: EXTRA gives its options, RESULTS its directory.
+#
+#   EXTRA="--router merlin --bg-load 0.4" RESULTS=bench/results/merlin-0.4 SEEDS=1 bench/models.sh [POINT...]
+#
+# POINTs, in the order given (default: all, most telling first):
+#   2u    512/512 with background: static:1, 2, 4, 8, canary
+#   3-5   5 % of the hosts, the rest background (also 3-10, 3-25, 3-75)
+#   1-1   1 % with background (exp1)
+#   5-K   K tenants over all hosts, no background (the load does not matter)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+point() {
+	local p=$1 seed=$2
+	case $p in
+	2u) csv_run "$RESULTS/exp2-trees.csv" "bg=uniform" $PAPER --hosts 512 --background uniform --seed "$seed" \
+		--algo static:1,static:2,static:4,static:8,canary ;;
+	3-*) csv_run "$RESULTS/exp3-share.csv" "share=${p#3-}%" $PAPER --hosts "${p#3-}%" --background uniform \
+		--seed "$seed" --algo ring,static:1,static:4,canary ;;
+	1-*) csv_run "$RESULTS/exp1-motivation.csv" "share=${p#1-}%,bg=uniform" $PAPER --hosts "${p#1-}%" \
+		--background uniform --seed "$seed" --algo ring,static:1,static:4,canary ;;
+	5-*) csv_run "$RESULTS/exp5-tenants.csv" "tenants=${p#5-}" $PAPER --hosts 100% --concurrent "${p#5-}" \
+		--background none --seed "$seed" --table per-tenant --algo ring,static:1,static:4,canary ;;
+	*) echo "bench/models.sh: unknown point $p" >&2; exit 2 ;;
+	esac
+}
+
+for p in ${*:-2u 3-5 1-1 3-25 3-75 5-1 5-4 5-16 5-32}; do
+	for seed in $SEEDS; do
+		echo "== $p seed $seed ($(date +%T))"
+		point "$p" "$seed"
+	done
+	bench_flush
+done
