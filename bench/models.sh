@@ -10,7 +10,8 @@
 #   2u    512/512 with background: static:1, 2, 4, 8, canary
 #   3-5   5 % of the hosts, the rest background (also 3-10, 3-25, 3-75)
 #   1-1   1 % with background (exp1)
-#   5-K   K tenants over all hosts, no background (the load does not matter)
+#   5-K   K tenants over all hosts, no background (the load does not matter;
+#         the ring left out: at 1024 hosts it alone costs more than the rest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -25,7 +26,7 @@ point() {
 	1-*) csv_run "$RESULTS/exp1-motivation.csv" "share=${p#1-}%,bg=uniform" $PAPER --hosts "${p#1-}%" \
 		--background uniform --seed "$seed" --algo ring,static:1,static:4,canary ;;
 	5-*) csv_run "$RESULTS/exp5-tenants.csv" "tenants=${p#5-}" $PAPER --hosts 100% --concurrent "${p#5-}" \
-		--background none --seed "$seed" --table per-tenant --algo ring,static:1,static:4,canary ;;
+		--background none --seed "$seed" --table per-tenant --algo static:1,static:4,canary ;;
 	*) echo "bench/models.sh: unknown point $p" >&2; exit 2 ;;
 	esac
 }
