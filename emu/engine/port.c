@@ -608,12 +608,20 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 		return def;
 	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(&n->ports[def]) * 2 <= n->eng->cfg.buffer_bytes)
 		return def;
-	/* least queued bytes; ties go to the first in hash rotation order */
+	/*
+	 * Least queued bytes; ties go to the first in hash rotation order:
+	 * the ports above the default in ascending order, then those below.
+	 */
 	unsigned best = def;
 	uint64_t bestq = port_occupancy(&n->ports[def]);
+	uint64_t below = mask & ((1ULL << def) - 1);
 
-	for (unsigned i = 1; i < cnt; i++) {
-		unsigned p = nth_bit(mask, (start + i) % cnt);
+	for (uint64_t m = mask & ~below & ~(1ULL << def); m || below; m &= m - 1) {
+		if (!m) {
+			m = below;
+			below = 0;
+		}
+		unsigned p = (unsigned)__builtin_ctzll(m);
 		uint64_t q = port_occupancy(&n->ports[p]);
 
 		if (q < bestq) {

@@ -45,7 +45,9 @@ struct emu_xbar {
 	uint64_t stamp;			/* grants so far */
 	enum emu_xbar_arb arb;
 	bool lossy;
+	unsigned nc;			/* classes in use: EMU_TC_N with collective priority, else 1 */
 	unsigned nports;
+	uint32_t mtu_frame;		/* the largest frame any port takes */
 	struct emu_xin *in;
 	struct emu_xout *out;
 };
@@ -60,6 +62,10 @@ struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engi
 	xb->arb = cfg->xbar_arb;
 	xb->lossy = cfg->lossy;
 	xb->nports = n->nports;
+	xb->nc = cfg->tc_collective ? EMU_TC_N : 1;
+	for (unsigned p = 0; p < n->nports; p++)
+		if (n->ports[p].mtu_frame > xb->mtu_frame)
+			xb->mtu_frame = n->ports[p].mtu_frame;
 	xb->in = emu_xcalloc(n->nports + 1, sizeof(*xb->in));
 	xb->out = emu_xcalloc(n->nports + 1, sizeof(*xb->out));
 	for (unsigned o = 0; o < n->nports; o++)
@@ -130,17 +136,17 @@ static void wake_out(struct emu_node *n, unsigned o)
 	}
 }
 
-static bool out_wanted(const struct emu_xout *xo)
+static bool out_wanted(const struct emu_xbar *xb, const struct emu_xout *xo)
 {
-	for (unsigned c = 0; c < EMU_TC_N; c++)
+	for (unsigned c = 0; c < xb->nc; c++)
 		if (xo->req[c] || xo->own[c].head)
 			return true;
 	return false;
 }
 
-static bool in_waiting(const struct emu_xin *xi)
+static bool in_waiting(const struct emu_xbar *xb, const struct emu_xin *xi)
 {
-	for (unsigned c = 0; c < EMU_TC_N; c++)
+	for (unsigned c = 0; c < xb->nc; c++)
 		if (xi->q[c].head)
 			return true;
 	return false;
@@ -177,7 +183,7 @@ static void after_grant_in(struct emu_node *n, unsigned i)
 {
 	struct emu_xin *xi = &n->xb->in[i];
 
-	for (unsigned c = 0; c < EMU_TC_N; c++) {
+	for (unsigned c = 0; c < n->xb->nc; c++) {
 		const struct emu_frame *h = xi->q[c].head;
 
 		if (h && fits(n, h->xout, c, h)) {
@@ -193,7 +199,14 @@ static void after_grant_out(struct emu_node *n, unsigned o)
 	struct emu_xbar *xb = n->xb;
 	struct emu_xout *xo = &xb->out[o];
 
-	for (unsigned c = 0; c < EMU_TC_N; c++) {
+	for (unsigned c = 0; c < xb->nc; c++) {
+		if (!xo->req[c] && !xo->own[c].head)
+			continue;
+		/* room for the largest frame: whoever waits fits */
+		if (n->ports[o].qbytes_tc[c] + xb->mtu_frame <= xb->obuf) {
+			wake_out(n, o);
+			return;
+		}
 		if (xo->own[c].head && fits(n, o, c, xo->own[c].head)) {
 			wake_out(n, o);
 			return;
@@ -251,7 +264,7 @@ static void arbitrate(struct emu_node *n, unsigned o)
 	emu_time_t now = n->w->now;
 
 	if (xo->busy_until > now) {
-		if (out_wanted(xo))
+		if (out_wanted(xb, xo))
 			wake_out(n, o);
 		return;
 	}
@@ -260,7 +273,7 @@ static void arbitrate(struct emu_node *n, unsigned o)
 	int best_in = -1;
 	unsigned best_c = 0;
 
-	for (unsigned c = 0; c < EMU_TC_N; c++) {
+	for (unsigned c = 0; c < xb->nc; c++) {
 		uint64_t room = xb->obuf > p->qbytes_tc[c] ? xb->obuf - p->qbytes_tc[c] : 0;
 
 		for (uint64_t m = xo->req[c]; m; m &= m - 1) {
@@ -348,7 +361,7 @@ int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsign
 
 void emu_xbar_out_ready(struct emu_node *n, unsigned port)
 {
-	if (out_wanted(&n->xb->out[port]))
+	if (out_wanted(n->xb, &n->xb->out[port]))
 		arbitrate(n, port);
 }
 
@@ -365,12 +378,12 @@ void emu_xbar_wake(struct emu_node *n, unsigned port, bool input)
 
 	xi->wake = false;
 	if (xi->busy_until > n->w->now) {
-		if (in_waiting(xi))
+		if (in_waiting(xb, xi))
 			wake_in(n, port);
 		return;
 	}
 	/* the input is free: offer its heads to their outputs, class by class */
-	for (unsigned c = 0; c < EMU_TC_N && xi->busy_until <= n->w->now; c++)
+	for (unsigned c = 0; c < xb->nc && xi->busy_until <= n->w->now; c++)
 		if (xi->q[c].head)
 			arbitrate(n, xi->q[c].head->xout);
 }
