@@ -74,19 +74,19 @@ def main():
         rc, out = run(["make", "--no-print-directory", "-s", "install", "DESTDIR=" + stage, "PREFIX=" + prefix])
         root = stage + prefix
         want = ["bin/canary-emu", "bin/canary-allreduce", "share/man/man1/canary-allreduce.1", "include/canary_host.h", "lib/libcanaryhost.a", "lib/libcanaryhost.so",
-                "lib/libcanaryhost.so.1", "lib/libcanaryhost.so.1.1.0", "lib/pkgconfig/canaryhost.pc",
+                "lib/libcanaryhost.so.1", "lib/libcanaryhost.so.1.2.0", "lib/pkgconfig/canaryhost.pc",
                 "share/man/man1/canary-emu.1", "share/man/man3/libcanaryhost.3"]
         have = files_under(root) if os.path.isdir(root) else []
         ok(rc == 0 and all(w in have for w in want), "make install DESTDIR= PREFIX=: tool, header, .a, .so + links, .pc, man pages",
            out + "\nhave: %s" % have)
         ok(os.path.islink(root + "/lib/libcanaryhost.so.1") and
-           os.readlink(root + "/lib/libcanaryhost.so.1") == "libcanaryhost.so.1.1.0" and
-           os.readlink(root + "/lib/libcanaryhost.so") == "libcanaryhost.so.1", "soname links: .so -> .so.1 -> .so.1.1.0")
-        rc, out = run(["readelf", "-d", root + "/lib/libcanaryhost.so.1.1.0"])
+           os.readlink(root + "/lib/libcanaryhost.so.1") == "libcanaryhost.so.1.2.0" and
+           os.readlink(root + "/lib/libcanaryhost.so") == "libcanaryhost.so.1", "soname links: .so -> .so.1 -> .so.1.2.0")
+        rc, out = run(["readelf", "-d", root + "/lib/libcanaryhost.so.1.2.0"])
         ok(rc == 0 and "Library soname: [libcanaryhost.so.1]" in out and
            not re.search(r"NEEDED.*\[lib(urcu|zmq|hwloc|pcap)", out), "soname libcanaryhost.so.1, needs no emulator library",
            out)
-        rc, out = run(["nm", "-D", "--defined-only", root + "/lib/libcanaryhost.so.1.1.0"])
+        rc, out = run(["nm", "-D", "--defined-only", root + "/lib/libcanaryhost.so.1.2.0"])
         syms = set(re.findall(r" [TD] (\w+)@", out))
         with open(os.path.join(ROOT, "libhost", "canary_host.h")) as f:
             declared = set(re.findall(r"\b(lh_\w+)\(", f.read()))
@@ -95,7 +95,7 @@ def main():
            "not declared: %s\nnot exported (libhost/libcanaryhost.map): %s" % (syms - declared, declared - syms))
         with open(root + "/lib/pkgconfig/canaryhost.pc") as f:
             pc = f.read()
-        ok("prefix=/opt/canary" in pc and "libdir=/opt/canary/lib" in pc and "Version: 1.1.0" in pc,
+        ok("prefix=/opt/canary" in pc and "libdir=/opt/canary/lib" in pc and "Version: 1.2.0" in pc,
            "canaryhost.pc names the install directories, not the stage", pc)
 
         # 2. a program built from the installed files only, through pkg-config
@@ -128,7 +128,7 @@ def main():
         var = ["PREFIX=" + p2, "LIBDIR=" + p2 + "/lib64", "INCLUDEDIR=" + p2 + "/include/canary"]
         rc, out = run(["make", "--no-print-directory", "-s", "install"] + var)
         have = files_under(p2) if os.path.isdir(p2) else []
-        ok(rc == 0 and "lib64/libcanaryhost.so.1.1.0" in have and "include/canary/canary_host.h" in have and
+        ok(rc == 0 and "lib64/libcanaryhost.so.1.2.0" in have and "include/canary/canary_host.h" in have and
            "lib64/pkgconfig/canaryhost.pc" in have, "make install PREFIX= LIBDIR= INCLUDEDIR= puts them there",
            out + "\nhave: %s" % have)
         env = {"PKG_CONFIG_PATH": p2 + "/lib64/pkgconfig", "PKG_CONFIG_LIBDIR": ""}
