@@ -52,3 +52,53 @@ void *lh_xrealloc(void *p, size_t n)
 		out_of_memory(n);
 	return q;
 }
+
+static inline int tmr_less(const struct lh_tmr *a, const struct lh_tmr *b)
+{
+	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+void lh_theap_push(struct lh_theap *h, uint64_t at, uint64_t cookie)
+{
+	struct lh_tmr x = { .at = at, .seq = h->seq++, .cookie = cookie };
+	size_t i;
+
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 64;
+		h->v = lh_xrealloc(h->v, h->cap * sizeof(*h->v));
+	}
+	i = h->n++;
+	while (i && tmr_less(&x, &h->v[(i - 1) / 2])) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = x;
+}
+
+struct lh_tmr lh_theap_pop(struct lh_theap *h)
+{
+	struct lh_tmr top = h->v[0], x = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && tmr_less(&h->v[c + 1], &h->v[c]))
+			c++;
+		if (!tmr_less(&h->v[c], &x))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}
+
+void lh_theap_free(struct lh_theap *h)
+{
+	free(h->v);
+	*h = (struct lh_theap){ 0 };
+}

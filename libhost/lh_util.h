@@ -55,4 +55,29 @@ static inline double lh_ln(double x)
 	return 2 * s + e * 0.69314718055994530942;
 }
 
+/*
+ * struct lh_theap - timers in a binary heap on (at, seq): the earliest
+ * first, and timers armed for the same time in the order they were armed.
+ * Zero-initialised it is empty. A transport that keeps its own timers (a
+ * real interface's, a host that may be down) uses it.
+ */
+struct lh_tmr {
+	uint64_t at;
+	uint64_t seq;
+	uint64_t cookie;
+};
+
+struct lh_theap {
+	struct lh_tmr *v;	/* v[0] is the earliest when n > 0 */
+	size_t n, cap;
+	uint64_t seq;
+};
+
+/* lh_theap_push - arm a timer at @at carrying @cookie */
+void lh_theap_push(struct lh_theap *h, uint64_t at, uint64_t cookie);
+/* lh_theap_pop - take the earliest timer; @h must not be empty */
+struct lh_tmr lh_theap_pop(struct lh_theap *h);
+/* lh_theap_free - release the heap's array; it is empty again */
+void lh_theap_free(struct lh_theap *h);
+
 #endif /* LH_UTIL_H */

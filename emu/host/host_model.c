@@ -16,49 +16,6 @@
 
 /* ---------- armed timers of a host that may be down for a while (cfg->resume) ---------- */
 
-static bool tmr_less(const struct emu_host_tmr *a, const struct emu_host_tmr *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static void tmr_push(struct emu_host_state *s, uint64_t t, uint64_t cookie)
-{
-	if (s->ntmr == s->captmr) {
-		s->captmr = s->captmr ? 2 * s->captmr : 64;
-		s->tmr = emu_xrealloc(s->tmr, s->captmr * sizeof(*s->tmr));
-	}
-	size_t i = s->ntmr++;
-	struct emu_host_tmr x = { .t = t, .seq = s->tmr_seq++, .cookie = cookie };
-
-	while (i && tmr_less(&x, &s->tmr[(i - 1) / 2])) {
-		s->tmr[i] = s->tmr[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	s->tmr[i] = x;
-}
-
-static struct emu_host_tmr tmr_pop(struct emu_host_state *s)
-{
-	struct emu_host_tmr top = s->tmr[0], x = s->tmr[--s->ntmr];
-	size_t i = 0, n = s->ntmr;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && tmr_less(&s->tmr[c + 1], &s->tmr[c]))
-			c++;
-		if (!tmr_less(&s->tmr[c], &x))
-			break;
-		s->tmr[i] = s->tmr[c];
-		i = c;
-	}
-	if (n)
-		s->tmr[i] = x;
-	return top;
-}
-
 /*
  * arm - emu_timer_at() that, for a host that may come back, also records
  * the timer. The engine fires a node's timers in (t, arming order), the
@@ -69,7 +26,7 @@ static void arm(struct emu_host_state *s, uint64_t at, uint64_t cookie)
 	if (s->cfg && s->cfg->resume) {
 		uint64_t now = emu_node_now(s->node);
 
-		tmr_push(s, at < now ? now : at, cookie);
+		lh_theap_push(&s->tmr, at < now ? now : at, cookie);
 	}
 	emu_timer_at(s->node, at, cookie);
 }
@@ -247,9 +204,9 @@ static void fire_late(struct emu_host_state *s, bool incl_now)
 	size_t n = 0;
 	uint64_t *late = NULL;
 
-	while (s->ntmr && (s->tmr[0].t < now || (incl_now && s->tmr[0].t == now))) {
+	while (s->tmr.n && (s->tmr.v[0].at < now || (incl_now && s->tmr.v[0].at == now))) {
 		late = emu_xrealloc(late, (n + 1) * sizeof(*late));
-		late[n++] = tmr_pop(s).cookie;
+		late[n++] = lh_theap_pop(&s->tmr).cookie;
 	}
 	s->resumed += n;
 	for (size_t i = 0; i < n; i++)
@@ -269,8 +226,8 @@ static void host_timer(struct emu_node *n, uint64_t cookie)
 	}
 	if (s->cfg->resume) {
 		fire_late(s, false);
-		if (s->ntmr)
-			tmr_pop(s);	/* this timer: the earliest left */
+		if (s->tmr.n)
+			lh_theap_pop(&s->tmr);	/* this timer: the earliest left */
 	}
 	dispatch(s, cookie);
 }
@@ -306,8 +263,7 @@ static void host_fini(struct emu_node *n)
 	struct emu_host_state *s = emu_node_state(n);
 
 	lh_host_destroy(s->lh);
-	free(s->tmr);
-	s->tmr = NULL;
+	lh_theap_free(&s->tmr);
 	s->lh = NULL;
 	s->comm = NULL;
 	s->req = NULL;

@@ -13,6 +13,7 @@
 
 #include "emu/engine/engine.h"
 #include "libhost/canary_host.h"
+#include "libhost/lh_util.h"
 
 enum emu_host_role {
 	EMU_HOST_IDLE = 0,
@@ -70,13 +71,7 @@ struct emu_host_state {
 	bool finished;
 	bool attached;		/* a real process (attach.h): no request here */
 	/* cfg->resume: armed timers, a heap on (t, seq) */
-	struct emu_host_tmr {
-		uint64_t t;
-		uint64_t seq;
-		uint64_t cookie;
-	} *tmr;
-	size_t ntmr, captmr;
-	uint64_t tmr_seq;
+	struct lh_theap tmr;
 	uint64_t resumed;	/* timers fired late because the host was down */
 };
 

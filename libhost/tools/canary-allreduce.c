@@ -143,11 +143,6 @@ static int32_t expected(const struct inputs *in, size_t i)
 
 /* ---- the transport ---- */
 
-struct tmr {
-	lh_time_t at;
-	uint64_t seq, cookie;
-};
-
 struct nic {
 	struct lh_afp *afp;
 	struct lh_host *host;
@@ -156,9 +151,7 @@ struct nic {
 	uint64_t rate;
 	lh_time_t busy_until;
 	lh_time_t hold_until;	/* nothing is sent before */
-	struct tmr *tm;
-	size_t ntm, captm;
-	uint64_t tmseq;
+	struct lh_theap tm;	/* the library's timers */
 	void **freebuf;
 	size_t nfree, capfree;
 	uint64_t rng;
@@ -186,49 +179,6 @@ static uint64_t mono_ns(void)
 static lh_time_t nic_now(const struct nic *n)
 {
 	return (mono_ns() - n->t0_ns) * LH_NS;
-}
-
-static bool tmr_less(const struct tmr *a, const struct tmr *b)
-{
-	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
-}
-
-static void tmr_push(struct nic *n, lh_time_t at, uint64_t cookie)
-{
-	if (n->ntm == n->captm) {
-		n->captm = n->captm ? 2 * n->captm : 256;
-		n->tm = lh_xrealloc(n->tm, n->captm * sizeof(*n->tm));
-	}
-	size_t i = n->ntm++;
-	struct tmr x = { .at = at, .seq = n->tmseq++, .cookie = cookie };
-
-	while (i && tmr_less(&x, &n->tm[(i - 1) / 2])) {
-		n->tm[i] = n->tm[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	n->tm[i] = x;
-}
-
-static struct tmr tmr_pop(struct nic *n)
-{
-	struct tmr top = n->tm[0], x = n->tm[--n->ntm];
-	size_t i = 0, cnt = n->ntm;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= cnt)
-			break;
-		if (c + 1 < cnt && tmr_less(&n->tm[c + 1], &n->tm[c]))
-			c++;
-		if (!tmr_less(&n->tm[c], &x))
-			break;
-		n->tm[i] = n->tm[c];
-		i = c;
-	}
-	if (cnt)
-		n->tm[i] = x;
-	return top;
 }
 
 static uint8_t *t_frame_get(void *ctx, void **handle)
@@ -277,7 +227,7 @@ static lh_time_t t_now(void *ctx)
 
 static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
 {
-	tmr_push(ctx, at, cookie);
+	lh_theap_push(&((struct nic *)ctx)->tm, at, cookie);
 }
 
 static bool t_tx_busy(void *ctx)
@@ -673,8 +623,8 @@ static bool run(struct nic *n, const struct opts *o, lh_time_t *t_done)
 		if (linger_until && now >= linger_until)
 			break;
 		lh_afp_rx(n->afp, on_frame, n, 256);
-		while (n->ntm && n->tm[0].at <= nic_now(n)) {
-			struct tmr t = tmr_pop(n);
+		while (n->tm.n && n->tm.v[0].at <= nic_now(n)) {
+			struct lh_tmr t = lh_theap_pop(&n->tm);
 
 			lh_host_timer(n->host, t.cookie);
 		}
@@ -685,8 +635,8 @@ static bool run(struct nic *n, const struct opts *o, lh_time_t *t_done)
 		now = nic_now(n);
 		lh_time_t wake = limit;
 
-		if (n->ntm && n->tm[0].at < wake)
-			wake = n->tm[0].at;
+		if (n->tm.n && n->tm.v[0].at < wake)
+			wake = n->tm.v[0].at;
 		if (n->busy_until > now && n->busy_until < wake)
 			wake = n->busy_until;
 		if (n->hold_until > now && n->hold_until < wake)
@@ -858,7 +808,7 @@ out:
 		free(n.bufs[--n.nbufs]);
 	free(n.bufs);
 	free(n.freebuf);
-	free(n.tm);
+	lh_theap_free(&n.tm);
 	inputs_fini(&n.in);
 	free(peers);
 	return rc;
