@@ -108,9 +108,15 @@ static int child(void (*fn)(void))
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/*
+ * The sizes come through a volatile so that the compiler (inlining the
+ * allocators with link-time optimization) cannot see the overflow and warn.
+ */
+static volatile size_t huge_n = SIZE_MAX / 8;
+
 static void huge_calloc(void)
 {
-	void *p = emu_xcalloc(SIZE_MAX / 8, 16);	/* overflows */
+	void *p = emu_xcalloc(huge_n, 16);	/* overflows */
 
 	(void)p;
 }
@@ -124,7 +130,7 @@ static void huge_malloc(void)
 
 static void lh_default(void)
 {
-	void *p = lh_xcalloc(SIZE_MAX / 8, 16);
+	void *p = lh_xcalloc(huge_n, 16);	/* overflows */
 
 	(void)p;
 }
