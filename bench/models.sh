@@ -7,9 +7,9 @@
 #   EXTRA="--router merlin --bg-load 0.4" RESULTS=bench/results/merlin-0.4 SEEDS=1 bench/models.sh [POINT...]
 #
 # POINTs, in the order given (default: all, most telling first):
-#   2u    512/512 with background: static:1, 2, 4, 8, canary
-#   3-5   5 % of the hosts, the rest background (also 3-10, 3-25, 3-75)
-#   1-1   1 % with background (exp1)
+#   2u    512/512 with background: static:1, 2, 4, 8, canary (2n: without)
+#   3-5   5 % of the hosts, the rest background (also 3-10, 3-25, 3-50, 3-75)
+#   1-1   1 % with background (exp1; also 1-75; 1n-1, 1n-75: without)
 #   5-K   K tenants over all hosts, no background (the load does not matter;
 #         the ring left out: at 1024 hosts it alone costs more than the rest)
 set -euo pipefail
@@ -21,6 +21,10 @@ point() {
 	case $p in
 	2u) csv_run "$RESULTS/exp2-trees.csv" "bg=uniform" $PAPER --hosts 512 --background uniform --seed "$seed" \
 		--algo static:1,static:2,static:4,static:8,canary ;;
+	2n) csv_run "$RESULTS/exp2-trees.csv" "bg=none" $PAPER --hosts 512 --background none --seed "$seed" \
+		--algo static:1,static:2,static:4,static:8,canary ;;
+	1n-*) csv_run "$RESULTS/exp1-motivation.csv" "share=${p#1n-}%,bg=none" $PAPER --hosts "${p#1n-}%" \
+		--background none --seed "$seed" --algo ring,static:1,static:4,canary ;;
 	3-*) csv_run "$RESULTS/exp3-share.csv" "share=${p#3-}%" $PAPER --hosts "${p#3-}%" --background uniform \
 		--seed "$seed" --algo ring,static:1,static:4,canary ;;
 	1-*) csv_run "$RESULTS/exp1-motivation.csv" "share=${p#1-}%,bg=uniform" $PAPER --hosts "${p#1-}%" \
