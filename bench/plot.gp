@@ -229,3 +229,70 @@ if (have(R."scaling.csv")) {
 	unset y2label
 	set datafile separator whitespace
 }
+
+# The switch models side by side (bench/models.sh, bench/README.md section
+# 10): FIFO and Merlin-like routers, background at line rate and at the
+# calibrated 0.4. models-claims: the congestion points, one bar per model;
+# models-share / models-tenants: experiment 3 / 5 once per model.
+mname(s) = s eq "fifo" ? "FIFO, line-rate background" : s eq "fifo_0.4" ? "FIFO, --bg-load 0.4" : \
+	s eq "merlin" ? "merlin, line-rate background" : s eq "merlin_0.4" ? "merlin, --bg-load 0.4" : s
+mlt(s) = s eq "fifo" ? 1 : s eq "fifo_0.4" ? 6 : s eq "merlin" ? 4 : 7
+if (have(R."models-512-uniform.wide")) {
+	set ylabel "goodput (Gb/s)"
+	unset y2label
+	set ytics mirror
+	set key outside below center horizontal
+	set output R."models-claims.png"
+	set terminal pngcairo size 1500,560 font "sans,11" noenhanced
+	set style data histograms
+	set style histogram errorbars gap 1 lw 1
+	set style fill solid 0.85 border -1
+	set yrange [0:105]
+	set xlabel "algorithm"
+	set bmargin 6
+	set multiplot layout 1,3 title "the paper's congestion points under each switch model (mean over seeds, min-max bars)"
+	do for [p in "models-512-uniform models-5pct models-1pct-uniform"] {
+		f = R.p.".wide"
+		if (!have(f)) { continue }
+		set title (p eq "models-512-uniform" ? "512/512, background on the other 512" : \
+			p eq "models-5pct" ? "5 % of the hosts, the rest background" : "1 % of the hosts, the rest background")
+		plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(1) title mname(word(hdr(f), i)) lt mlt(word(hdr(f), i))
+	}
+	unset multiplot
+
+	set terminal pngcairo size 1400,900 font "sans,11" noenhanced
+	set output R."models-share.png"
+	set style data yerrorlines
+	set bmargin 5
+	set xlabel "hosts in the allreduce (% of 1024)"
+	set xrange [0:80]
+	set multiplot layout 2,2 title "4 MiB goodput vs hosts in the allreduce, the rest background (paper fig. 6), per switch model"
+	do for [m in ". fifo-0.4 merlin-line merlin-0.4"] {
+		f = R.m."/exp3-share.wide"
+		if (!have(f)) { continue }
+		set title (m eq "." ? "FIFO, line-rate background" : m eq "fifo-0.4" ? "FIFO, --bg-load 0.4" : \
+			m eq "merlin-line" ? "merlin, line-rate background" : "merlin, --bg-load 0.4")
+		plot for [i=2:n(f)+1] f skip 1 using (real(strcol(1)[1:strlen(strcol(1))-1])):i:lo(f,i):hi(f,i) \
+			title sname(f, i) lt ltof(word(hdr(f), i), i)
+	}
+	unset multiplot
+	set autoscale x
+
+	set terminal pngcairo size 1400,540 font "sans,11" noenhanced
+	set output R."models-tenants.png"
+	set xlabel "concurrent allreduces (K)"
+	set logscale x 2
+	set format x "%g"
+	set xrange [0.8:40]
+	set multiplot layout 1,2 title "mean goodput of K concurrent 4 MiB allreduces, all 1024 hosts, no background (paper fig. 8a), per switch model"
+	do for [m in ". merlin-line"] {
+		f = R.m."/exp5-tenants.wide"
+		if (!have(f)) { continue }
+		set title (m eq "." ? "FIFO" : "merlin")
+		plot for [i=2:n(f)+1] f skip 1 using 1:i:lo(f,i):hi(f,i) title sname(f, i) lt ltof(word(hdr(f), i), i)
+	}
+	unset multiplot
+	unset logscale x
+	set autoscale x
+	set terminal pngcairo size 960,540 font "sans,11" noenhanced
+}

@@ -8,7 +8,7 @@ use strict;
 use warnings;
 use Text::ParseWords qw(parse_line);
 
-my $dir = shift // 'bench/results';
+our $dir = shift // 'bench/results';
 
 sub readcsv {
 	my ($f) = @_;
@@ -140,6 +140,53 @@ sub utilization {
 	close $out;
 }
 
+# The switch-model columns (bench/models.sh, bench/README.md section 10):
+# the same point of an experiment under each model, one row per algorithm,
+# one column per model (mean goodput, then min-max over seeds) -> NAME.wide.
+# A model's directory below $dir; the FIFO model at line rate is $dir itself.
+# Without background the load does not matter: rows with bg=none have the
+# line-rate columns only.
+my @models = (['.', 'fifo'], ['fifo-0.4', 'fifo_0.4'], ['merlin-line', 'merlin'], ['merlin-0.4', 'merlin_0.4']);
+
+sub models_pivot {
+	my ($out, $name, %want) = @_;
+	my (%sum, %n, %seed, @rk, %seenr, @ck);
+	for my $m (@models) {
+		my ($src, $col) = @$m;
+		next if $src =~ /-0\.4$/ && ($want{bg} // '') eq 'none';
+		my ($cols, $rows) = readcsv("$dir/$src/$name.csv");
+		next unless $cols;
+		my $any = 0;
+		for my $r (@$rows) {
+			next if grep { !defined $r->{$_} || $r->{$_} ne $want{$_} } keys %want;
+			my $rk = $r->{algo};
+			push @rk, $rk unless $seenr{$rk}++;
+			$sum{$rk}{$col} += $r->{goodput_gbps};
+			$n{$rk}{$col}++;
+			my $sd = $seed{$rk}{$col}{$r->{seed}} //= [0, 0];
+			$sd->[0] += $r->{goodput_gbps};
+			$sd->[1]++;
+			$any = 1;
+		}
+		push @ck, $col if $any;
+	}
+	return unless @ck > 1;
+	open(my $o, '>', "$dir/$out.wide") or die "$dir/$out.wide: $!";
+	print $o join(' ', 'key', @ck, map { ("${_}_min", "${_}_max") } @ck), "\n";
+	print "\n### $out (goodput in Gb/s, mean over seeds, min-max; seeds per model)\n\n";
+	print "| algo | ", join(' | ', @ck), " |\n|", join('|', ('---') x (@ck + 1)), "|\n";
+	for my $rk (@rk) {
+		my @mean = map { $n{$rk}{$_} ? sprintf('%.3f', $sum{$rk}{$_} / $n{$rk}{$_}) : 'NaN' } @ck;
+		my @rng = map { $n{$rk}{$_} ? map { sprintf('%.3f', $_) } seedrange($seed{$rk}{$_}) : ('NaN', 'NaN') } @ck;
+		print $o join(' ', $rk, @mean, @rng), "\n";
+		print "| $rk | ", join(' | ', map {
+			my $c = $_;
+			$n{$rk}{$c} ? sprintf('%.1f (%.1f-%.1f, %d)', $sum{$rk}{$c} / $n{$rk}{$c}, seedrange($seed{$rk}{$c}),
+				scalar keys %{$seed{$rk}{$c}}) : '-' } @ck), " |\n";
+	}
+	close $o;
+}
+
 summarize('exp1-motivation', 2);
 summarize('exp2-trees', 1);
 utilization('exp2-util');
@@ -168,3 +215,19 @@ summarize('exp2-trees-tofino1', 1);
 summarize('exp3-share-tofino1', 1);
 summarize('exp5-tenants-tofino1', 1);
 summarize('exp5-tenants-hash', 1);
+# the model columns, when bench/models.sh has filled their directories
+if (-d "$dir/merlin-line") {
+	models_pivot('models-512-uniform', 'exp2-trees', bg => 'uniform');
+	models_pivot('models-512-none', 'exp2-trees', bg => 'none');
+	models_pivot('models-5pct', 'exp3-share', share => '5%');
+	models_pivot('models-1pct-uniform', 'exp1-motivation', share => '1%', bg => 'uniform');
+	models_pivot('models-75pct-uniform', 'exp1-motivation', share => '75%', bg => 'uniform');
+	models_pivot('models-16-tenants', 'exp5-tenants', tenants => '16');
+	models_pivot('models-32-tenants', 'exp5-tenants', tenants => '32');
+	for my $m (grep { $_->[0] ne '.' } @models) {
+		local $dir = "$dir/$m->[0]";
+		pivot('exp1-motivation', ['share', 'bg'], 'algo');
+		pivot('exp3-share', ['share'], 'algo');
+		pivot('exp5-tenants', ['tenants'], 'algo');
+	}
+}
