@@ -15,6 +15,7 @@
 #include "emu/host/host_model.h"
 #include "emu/pcap.h"
 #include "emu/engine/rng.h"
+#include "emu/engine/xbar.h"
 #include "topologies/topo.h"
 #include "emu/units.h"
 #include "emu/engine/util.h"
@@ -717,7 +718,8 @@ int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t e
  * check_memory - what the run will allocate at least in this process,
  * against what is available: the hosts' allreduce state (libhost's own
  * count: per block, per led block, the ring's copies under loss), the
- * input and expected-sum tables, the switches (a descriptor for each slot
+ * input and expected-sum tables, the switches (their router state under
+ * --router merlin, and a descriptor for each slot
  * the blocks touch on the leaves that must see them, at least half the
  * smaller of table and blocks: hashing collides), the engine's nodes,
  * ports and routing tables (one more per distinct failure time). Frames
@@ -750,8 +752,13 @@ static int check_memory(const struct emu_scn_cfg *cfg, const struct emu_fabric *
 		part[1] = 2 * cfg->size_bytes * K;
 	struct emu_sw_cfg sc = { .descriptors = descriptors, .ports_per_pipe = 16 };
 
-	for (uint32_t s = 0; s < fab->nswitches; s++)
-		part[2] += emu_sw_mem_estimate(&sc, fab->nodes[fab->switches[s]].nports, 0);
+	for (uint32_t s = 0; s < fab->nswitches; s++) {
+		unsigned np = fab->nodes[fab->switches[s]].nports;
+
+		part[2] += emu_sw_mem_estimate(&sc, np, 0);
+		if (cfg->router == EMU_ROUTER_MERLIN)
+			part[2] += emu_xbar_mem_estimate(np);
+	}
 	if (cfg->algo != LH_ALGO_RING) {
 		uint64_t nblocks = (count + cfg->elements - ar.sketch - 1) / (cfg->elements - ar.sketch);
 		uint64_t touched = (nblocks < descriptors ? nblocks : descriptors) / 2;

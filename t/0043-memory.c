@@ -29,6 +29,7 @@
 
 #include "emu/scenario.h"
 #include "emu/engine/util.h"
+#include "emu/engine/xbar.h"
 #include "libhost/canary_host.h"
 #include "libhost/lh_util.h"
 #include "shell.h"
@@ -145,7 +146,7 @@ int main(void)
 {
 	struct emu_scn_cfg c;
 
-	plan(20);
+	plan(22);
 
 	/* 1. the estimate against a given amount, the largest part named */
 	base(&c);
@@ -189,6 +190,27 @@ int main(void)
 	c.loss = 0.001;
 	c.size_bytes = 4 << 20;
 	lower_bound(&c, "ring under 0.1 % loss, 8 hosts x 4 MiB");
+	base(&c);
+	c.router = EMU_ROUTER_MERLIN;
+	c.size_bytes = 1 << 20;
+	lower_bound(&c, "canary under --router merlin, 8 hosts x 1 MiB");
+	{
+		/* the merlin router's state: 4 leaves of 6 ports, 2 spines of 4 */
+		struct emu_scn_result r[2];
+		char err[256];
+		int rc[2];
+
+		for (int m = 0; m < 2; m++) {
+			base(&c);
+			c.router = m ? EMU_ROUTER_MERLIN : EMU_ROUTER_FIFO;
+			c.mem_available = 1;	/* refused: the estimate without the run */
+			rc[m] = emu_scenario_run(&c, &r[m], err, sizeof(err));
+		}
+		ok(rc[0] == -ENOMEM && rc[1] == -ENOMEM &&
+		   r[1].mem_estimate - r[0].mem_estimate == 4 * emu_xbar_mem_estimate(6) + 2 * emu_xbar_mem_estimate(4),
+		   "--router merlin counts each switch's input and output state (%llu bytes more)",
+		   (unsigned long long)(r[1].mem_estimate - r[0].mem_estimate));
+	}
 
 	/* 3. canary-emu: larger than any machine */
 	int rc = sh(EMU " --topology fattree3:k=48 --hosts 27648 --size 3GiB --algo canary --no-progress");

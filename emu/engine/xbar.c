@@ -73,6 +73,11 @@ struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engi
 	return xb;
 }
 
+uint64_t emu_xbar_mem_estimate(unsigned nports)
+{
+	return sizeof(struct emu_xbar) + (uint64_t)(nports + 1) * (sizeof(struct emu_xin) + sizeof(struct emu_xout));
+}
+
 void emu_xbar_destroy(struct emu_xbar *xb)
 {
 	if (!xb)

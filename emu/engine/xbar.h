@@ -38,6 +38,8 @@
 
 /* emu_xbar_create - the router state of switch @n (EMU_ROUTER_MERLIN) */
 struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engine_cfg *cfg, uint64_t xbar_bps);
+/* emu_xbar_mem_estimate - bytes emu_xbar_create allocates for a switch of @nports ports */
+uint64_t emu_xbar_mem_estimate(unsigned nports);
 /* emu_xbar_destroy - free it (frames still queued belong to the pools). Accepts NULL. */
 void emu_xbar_destroy(struct emu_xbar *xb);
 
