@@ -6,7 +6,7 @@
 #   bench/adaptive.sh [PART...]      tenants small trees noise tenants16 (default all); SEEDS="1 2 3 4 5"
 #
 #   tenants    32 tenants over all 1024 hosts, 4 MiB, per-tenant tables (experiment 5's
-#              hardest point): adaptive, 1us, 3us, and adaptive with a 16 us ceiling
+#              hardest point): adaptive, 1us, 3us
 #   small      1 KiB and 4 KiB allreduces of 20 % of the hosts, with and without
 #              background (experiment 4's small sizes): adaptive, 1us
 #   trees      512 hosts in a 4 MiB allreduce, the other 512 idle or sending (experiment 2):
@@ -16,13 +16,18 @@
 #   tenants16  16 tenants, as "tenants": adaptive, 1us (not in the default list)
 #
 # CSV rows go to bench/results/adaptive-*.csv (appended: remove them for a fresh run).
+# FIXED="1us" is the fixed timeout each part compares against (FIXED="" runs adaptive
+# only, e.g. to re-measure the rule against fixed rows already there; the tenants part
+# adds 3us). EXTRA and RESULTS as in bench/lib.sh pick the switch model, e.g.
+#   EXTRA="--router merlin --bg-load 0.4" RESULTS=bench/results/merlin-0.4 bench/adaptive.sh trees
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+FIXED=${FIXED-1us}
 
 part_tenants() {
 	local f=$RESULTS/adaptive-tenants.csv
-	for seed in $SEEDS; do for t in adaptive 1us 3us adaptive:200ns-16us; do
+	for seed in $SEEDS; do for t in adaptive $FIXED ${FIXED:+3us}; do
 		csv_run "$f" "tenants=32,timeout=$t" $PAPER --hosts 100% --concurrent 32 --background none \
 			--table per-tenant --timeout $t --seed $seed --algo canary
 	done; done
@@ -30,7 +35,7 @@ part_tenants() {
 
 part_small() {
 	local f=$RESULTS/adaptive-small.csv
-	for seed in $SEEDS; do for size in 1KiB 4KiB; do for bg in none uniform; do for t in adaptive 1us; do
+	for seed in $SEEDS; do for size in 1KiB 4KiB; do for bg in none uniform; do for t in adaptive $FIXED; do
 		csv_run "$f" "bg=$bg,timeout=$t" $PAPER --hosts 20% --size $size --background $bg --timeout $t \
 			--seed $seed --algo canary
 	done; done; done; done
@@ -38,7 +43,7 @@ part_small() {
 
 part_trees() {
 	local f=$RESULTS/adaptive-trees.csv
-	for seed in $SEEDS; do for bg in none uniform; do for t in adaptive 1us; do
+	for seed in $SEEDS; do for bg in none uniform; do for t in adaptive $FIXED; do
 		csv_run "$f" "bg=$bg,timeout=$t" $PAPER --hosts 512 --background $bg --timeout $t --seed $seed \
 			--algo canary
 	done; done; done
@@ -54,7 +59,7 @@ part_noise() {
 
 part_tenants16() {
 	local f=$RESULTS/adaptive-tenants.csv
-	for seed in $SEEDS; do for t in adaptive 1us; do
+	for seed in $SEEDS; do for t in adaptive $FIXED; do
 		csv_run "$f" "tenants=16,timeout=$t" $PAPER --hosts 100% --concurrent 16 --background none \
 			--table per-tenant --timeout $t --seed $seed --algo canary
 	done; done

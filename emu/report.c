@@ -257,11 +257,12 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			(unsigned long long)res[k].sw.bcast_dropped, (unsigned long long)res[k].sw.recirc_delayed);
 	for (unsigned k = 0; k < n && r->cfg->timeout_adaptive; k++)
 		if (res[k].sw.ato_claims)
-			fprintf(r->out, "  %-9s adaptive timeout: mean %.3f us (leaves %.3f, level 2 %.3f, level 3 %.3f), "
-					"range %.3f-%.3f us over %llu descriptors; %llu blocks moved it, %llu up\n",
+			fprintf(r->out, "  %-9s adaptive timeout: mean %.3f us (leaves %.3f, level 2 %.3f, level 3 %.3f; "
+					"as the root %.3f), range %.3f-%.3f us over %llu descriptors; "
+					"%llu completed blocks stepped it down, %llu stragglers up\n",
 				res[k].algo, (double)res[k].sw.ato_sum / (double)res[k].sw.ato_claims / 1e6,
 				res[k].ato_mean_level[1] / 1e6, res[k].ato_mean_level[2] / 1e6, res[k].ato_mean_level[3] / 1e6,
-				(double)res[k].sw.ato_min / 1e6, (double)res[k].sw.ato_max / 1e6,
+				res[k].ato_mean_root / 1e6, (double)res[k].sw.ato_min / 1e6, (double)res[k].sw.ato_max / 1e6,
 				(unsigned long long)res[k].sw.ato_claims, (unsigned long long)res[k].sw.ato_samples,
 				(unsigned long long)res[k].sw.ato_up);
 	fprintf(r->out, "#\n# emulator\n# %-9s %12s %9s %12s %10s %8s %10s\n", "algo", "emulated", "wall(s)",
@@ -384,12 +385,14 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	if (c->timeout_adaptive)
 		fprintf(f, "%s  \"timeout_adaptive\": {\"floor_ns\": %.3f, \"ceil_ns\": %.3f, \"start_ns\": %.3f, "
 			   "\"descriptors\": %llu, \"mean_ns\": %.3f, \"min_ns\": %.3f, \"max_ns\": %.3f, "
-			   "\"mean_ns_level\": [%.3f, %.3f, %.3f], \"samples\": %llu, \"samples_up\": %llu},\n",
+			   "\"mean_ns_level\": [%.3f, %.3f, %.3f], \"mean_ns_root\": %.3f, \"samples\": %llu, "
+			   "\"samples_up\": %llu},\n",
 			ind, (double)c->ato_floor / 1e3, (double)c->ato_ceil / 1e3, (double)c->timeout / 1e3,
 			(unsigned long long)res->sw.ato_claims,
 			res->sw.ato_claims ? (double)res->sw.ato_sum / (double)res->sw.ato_claims / 1e3 : 0,
 			(double)res->sw.ato_min / 1e3, (double)res->sw.ato_max / 1e3, res->ato_mean_level[1] / 1e3,
-			res->ato_mean_level[2] / 1e3, res->ato_mean_level[3] / 1e3, (unsigned long long)res->sw.ato_samples,
+			res->ato_mean_level[2] / 1e3, res->ato_mean_level[3] / 1e3, res->ato_mean_root / 1e3,
+			(unsigned long long)res->sw.ato_samples,
 			(unsigned long long)res->sw.ato_up);
 	fprintf(f, "%s  \"bcast_dropped\": %llu,\n", ind, (unsigned long long)res->sw.bcast_dropped);
 	fprintf(f, "%s  \"malformed\": %llu,\n", ind, (unsigned long long)res->sw.malformed);

@@ -1499,6 +1499,8 @@ static void sw_add(struct emu_sw_stats *sum, const struct emu_sw_stats *st)
 	sum->live += st->live;
 	sum->ato_samples += st->ato_samples;
 	sum->ato_up += st->ato_up;
+	sum->ato_root_claims += st->ato_root_claims;
+	sum->ato_root_sum += st->ato_root_sum;
 	if (st->max_hold > sum->max_hold)
 		sum->max_hold = st->max_hold;
 }
@@ -1535,6 +1537,7 @@ static void scn_tally_switches(struct scn *s, emu_time_t T)
 	res->sw.peak = res->desc_peak;
 	for (unsigned lv = 0; lv < 4; lv++)
 		res->ato_mean_level[lv] = ato_level_n[lv] ? ato_level_sum[lv] / (double)ato_level_n[lv] : 0;
+	res->ato_mean_root = res->sw.ato_root_claims ? (double)res->sw.ato_root_sum / (double)res->sw.ato_root_claims : 0;
 	res->desc_mean = fab->nswitches ? occ / fab->nswitches : 0;
 }
 

@@ -184,6 +184,7 @@ struct emu_scn_result {
 	struct emu_sw_stats sw;
 	/* adaptive timeout: mean timeout taken by new descriptors per switch level (1 leaf, 2 spine, 3 core) */
 	double ato_mean_level[4];
+	double ato_mean_root;		/* adaptive timeout: mean of the root role's (ps) */
 	double desc_mean;		/* mean descriptor occupancy per switch */
 	uint64_t desc_peak;		/* max over switches */
 	/* links (directed) */

@@ -4,17 +4,19 @@
  *
  * One switch, scripted hosts, two allreduces at once: allreduce 1's blocks
  * arrive spread over 3.2 us (three hosts at once, the fourth 3.2 us later),
- * allreduce 2's all at once. With the adaptive timeout the switch's timeout
- * for allreduce 1 steps up block after block until the late host is
- * aggregated, and allreduce 2's steps down to the floor; each flush leaves
- * at first arrival + the timeout the rule gives; a switch failure resets
- * both to the start value; every block's frames sum exactly. The same
- * script with the fixed timeout keeps 1 us and a straggler per block.
- * Then the whole emulator: a scenario with small tenants spread over the
- * leaves grows the spines' timeout; a one-block allreduce runs exactly as
- * with the fixed 1 us; the result does not depend on the worker count;
- * loss, switch failure and the pktgen timer stay exact; --resources counts
- * the two registers.
+ * allreduce 2's all at once, one host short (every block a timeout flush).
+ * With the adaptive timeout the late host's straggler steps allreduce 1's
+ * timeout up and every broadcast steps it down, block after block, until
+ * the late host is aggregated; allreduce 2's steps down to the floor; each
+ * flush leaves at first arrival + the timeout the rule gives; a switch
+ * failure resets both to the start value; every block's frames sum
+ * exactly. The same script with the fixed timeout keeps 1 us and a
+ * straggler per block. Then the whole emulator: a scenario with small
+ * tenants spread over the leaves grows the spines' timeout and the roots'
+ * above the leaves'; a one-block allreduce runs exactly as with the fixed
+ * 1 us; the result does not depend on the worker count; loss, switch
+ * failure and the pktgen timer stay exact; --resources counts the
+ * register.
  */
 #include "emu/scenario.h"
 #include "emu/switch/tofino.h"
@@ -147,16 +149,17 @@ static void switch_level(void)
 	const struct emu_sw_stats *st = emu_sw_stats_of(emu_engine_node(r.eng, 0));
 
 	/*
-	 * allreduce 1: spread 3.2 us, Q from 1 us in +0.5 us steps: 1, 1.5,
-	 * 2, 2.5, 3 (five stragglers), then 3.5 > 3.2 steps down 0.1 us:
-	 * 3.4, 3.3 (the late host aggregated: one frame per block)
+	 * allreduce 1: spread 3.2 us, Q from 1 us; the straggler steps it
+	 * +0.5 us, the broadcast -0.1 us: 1, 1.4, 1.8, 2.2, 2.6, 3 (six
+	 * stragglers), then 3.4 > 3.2 (the late host aggregated: the root
+	 * sends early, one frame per block) and 3.3
 	 */
-	static const emu_time_t q1[NB] = { 1000, 1500, 2000, 2500, 3000, 3500, 3400, 3300 };
+	static const emu_time_t q1[NB] = { 1000, 1400, 1800, 2200, 2600, 3000, 3400, 3300 };
 	bool times = true, exact = true, shape = true;
 
 	for (unsigned b = 0; b < NB; b++) {
 		struct blk k = leader_got(&r, id_of(1, b));
-		emu_time_t expect = b * PERIOD + hop + (b < 5 ? q1[b] * EMU_NS : LATE) + hop;
+		emu_time_t expect = b * PERIOD + hop + (b < 6 ? q1[b] * EMU_NS : LATE) + hop;
 
 		if (k.first != expect) {
 			times = false;
@@ -164,13 +167,13 @@ static void switch_level(void)
 			     (double)expect / 1e6);
 		}
 		exact = exact && k.counter == 4 && k.d0 == 10 && k.d1 == 100;
-		shape = shape && (b < 5 ? k.frames == 2 && k.full == 0 : k.frames == 1 && k.full == 1);
+		shape = shape && (b < 6 ? k.frames == 2 && k.full == 0 : k.frames == 1 && k.full == 1);
 	}
-	ok(times, "skewed allreduce: flush at first arrival + 1, 1.5, 2, 2.5, 3 us, then at the late host (early)");
-	ok(shape, "...two frames (flush + straggler) for the first five blocks, one complete frame after");
+	ok(times, "skewed allreduce: flush at first arrival + 1, 1.4, 1.8, 2.2, 2.6, 3 us, then at the late host (early)");
+	ok(shape, "...two frames (flush + straggler) for the first six blocks, one complete frame after");
 	ok(exact, "...every block's frames hold the exact sum (counter 4, 10, 100)");
 
-	/* allreduce 2: spread 0 (clamped to the floor), Q steps down 0.1 us to the 0.5 us floor */
+	/* allreduce 2: no straggler, Q steps down 0.1 us per block to the 0.5 us floor */
 	static const emu_time_t q2[NB] = { 1000, 900, 800, 700, 600, 500, 500, 500 };
 
 	times = exact = true;
@@ -194,11 +197,12 @@ static void switch_level(void)
 	ok(k.first == B8_AT + hop + 1 * EMU_US + hop && k.frames == 2 && k.d0 == 10,
 	   "switch failure: the registers restart at 1 us (block after recovery flushed at +%.3f us, %u frames)",
 	   (double)(k.first - B8_AT - 2 * hop) / 1e6, k.frames);
-	is_int(st->stragglers, 6, "six stragglers: five while allreduce 1 learned, one after the failure");
+	is_int(st->stragglers, 7, "seven stragglers: six while allreduce 1 learned, one after the failure");
 	is_int(st->ato_claims, 2 * NB + 1, "every descriptor took its timeout from the rule");
-	is_int(st->ato_samples, 2 * NB + 1, "every block moved it once when its broadcast passed");
-	is_int(st->ato_up, 6, "...six of them up (five while learning, one after the failure)");
-	ok(st->ato_max == 3500 * EMU_NS && st->ato_min == 500 * EMU_NS, "timeouts from 0.5 to 3.5 us (%.3f-%.3f)",
+	is_int(st->ato_root_claims, 2 * NB + 1, "...the root's register (the leader hangs off this switch)");
+	is_int(st->ato_samples, 2 * NB + 1, "every block stepped it down once when its broadcast passed");
+	is_int(st->ato_up, 7, "...every straggler up");
+	ok(st->ato_max == 3400 * EMU_NS && st->ato_min == 500 * EMU_NS, "timeouts from 0.5 to 3.4 us (%.3f-%.3f)",
 	   (double)st->ato_min / 1e6, (double)st->ato_max / 1e6);
 	done(&r);
 
@@ -232,12 +236,15 @@ static void scenario_level(void)
 	c.workers = 2;
 	ok(emu_timeout_adaptive_parse("", &c) == 0 && c.timeout_adaptive, "--timeout adaptive parses");
 	ok(t_scn_run(&c, &r) == 0 && r.exact, "8 tenants over 8 leaves, adaptive: exact");
-	diag("adaptive timeout: mean %.3f us at leaves, %.3f us at spines, %llu samples, %llu up",
-	     r.ato_mean_level[1] / 1e6, r.ato_mean_level[2] / 1e6, (unsigned long long)r.sw.ato_samples,
-	     (unsigned long long)r.sw.ato_up);
+	diag("adaptive timeout: mean %.3f us at leaves, %.3f us at spines, %.3f us as the root, %llu down, %llu up",
+	     r.ato_mean_level[1] / 1e6, r.ato_mean_level[2] / 1e6, r.ato_mean_root / 1e6,
+	     (unsigned long long)r.sw.ato_samples, (unsigned long long)r.sw.ato_up);
 	ok(r.ato_mean_level[2] > 1.2 * EMU_US, "...the spines, where a tenant's blocks meet, wait longer than 1 us "
 	   "(mean %.3f us)", r.ato_mean_level[2] / 1e6);
 	ok(r.ato_mean_level[2] > r.ato_mean_level[1], "...longer than the leaves (%.3f us)", r.ato_mean_level[1] / 1e6);
+	ok(r.sw.ato_root_claims > 0 && r.ato_mean_root > 2 * r.ato_mean_level[1],
+	   "...the leaves as the root (where the spines' partial sums meet) wait longer than the leaves overall "
+	   "(%.3f us over %llu descriptors)", r.ato_mean_root / 1e6, (unsigned long long)r.sw.ato_root_claims);
 	ok(r.sw.ato_max > 2 * EMU_US && r.sw.ato_max <= 8 * EMU_US && r.sw.ato_min >= 200 * EMU_NS,
 	   "...within the default floor and ceiling (%.3f-%.3f us)", (double)r.sw.ato_min / 1e6,
 	   (double)r.sw.ato_max / 1e6);
@@ -304,18 +311,18 @@ static void resources(void)
 	/* hw/canary.p4's configuration: 32 elements, 32K descriptors, 32 ports */
 	tofino_need_ato(t1, 32, 32768, 32, 0, true, false, &n);
 	tofino_need_ato(t1, 32, 32768, 32, 0, true, true, &a);
-	ok(a.salu == n.salu + 2 && a.salu == 44, "adaptive timeout: 2 more stateful ALUs (44 of 48 with adaptive routing)");
+	ok(a.salu == n.salu + 1 && a.salu == 43, "adaptive timeout: 1 more stateful ALU (43 of 48 with adaptive routing)");
 	ok(a.stages == 12 && a.fits, "...still 12 stages (r_ato beside r_id in stage 0): fits tofino1");
-	ok(a.sram_blocks == n.sram_blocks + 16 + 1, "...SRAM: r_span's 2 words per descriptor (16 blocks), r_ato 1 (%llu vs %llu)",
+	ok(a.sram_blocks == n.sram_blocks + 1, "...SRAM: r_ato's 512 words, one block (%llu vs %llu)",
 	   (unsigned long long)a.sram_blocks, (unsigned long long)n.sram_blocks);
-	ok(a.tables == n.tables + 3, "...3 more logical tables (two registers, the sample mirror)");
+	ok(a.tables == n.tables + 2, "...2 more logical tables (the register, the sample mirror)");
 	tofino_need_ato(t1, 32, 32768, 32, 0, false, true, &a);
-	ok(a.salu == 41 && a.stages == 11, "ECMP + adaptive timeout: 41 stateful ALUs, 11 stages");
+	ok(a.salu == 40 && a.stages == 11, "ECMP + adaptive timeout: 40 stateful ALUs, 11 stages");
 }
 
 int main(void)
 {
-	plan(35);
+	plan(37);
 	switch_level();
 	scenario_level();
 	resources();

@@ -48,7 +48,6 @@ struct desc {
 	uint64_t children;
 	emu_time_t ts;		/* first arrival */
 	emu_time_t deadline;	/* Canary: flush at (first arrival + timeout) */
-	emu_time_t last;	/* Canary: last arrival of a frame of this block */
 	int32_t *acc;
 	struct emu_frame *held;	/* static trees: frames waiting for this slot */
 };
@@ -88,15 +87,16 @@ struct sw_state {
 	struct pipeq *pipe;
 	unsigned npipes;
 	uint32_t my_index;
-	/* adaptive timeout: Q per allreduce (tenant field of the id), or NULL */
+	/* adaptive timeout: Q per allreduce (tenant field of the id) and role, or NULL */
 	emu_time_t *ato;
 };
 
-#define ATO_KEYS (1u << EMU_CANARY_TENANT_BITS)
+#define ATO_KEYS (2u << EMU_CANARY_TENANT_BITS)
 
-static inline uint32_t ato_key(uint32_t id)
+/* The register of block @id (allreduce and role: @root, this switch is the block's root). */
+static inline uint32_t ato_key(uint32_t id, bool root)
 {
-	return id >> (32 - EMU_CANARY_TENANT_BITS);
+	return (id >> (32 - EMU_CANARY_TENANT_BITS)) << 1 | (root ? 1u : 0u);
 }
 
 static void sw_handle(struct emu_node *n, struct emu_frame *f, unsigned port);
@@ -364,12 +364,12 @@ static void ato_reset(struct sw_state *s)
 		s->ato[k] = q;
 }
 
-/* The timeout of a new descriptor of block @id (a read of Q). */
-static emu_time_t ato_claim(struct sw_state *s, uint32_t id)
+/* The timeout of a new descriptor of block @id, root here if @root (a read of Q). */
+static emu_time_t ato_claim(struct sw_state *s, uint32_t id, bool root)
 {
 	if (!s->ato)
 		return s->cfg->timeout;
-	emu_time_t q = s->ato[ato_key(id)];
+	emu_time_t q = s->ato[ato_key(id, root)];
 
 	if (!s->st.ato_claims || q < s->st.ato_min)
 		s->st.ato_min = q;
@@ -377,33 +377,43 @@ static emu_time_t ato_claim(struct sw_state *s, uint32_t id)
 		s->st.ato_max = q;
 	s->st.ato_claims++;
 	s->st.ato_sum += q;
+	if (root) {
+		s->st.ato_root_claims++;
+		s->st.ato_root_sum += q;
+	}
 	return q;
 }
 
-/* Block @d completed here (its broadcast passed): one step of Q. */
-static void ato_learn(struct sw_state *s, const struct desc *d)
+/*
+ * A straggler of block @id (root here if @root) passed: Q one step up. On
+ * the switch a saturating add (the register holds Q - floor; the ceiling
+ * is a compare in the same stateful ALU).
+ */
+static void ato_straggler(struct sw_state *s, uint32_t id, bool root)
 {
 	if (!s->ato)
 		return;
 	const struct emu_sw_cfg *c = s->cfg;
-	emu_time_t *q = &s->ato[ato_key(d->id)];
-	emu_time_t spread = d->last - d->ts;
-	emu_time_t hi = c->ato_ceil - c->ato_up;
+	emu_time_t *q = &s->ato[ato_key(id, root)];
 
-	/*
-	 * The sample is clamped to [floor, ceil - up] (on the switch: before
-	 * it is mirrored), so Q + up never passes the ceiling; Q - down stops
-	 * at the floor (on the switch the register holds Q - floor and the
-	 * subtraction saturates at 0). One compare in the stateful ALU.
-	 */
-	spread = spread < c->ato_floor ? c->ato_floor : spread > hi ? hi : spread;
+	s->st.ato_up++;
+	*q = c->ato_ceil - *q > c->ato_up ? *q + c->ato_up : c->ato_ceil;
+}
+
+/*
+ * Block @id (root here if @root) completed here (its broadcast passed): Q
+ * one step down, to the floor at most (on the switch the subtraction
+ * saturates at 0).
+ */
+static void ato_complete(struct sw_state *s, uint32_t id, bool root)
+{
+	if (!s->ato)
+		return;
+	const struct emu_sw_cfg *c = s->cfg;
+	emu_time_t *q = &s->ato[ato_key(id, root)];
+
 	s->st.ato_samples++;
-	if (spread > *q) {
-		s->st.ato_up++;
-		*q += c->ato_up;
-	} else {
-		*q = *q - c->ato_floor > c->ato_down ? *q - c->ato_down : c->ato_floor;
-	}
+	*q = *q - c->ato_floor > c->ato_down ? *q - c->ato_down : c->ato_floor;
 }
 
 /* ---------- Canary: the pipeline ---------- */
@@ -434,8 +444,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		d->nelem = (uint16_t)nelem;
 		d->children = 1ULL << port;
 		d->ts = now;
-		d->last = now;
-		d->deadline = now + ato_claim(s, h->id);
+		d->deadline = now + ato_claim(s, h->id, s->ato && is_root(n, d->leader));
 		d->gen++;
 		d->state = D_OPEN;
 		d->acc = acc_get(s);
@@ -453,7 +462,6 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	}
 	if (d->id == h->id) {
 		d->children |= 1ULL << port;
-		d->last = now;
 		if (d->state == D_OPEN && nelem == d->nelem && d->counter + h->counter <= d->hosts) {
 			emu_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
 			d->counter = (uint16_t)(d->counter + h->counter);
@@ -471,6 +479,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		}
 		/* timeout already fired: a straggler goes on at once */
 		s->st.stragglers++;
+		ato_straggler(s, d->id, s->ato && is_root(n, d->leader));
 		route_out(n, s, f);
 		return;
 	}
@@ -496,7 +505,7 @@ static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_fram
 	}
 	uint64_t children = d->children;
 
-	ato_learn(s, d);
+	ato_complete(s, d->id, s->ato && is_root(n, d->leader));
 	desc_free(n, s, d, slot);
 	multicast(n, f, children, &s->st.bcast_copies);
 }

@@ -33,34 +33,38 @@
  *  generator would: a descriptor may wait up to descriptors x tick more).
  *
  * Adaptive timeout (cfg->adaptive): instead of one fixed timeout, every
- * switch keeps one register per allreduce (the tenant field of the block
- * id, EMU_CANARY_TENANT_BITS: the blocks of one allreduce come in from the
- * same set of ports at a switch) holding that allreduce's current timeout
- * Q, which starts at cfg->timeout. A new descriptor takes Q as its timeout
- * (its deadline is first arrival + Q). Every REDUCE frame of the block that
- * reaches the descriptor (aggregated or straggler) records its arrival
- * time; when the broadcast frees the descriptor, the block's arrival
- * spread at this switch, s = last arrival - first arrival, clamped to
- * [floor, ceil - up], moves Q one step:
+ * switch keeps one register per allreduce and role (the tenant field of
+ * the block id, EMU_CANARY_TENANT_BITS: the blocks of one allreduce come
+ * in from the same set of ports at a switch; and whether the block's
+ * leader hangs off this switch, i.e. whether the switch is the block's
+ * root) holding the current timeout Q, which starts at cfg->timeout. A new
+ * descriptor takes the Q of its allreduce and role as its timeout (its
+ * deadline is first arrival + Q). Q moves by the events the descriptor
+ * table already sees:
  *
- *     s > Q:  Q = Q + up               (a contribution came after Q had fired)
- *     else:   Q = max(Q - down, floor)
+ *     a straggler (a contribution after the flush):  Q = min(Q + up, ceil)
+ *     a completed block (its broadcast passed):      Q = max(Q - down, floor)
  *
- * (the clamp of s keeps Q + up within the ceiling; the register holds
- * Q - floor, so the floor is a subtraction that saturates at 0).
- * In steady state Q exceeds s for up/(up+down) of the blocks: Q tracks that
- * quantile of the spread (a frugal streaming quantile estimate: no
- * multiplication, no shift, one compare and one add per update), so it
- * grows where blocks meet with large skew (the spines of many small
- * tenants spread over the leaves) and shrinks to the floor where a switch
- * sees one contribution per block. The stragglers count in s, so a Q that
- * is too short sees the spread it cuts. On a Tofino: one 256-entry register
- * (Q per allreduce, one stateful ALU: read on a claim, compare-and-step on
- * a broadcast) and one per-descriptor register pair (first and last
- * arrival: one stateful ALU in 64-bit dual mode), with the deadline kept
- * in the descriptor's state register instead of the first arrival
- * (tofino.h counts them, hw/README.md places them). A switch that fails
- * loses its registers: Q restarts from cfg->timeout.
+ * In steady state up x (stragglers per block) = down: Q settles where a
+ * block leaves down/up stragglers on average (1/4 by default), wherever
+ * that is in the arrival spread. A straggler costs a frame on every link
+ * from this switch to the leader, and where many blocks meet (the spines
+ * of many small tenants spread over the leaves) a block whose Q fired
+ * early leaves many: counting them, not blocks with at least one, is what
+ * keeps those links free. The root role has its own register because the
+ * same switch is a plain leaf for most blocks of an allreduce (one host of
+ * it: nothing to wait for, Q falls to the floor) and the root for the few
+ * its hosts lead, where the partial sums of the spines meet: one register
+ * would keep the root at the leaf's floor and send every late partial sum
+ * to the leader on its own. A root with the counter complete sends at
+ * once, so a long root Q costs time only when a contribution is missing.
+ * On a Tofino: one 512-entry register (Q - floor per allreduce and role,
+ * one stateful ALU: read when a descriptor is claimed, add or saturating
+ * subtract when a straggler or a broadcast passes), no per-descriptor
+ * state beyond the deadline, which the descriptor's state register keeps
+ * instead of the first arrival (tofino.h counts it, hw/README.md places
+ * it). A switch that fails loses its registers: Q restarts from
+ * cfg->timeout.
  *
  * Failure: a switch that goes down loses its descriptors (counted in
  * wiped), their timeouts and the frames in its pipelines; one that comes
@@ -87,7 +91,7 @@
 #include "emu/engine/engine.h"
 #include "emu/switch/fwd.h"
 
-/* adaptive timeout defaults: Q in [200 ns, 8 us], steps +128 / -32 ns (Q ~ 80th percentile of the spread) */
+/* adaptive timeout defaults: Q in [200 ns, 8 us], +128 ns per straggler, -32 ns per completed block */
 #define EMU_ATO_FLOOR (200 * EMU_NS)
 #define EMU_ATO_CEIL (8 * EMU_US)
 #define EMU_ATO_UP (128 * EMU_NS)
@@ -133,7 +137,7 @@ struct emu_sw_cfg {
 	/* adaptive timeout (see above); timeout is the start value */
 	bool adaptive;
 	emu_time_t ato_floor, ato_ceil;	/* Q stays in [floor, ceil] */
-	emu_time_t ato_up, ato_down;	/* steps of Q */
+	emu_time_t ato_up, ato_down;	/* steps of Q: per straggler, per completed block */
 };
 
 struct emu_sw_stats {
@@ -169,8 +173,10 @@ struct emu_sw_stats {
 	uint64_t ato_claims;		/* descriptors that took a timeout from Q */
 	uint64_t ato_sum;		/* sum of those timeouts (mean = sum / claims) */
 	emu_time_t ato_min, ato_max;	/* shortest and longest of them */
-	uint64_t ato_samples;		/* blocks whose spread moved Q */
-	uint64_t ato_up;		/* ...up (a spread above Q) */
+	uint64_t ato_samples;		/* completed blocks: Q stepped down */
+	uint64_t ato_up;		/* stragglers: Q stepped up */
+	uint64_t ato_root_claims;	/* descriptors of blocks led from here (root role) */
+	uint64_t ato_root_sum;		/* sum of their timeouts */
 };
 
 extern const struct emu_model_ops emu_sw_ops;

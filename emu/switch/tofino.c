@@ -84,13 +84,13 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	 */
 	n->adaptive = adaptive;
 	n->adaptive_timeout = adaptive_timeout;
-	n->salu_regs = 6 + words + (adaptive ? 3 : 0) + (adaptive_timeout ? 2 : 0);
+	n->salu_regs = 6 + words + (adaptive ? 3 : 0) + (adaptive_timeout ? 1 : 0);
 	n->salu = per_pass + n->salu_regs;
 	/*
 	 * Stages as bf-p4c placed hw/canary.p4: r_id alone in the first (every
 	 * other register needs its verdict; r_ato, indexed by the header,
 	 * beside it), then the rest salu_per_stage at a time (11 stages for
-	 * 39, 12 for 42; 12 for 44 with the adaptive timeout).
+	 * 39, 12 for 42; 12 for 43 with the adaptive timeout).
 	 */
 	unsigned spp = p->salu_per_stage, first = adaptive_timeout ? 2 : 1;
 
@@ -100,8 +100,8 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	uint64_t words_per_block = 1024 * 4;	/* 1024 rows of 128 b = 4 x 32-bit words */
 	uint64_t per_array = (descriptors + words_per_block - 1) / words_per_block;
 
-	/* r_span: two words per descriptor; r_ato: 256 words, one block */
-	n->sram_blocks = adaptive_timeout ? per_array * (n->salu - 2) + 2 * per_array + 1 + 2 : per_array * n->salu + 2;
+	/* r_ato: 512 words, one block; every other register a word per descriptor */
+	n->sram_blocks = adaptive_timeout ? per_array * (n->salu - 1) + 1 + 2 : per_array * n->salu + 2;
 	if (shards == 0) {
 		shards = 1;
 		while (shards < ports && mcast_entries(ports, shards) > p->mcast_entries)
@@ -163,15 +163,15 @@ void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_
 	if (n->passes > 1)
 		fprintf(f, "  recirculation: %u extra pass%s per Canary packet; each costs 1/%.1f ns of pipeline time\n",
 			n->passes - 1, n->passes == 2 ? "" : "es", p->pipe_gpps);
-	unsigned words = n->salu_regs - 6 - (n->adaptive ? 3 : 0) - (n->adaptive_timeout ? 2 : 0);
+	unsigned words = n->salu_regs - 6 - (n->adaptive ? 3 : 0) - (n->adaptive_timeout ? 1 : 0);
 
 	fprintf(f, "  stateful ALUs: %u element registers + %u others (id, counter, hosts, leader, "
 		   "%s, %u children word%s, ECMP selector%s%s)\n",
 		n->salu - n->salu_regs, n->salu_regs, n->adaptive_timeout ? "deadline/state" : "first arrival/state",
 		words, words == 1 ? "" : "s", n->adaptive ? ", 3 for adaptive routing" : "",
-		n->adaptive_timeout ? ", 2 for the adaptive timeout: r_ato per allreduce, r_span per descriptor" : "");
+		n->adaptive_timeout ? ", 1 for the adaptive timeout: r_ato per allreduce and role" : "");
 	if (n->adaptive_timeout)
-		fprintf(f, "  adaptive timeout: r_ato 256 x 32 b beside r_id in stage 0, r_span %u x 64 b; "
-			   "one 64 B sample per completed block through the loopback port\n", n->descriptors);
+		fprintf(f, "  adaptive timeout: r_ato 512 x 32 b beside r_id in stage 0; one 64 B sample per "
+			   "straggler and per completed block through the loopback port\n");
 	fprintf(f, "  verdict: %s%s\n", n->fits ? "fits" : "DOES NOT FIT: ", n->fits ? "" : n->why);
 }

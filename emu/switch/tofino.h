@@ -29,17 +29,17 @@
  *                  shard table of sec. 4.2.
  *   multicast      2^(p/s) * s group entries for p ports in s shards.
  *
- * The adaptive timeout (--timeout adaptive, rule in canary_sw.h) adds two
- * stateful ALUs: r_ato (the timeout Q per allreduce, 256 x 32 bit, in stage
- * 0 beside r_id: a REDUCE reads the Q of its header's allreduce, a sample
- * packet steps it) and r_span (first and last arrival per descriptor, one
- * 64-bit pair: two SRAM words per descriptor, after r_id's verdict). The
- * descriptor's state register keeps the deadline instead of the first
- * arrival, so the clock packet's test needs no extra register. A block's
- * spread leaves the broadcast as a 64 B mirror copy through the loopback
- * port and comes back as a sample packet (one more logical table, the
- * mirror session); stage 0 then holds two stateful ALUs, which the stage
- * count follows.
+ * The adaptive timeout (--timeout adaptive, rule in canary_sw.h) adds one
+ * stateful ALU: r_ato (the timeout Q per allreduce and role, 512 x 32 bit,
+ * in stage 0 beside r_id: a REDUCE reads the Q of its header's allreduce,
+ * through the actions of the leader_local lookup that gives the role; a
+ * sample packet steps it). The descriptor's state register keeps the
+ * deadline instead of the first arrival, so the clock packet's test needs
+ * no extra register. A straggler (its REDUCE finds the descriptor flushed)
+ * and a broadcast that frees a descriptor each leave a 64 B mirror copy
+ * through the loopback port, which comes back as a sample packet (one more
+ * logical table, the mirror session) and steps r_ato up or down; stage 0
+ * then holds two stateful ALUs, which the stage count follows.
  */
 #ifndef EMU_TOFINO_H
 #define EMU_TOFINO_H
@@ -72,7 +72,7 @@ struct tofino_need {
 	unsigned salu;
 	unsigned salu_regs;		/* stateful ALUs other than elements */
 	bool adaptive;			/* adaptive next hop (3 stateful ALUs) */
-	bool adaptive_timeout;		/* adaptive timeout (2 stateful ALUs) */
+	bool adaptive_timeout;		/* adaptive timeout (1 stateful ALU) */
 	unsigned stages;
 	unsigned tables;
 	uint64_t sram_blocks;
