@@ -14,6 +14,8 @@
 #   noise      experiment 6 (512 hosts, noise 0.01 % .. 10 %) with the adaptive timeout,
 #              the fourth timeout column next to exp6-noise.csv's 500ns, 1us, 1500ns
 #   tenants16  16 tenants, as "tenants": adaptive, 1us (not in the default list)
+#   prio5      5 % of the hosts, background, --priority collective (experiment 8's point
+#              bound by the timeout): adaptive, 1us (not in the default list)
 #
 # CSV rows go to bench/results/adaptive-*.csv (appended: remove them for a fresh run).
 # FIXED="1us" is the fixed timeout each part compares against (FIXED="" runs adaptive
@@ -62,6 +64,14 @@ part_tenants16() {
 	for seed in $SEEDS; do for t in adaptive $FIXED; do
 		csv_run "$f" "tenants=16,timeout=$t" $PAPER --hosts 100% --concurrent 16 --background none \
 			--table per-tenant --timeout $t --seed $seed --algo canary
+	done; done
+}
+
+part_prio5() {
+	local f=$RESULTS/adaptive-prio5.csv
+	for seed in $SEEDS; do for t in adaptive $FIXED; do
+		csv_run "$f" "case=5%,prio=collective,timeout=$t" $PAPER --hosts 5% --background uniform \
+			--priority collective --timeout $t --seed $seed --algo canary
 	done; done
 }
 
