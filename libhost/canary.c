@@ -38,12 +38,18 @@
  * elements and every REDUCE frame carries K more: the sender's power sums
  * (see sk_decode). The leader turns the missing power sums into the ranks
  * missing from the attempt when there are at most K of them, asks each one
- * with RECOVER, and counts only their direct (FALLBACK) copies from then on;
- * the sum is then broadcast as usual and unicast to the hosts asked. It
- * decodes when the attempt has been quiet for a base round trip, on a probe
- * (RETX_REQ with counter 1, sent by a host whose later block came back
- * first; it never fails a block) and on an ordinary request; with more than
- * K missing the rules above apply.
+ * with RECOVER. From then on each asked host's data counts once, from
+ * whichever copy comes first: its direct (FALLBACK) copy, or a late reduce
+ * frame of the attempt, whose own sketch names the asked hosts it holds
+ * (a contribution that was late, not lost, so recovering never makes a
+ * block later than the tree would). The sum is then broadcast as usual and
+ * unicast to the hosts whose direct copies were counted. It decodes when
+ * the attempt has been quiet for a base round trip, on a probe (RETX_REQ
+ * with counter 1, sent by a host whose later block came back first; it
+ * never fails a block) and on an ordinary request; with more than K
+ * missing the rules above apply. A probe for a complete block is answered
+ * only once the broadcast is overdue by the leader's own measured block
+ * round trip (bcast_wait).
  *
  * Static trees (LH_ALGO_STATIC) run on the same machinery: every host,
  * the leader too, sends block b once up tree tree_base + (b mod N) as
@@ -105,7 +111,8 @@ struct clead {
 	lh_time_t last_rx;	/* the current attempt's last contribution (or its start) */
 	lh_time_t done_at;	/* when the sum was complete */
 	uint32_t miss[LH_SKETCH_MAX];	/* sketch: ranks whose data is missing */
-	uint32_t got;		/* ...bit i: miss[i]'s direct copy counted */
+	uint32_t got;		/* ...bit i: miss[i]'s data counted (directly or through the tree) */
+	uint32_t direct;	/* ...bit i: counted from its direct copy */
 	uint8_t *seen;		/* fallback: ranks already counted */
 	struct coll *coll;
 	uint32_t ncoll, capcoll;
@@ -219,6 +226,22 @@ static lh_time_t rto(const struct canary *c, const struct lh_req *r)
 	if (t < 2 * c->rttmax)
 		t = 2 * c->rttmax;
 	return t > (double)c->rto_min ? (lh_time_t)t : c->rto_min;
+}
+
+/*
+ * bcast_wait - how long after completing a block a leader takes a probe
+ * for it as a sign that its broadcast was lost rather than late: the
+ * measured block round trip (smoothed, plus 4 deviations), at least
+ * probe_gap. Under background traffic a broadcast can spend many base
+ * round trips in queues; resending the result to every host that probes
+ * meanwhile adds a data frame per probe to those very queues, and the
+ * later broadcasts the resends delay draw more probes.
+ */
+static lh_time_t bcast_wait(const struct canary *c)
+{
+	double t = c->srtt + 4 * c->rttvar;
+
+	return t > (double)c->probe_gap ? (lh_time_t)t : c->probe_gap;
 }
 
 static void rtt_sample(struct canary *c, lh_time_t sample)
@@ -537,6 +560,7 @@ static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clea
 	l->recovering = false;
 	l->nmiss = 0;
 	l->got = 0;
+	l->direct = 0;
 	l->ltries = 0;
 	if (l->seen) {
 		memset(l->seen, 0, r->P);
@@ -561,13 +585,13 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 		uint8_t *buf = lh_frame(r, LH_CANARY_LEN(n), &hd);
 		struct emu_canary_hdr h = {
 			.dst = r->comm->host->self.ipv4, .id = id, .counter = (uint16_t)r->P, .hosts = (uint16_t)r->P,
-			.children = l->recovering ? 1 : 0, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
+			.children = l->direct ? 1 : 0, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
 		};
 
 		lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
-		/* the hosts asked directly may be cut off from the tree */
-		if (l->recovering)
-			for (unsigned i = 0; i < l->nmiss; i++)
+		/* the hosts whose direct copies were counted may be cut off from the tree */
+		for (unsigned i = 0; i < l->nmiss; i++)
+			if (l->direct & 1u << i)
 				send_small(r, l->miss[i], id, EMU_CANARY_OP_RETX_DATA, 1, (uint16_t)r->P, l->acc,
 					   (unsigned)n);
 		/* tree restoration: one frame per switch that saw collisions */
@@ -596,7 +620,7 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 			r->st.restorations_sent++;
 		}
 	}
-	block_complete(r, c, b, l->acc, !l->recovering);
+	block_complete(r, c, b, l->acc, !l->direct);
 }
 
 /*
@@ -721,6 +745,56 @@ static void lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t ge
 	lead_recover(r, c, b, l);
 }
 
+/*
+ * lead_late - which asked hosts does a reduce frame of the attempt being
+ * recovered hold? Every other rank is counted already, so the frame can
+ * only carry data of the hosts asked directly: it was late, not lost. Its
+ * own sketch names them (its @counter <= nmiss power sums decode to
+ * exactly those ranks). Returns their bits in miss[], or 0 if the frame
+ * cannot be counted: it does not decode to asked hosts, or one of them was
+ * counted already (from its direct copy; the others' copies are on their
+ * way, since they were asked).
+ */
+static uint32_t lead_late(const struct lh_req *r, const struct canary *c, size_t b, const struct clead *l,
+			  const uint8_t *p, unsigned nelem, uint16_t counter)
+{
+	size_t n = block_len(r, c, b);
+	int32_t sk[LH_SKETCH_MAX];
+	uint32_t m[LH_SKETCH_MAX], who[LH_SKETCH_MAX], mask = 0;
+
+	if (counter > l->nmiss || !lead_fits(r, c, b, l, nelem, counter, true))
+		return 0;
+	emu_wire_get_elems(sk, p + EMU_CANARY_DATA_OFF + 4 * n, counter);
+	for (unsigned j = 0; j < counter; j++)
+		m[j] = (uint32_t)sk[j] % LH_SKETCH_P;
+	if (!sk_decode(m, counter, r->P, who))
+		return 0;
+	for (unsigned x = 0; x < counter; x++) {
+		unsigned i = 0;
+
+		while (i < l->nmiss && l->miss[i] != who[x])
+			i++;
+		if (i == l->nmiss || (l->got | mask) & 1u << i)
+			return 0;
+		mask |= 1u << i;
+	}
+	return mask;
+}
+
+/* a bypassed (collision) frame that counts: remember its switch and port for the restoration */
+static void lead_collision(struct lh_req *r, const struct canary *c, size_t b, struct clead *l,
+			   const struct emu_canary_hdr *h, unsigned nelem)
+{
+	if (!(h->flags & EMU_CANARY_F_BYPASS) || !lead_fits(r, c, b, l, nelem, h->counter, true))
+		return;
+	r->st.collisions_seen++;
+	if (l->ncoll == l->capcoll) {
+		l->capcoll = l->capcoll ? 2 * l->capcoll : 8;
+		l->coll = lh_xrealloc(l->coll, l->capcoll * sizeof(*l->coll));
+	}
+	l->coll[l->ncoll++] = (struct coll){ h->swaddr, (uint16_t)h->children };
+}
+
 static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, const struct emu_canary_hdr *h,
 		      const uint8_t *p, unsigned nelem)
 {
@@ -730,24 +804,26 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 	switch (op) {
 	case EMU_CANARY_OP_REDUCE:
 		r->st.leader_frames_recv++;
-		if (l->complete || l->fallback || l->recovering || a != l->attempt)
-			return;	/* an older attempt, a late copy, or one of the hosts asked directly */
+		if (l->complete || l->fallback || a != l->attempt)
+			return;	/* an older attempt, or a late copy */
+		if (l->recovering) {
+			/* late, not lost: the first of the tree's copy and the direct one counts */
+			uint32_t mask = lead_late(r, c, b, l, p, nelem, h->counter);
+
+			if (!mask)
+				return;
+			l->got |= mask;
+			r->st.recovered_late += h->counter;
+		}
 		/*
 		 * A collision is recorded only with a contribution that counts:
 		 * at most P - 1 per attempt, however many frames arrive (a
 		 * frame with counter 0 would otherwise grow the list forever).
 		 */
-		if (h->flags & EMU_CANARY_F_BYPASS && lead_fits(r, c, b, l, nelem, h->counter, true)) {
-			r->st.collisions_seen++;
-			if (l->ncoll == l->capcoll) {
-				l->capcoll = l->capcoll ? 2 * l->capcoll : 8;
-				l->coll = lh_xrealloc(l->coll, l->capcoll * sizeof(*l->coll));
-			}
-			l->coll[l->ncoll++] = (struct coll){ h->swaddr, (uint16_t)h->children };
-		}
+		lead_collision(r, c, b, l, h, nelem);
 		l->last_rx = lh_now(r);
 		lead_add(r, c, b, l, p, nelem, h->counter, true);
-		if (!l->complete && c->K && !l->ltimer)
+		if (!l->complete && c->K && !l->ltimer && !l->recovering)
 			lead_arm(r, c, b, l, l->last_rx + c->quiet);
 		return;
 	case EMU_CANARY_OP_FALLBACK:
@@ -755,6 +831,7 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			for (unsigned i = 0; i < l->nmiss; i++)
 				if (l->miss[i] == h->children && !(l->got & 1u << i)) {
 					l->got |= 1u << i;
+					l->direct |= 1u << i;
 					lead_add(r, c, b, l, p, nelem, 1, false);
 				}
 			return;
@@ -769,7 +846,7 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 
 		if (from >= r->P || from == r->rank)
 			return;
-		if (h->counter == 1 && l->complete && lh_now(r) - l->done_at < c->probe_gap) {
+		if (h->counter == 1 && l->complete && lh_now(r) - l->done_at < bcast_wait(c)) {
 			/* a probe overtaken by our broadcast: still on its way, most likely */
 			return;
 		}

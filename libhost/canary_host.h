@@ -173,6 +173,7 @@ struct lh_ar_stats {
 	uint64_t errors;		/* protocol violations seen (should stay 0) */
 	unsigned window;		/* what was used */
 	lh_time_t retx_timeout;
+	uint64_t recovered_late;	/* sketch: of those, counted from the tree's late copy first */
 };
 
 /* ---- host ---- */
