@@ -723,7 +723,7 @@ static const struct cli_opt opt_table[] = {
 	    "then asks for directly (0: the paper's recovery)"),
 	{ .help = "run:" },
 	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time"),
-	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time (0: never)"),
+	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time, or for twice the longest timeout an allreduce host waits on if that is longer (0: never)"),
 	OPT("workers", "N|per-node", o_workers, "the cores available", "worker threads", .local = true),
 	OPT("clock", "NAME", o_clock, "virtual", "virtual | wall"),
 	OPT("dilation", "D|auto", o_dilation, "auto", "wall clock: wall ns per emulated ns"),

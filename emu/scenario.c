@@ -1459,9 +1459,10 @@ static void scn_tally_allreduces(struct scn *s, emu_time_t T)
 		if (res->run.stalled)
 			snprintf(res->stuck, sizeof(res->stuck),
 				 "allreduce %u: %llu of %u hosts without their whole result; no block completed "
-				 "since %.3f us (stopped at %.3f us, --stall %.3f us)", t,
+				 "since %.3f us (stopped at %.3f us, --stall %.3f us, longest host timeout %.3f us)", t,
 				 (unsigned long long)a->unfinished_hosts, a->hosts,
-				 (double)res->run.last_progress / 1e6, (double)T / 1e6, (double)cfg->stall / 1e6);
+				 (double)res->run.last_progress / 1e6, (double)T / 1e6, (double)cfg->stall / 1e6,
+				 (double)res->run.wait_max / 1e6);
 		else
 			snprintf(res->stuck, sizeof(res->stuck),
 				 "allreduce %u: %llu of %u hosts without their whole result at %.3f us (limit %.3f us)",

@@ -11,7 +11,10 @@
  * host behind a link of 2 us or 20 us): a little late triggers no RECOVER;
  * late past the leader's quiet period it is asked for, but the tree's copy
  * arriving first is counted (recovered_late) and the allreduce takes no
- * longer than without the sketch. Bad --sketch values are refused.
+ * longer than without the sketch. The stall watchdog against the hosts'
+ * timeouts: a run that only waits on a retransmission timeout longer than
+ * --stall finishes, as with the default; one that cannot finish (a leaf
+ * failed for good) is still called stuck. Bad --sketch values are refused.
  */
 #include <stdio.h>
 #include <string.h>
@@ -117,7 +120,7 @@ int main(void)
 	struct emu_scn_result r;
 	char err[256];
 
-	plan(50);
+	plan(56);
 
 	late("2us", false);
 	late("20us", true);
@@ -217,6 +220,39 @@ int main(void)
 	c.workers = 1;
 	ok(run(&c, &r, "1% loss, sketch 8, 1 worker") && r.exact, "one worker: exact");
 	ok(r.runtime == rt2 && r.ar[0].recovered == rec2, "same runtime and recoveries for 1 and 2 workers");
+	emu_scenario_result_fini(&r);
+
+	/* waiting on a timeout is not stuck: one lost frame, the paper's recovery, --stall 10 us */
+	base(&c);
+	c.topology = "fattree2:leaves=1,spines=1,hosts=4";
+	c.hosts = 4;
+	c.size_bytes = 4096;
+	emu_drop_parse("H1/0#3", &c.drop[0]);
+	c.ndrop = 1;
+	ok(run(&c, &r, "one lost frame, default stall") && r.exact, "one lost frame, default --stall: exact");
+	emu_time_t want = r.runtime;
+
+	emu_scenario_result_fini(&r);
+	c.stall = 10 * EMU_US;
+	ok(run(&c, &r, "one lost frame, stall 10 us") && r.exact && !r.run.stalled,
+	   "--stall 10 us, below the hosts' timeout: exact, not stopped");
+	ok(r.runtime == want && r.ar[0].failures == 1, "...at the same %.2f us, after the same failure",
+	   (double)r.runtime / 1e6);
+	emu_scenario_result_fini(&r);
+
+	/* stuck is still stuck: the second leaf fails for good, its hosts never contribute */
+	base(&c);
+	c.topology = "fattree2:leaves=2,spines=1,hosts=2";
+	c.hosts = 4;
+	c.size_bytes = 4096;
+	c.stall = 10 * EMU_US;
+	emu_fail_parse("switch:L1@0us", &c.fail[0]);
+	c.nfail = 1;
+	ok(run(&c, &r, "a leaf failed for good") && !r.exact && r.run.stalled, "a leaf failed for good: stuck");
+	ok(strstr(r.stuck, "no block completed") != NULL, "...the watchdog says so: %s", r.stuck);
+	ok(r.run.wait_max > 0 && r.run.emulated <= r.run.last_progress + 2 * r.run.wait_max + EMU_US,
+	   "...stopped at %.1f us: within twice the longest timeout (%.1f us) of the last progress",
+	   (double)r.run.emulated / 1e6, (double)r.run.wait_max / 1e6);
 	emu_scenario_result_fini(&r);
 
 	/* bad values */

@@ -1012,6 +1012,8 @@ static bool take_window(struct emu_dist *d, unsigned from, zmq_msg_t *m, void *a
 	x->sum->done += s.done;
 	if (s.progress > x->sum->progress)
 		x->sum->progress = s.progress;
+	if (s.wait > x->sum->wait)
+		x->sum->wait = s.wait;
 	d->held[from] = *m;
 	d->holding[from] = true;
 	return true;

@@ -91,6 +91,7 @@ struct emu_dist_sum {
 	uint64_t done;		/* sum */
 	uint64_t progress;	/* max: 1 + time of the latest progress, 0: none */
 	uint64_t failed;	/* max: a node failed to start */
+	uint64_t wait;		/* max: the longest timer a node waits on (emu_node_waits) */
 };
 
 /*

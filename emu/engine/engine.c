@@ -657,6 +657,14 @@ static bool dist_in(void *arg, unsigned q, const uint8_t *p, size_t len)
 	return true;
 }
 
+/* how long without progress is stuck: the stall limit, or twice the longest wait announced */
+static emu_time_t stall_limit(const struct emu_engine *eng)
+{
+	emu_time_t w = 2 * eng->st.wait_max;
+
+	return w > eng->cfg.stall ? w : eng->cfg.stall;
+}
+
 /* This process's part of the window's reduction; consumes the workers' reports. */
 static void local_sum(struct emu_engine *eng, struct emu_dist_sum *s)
 {
@@ -679,6 +687,8 @@ static void local_sum(struct emu_engine *eng, struct emu_dist_sum *s)
 		w->stop_req = EMU_TIME_INF;
 		if (w->progress_t > s->progress)
 			s->progress = w->progress_t;
+		if (w->wait_max > s->wait)
+			s->wait = w->wait_max;
 	}
 	/* events in flight to other processes are pending too */
 	for (uint32_t k = 0; k < eng->nrout; k++) {
@@ -758,10 +768,15 @@ static void plan_window(void *arg)
 		eng->st.stopped = true;
 	}
 	/*
-	 * watchdog: nothing moved for cfg.stall of emulated time. Windows are
-	 * cut at the deadline so that when it stops does not depend on where
-	 * windows fall (they depend on the event set, not on the results).
+	 * watchdog: nothing moved for cfg.stall of emulated time, nor for
+	 * twice the longest timer a node waits on (a backed-off retransmission
+	 * timeout longer than the stall limit is waiting, not stuck). Windows
+	 * are cut at the deadline so that when it stops does not depend on
+	 * where windows fall (they depend on the event set, not on the
+	 * results).
 	 */
+	if (sum.wait > eng->st.wait_max)
+		eng->st.wait_max = sum.wait;
 	if (eng->cfg.stall && eng->expect_done && next != EMU_TIME_INF) {
 		if (sum.progress && sum.progress - 1 > eng->st.last_progress)
 			eng->st.last_progress = sum.progress - 1;
@@ -769,7 +784,7 @@ static void plan_window(void *arg)
 			eng->stall_armed = true;
 			eng->st.last_progress = next;
 		}
-		emu_time_t deadline = eng->st.last_progress + eng->cfg.stall;
+		emu_time_t deadline = eng->st.last_progress + stall_limit(eng);
 
 		if (next >= deadline && eng->ndone < eng->expect_done) {
 			eng->st.stalled = true;
@@ -810,8 +825,8 @@ static void plan_window(void *arg)
 		end = eng->act[eng->next_act].t;
 	if (eng->stop_at < end)
 		end = eng->stop_at;
-	if (eng->stall_armed && eng->ndone < eng->expect_done && eng->st.last_progress + eng->cfg.stall < end)
-		end = eng->st.last_progress + eng->cfg.stall;
+	if (eng->stall_armed && eng->ndone < eng->expect_done && eng->st.last_progress + stall_limit(eng) < end)
+		end = eng->st.last_progress + stall_limit(eng);
 	eng->win_start = next;
 	eng->win_end = end;
 	eng->st.windows++;

@@ -238,7 +238,9 @@ struct emu_engine_cfg {
 	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
 	void *progress_ctx;
 	/* watchdog: with completions expected, stop when no node reported
-	 * progress (emu_node_progress) for this long; 0: no watchdog */
+	 * progress (emu_node_progress) for this long, or for twice the
+	 * longest wait a node announced (emu_node_waits) if that is longer;
+	 * 0: no watchdog */
 	emu_time_t stall;
 	/* distributed (dist.h): this process runs the workers of its rank;
 	 * @workers must then be its count as given to emu_dist_join() */
@@ -288,6 +290,7 @@ struct emu_run_stats {
 	uint64_t done;			/* emu_node_done() calls */
 	bool stalled;			/* ended by the watchdog */
 	emu_time_t last_progress;	/* time of the last emu_node_progress() (or of the first event) */
+	emu_time_t wait_max;		/* the longest emu_node_waits() */
 	emu_time_t last_done;		/* time of the latest */
 	uint64_t pool_frames;		/* frames carved from chunks (memory use) */
 	emu_time_t last_event;		/* of this process's workers */
@@ -401,6 +404,14 @@ void emu_node_done(struct emu_node *n);
 
 /* emu_node_progress - something useful happened (feeds the stall watchdog). */
 void emu_node_progress(struct emu_node *n);
+
+/*
+ * emu_node_waits - @n armed a timer @delay ahead that may bring progress
+ * when it fires (a retransmission timeout, backed off): the watchdog
+ * waits at least twice the longest such delay before calling a run
+ * stuck, so a run that only waits on a timeout is not stopped.
+ */
+void emu_node_waits(struct emu_node *n, emu_time_t delay);
 
 /* emu_port_busy - is @port's serializer busy or its queue non-empty? */
 static inline bool emu_port_busy(const struct emu_node *n, unsigned port);

@@ -36,6 +36,7 @@ struct emu_worker {
 	uint64_t events_mark;	/* events at the start of the window (critical path) */
 	uint64_t frame_hops;
 	emu_time_t progress_t;	/* 1 + time of the latest emu_node_progress(), 0: none */
+	emu_time_t wait_max;	/* the longest emu_node_waits() so far */
 	/* published at the window barrier */
 	alignas(EMU_CACHELINE) emu_time_t next_local;
 	emu_time_t stop_req;

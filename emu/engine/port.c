@@ -310,6 +310,12 @@ void emu_node_progress(struct emu_node *n)
 		n->w->progress_t = n->w->now + 1;	/* 0 stays "none yet" */
 }
 
+void emu_node_waits(struct emu_node *n, emu_time_t delay)
+{
+	if (delay > n->w->wait_max)
+		n->w->wait_max = delay;
+}
+
 void emu_node_done(struct emu_node *n)
 {
 	struct emu_worker *w = n->w;

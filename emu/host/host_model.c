@@ -60,7 +60,13 @@ static lh_time_t t_now(void *ctx)
 
 static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
 {
-	arm(ctx, at, cookie);
+	struct emu_host_state *s = ctx;
+	uint64_t now = emu_node_now(s->node);
+
+	/* an allreduce host's timers are its protocol's timeouts: the watchdog waits for them */
+	if (s->cfg && s->cfg->role == EMU_HOST_ALLREDUCE && at > now)
+		emu_node_waits(s->node, at - now);
+	arm(s, at, cookie);
 }
 
 /*
