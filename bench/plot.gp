@@ -243,12 +243,13 @@ if (have(R."models-512-uniform.wide")) {
 	set ytics mirror
 	set key outside below center horizontal
 	set output R."models-claims.png"
-	set terminal pngcairo size 1500,560 font "sans,11" noenhanced
+	set terminal pngcairo size 1500,600 font "sans,11" noenhanced
 	set style data histograms
 	set style histogram errorbars gap 1 lw 1
 	set style fill solid 0.85 border -1
 	set yrange [0:105]
-	set xlabel "algorithm"
+	unset xlabel
+	set key outside below center horizontal maxcols 2
 	set bmargin 6
 	set multiplot layout 1,3 title "the paper's congestion points under each switch model (mean over seeds, min-max bars)"
 	do for [p in "models-512-uniform models-5pct models-1pct-uniform"] {
@@ -261,6 +262,7 @@ if (have(R."models-512-uniform.wide")) {
 	unset multiplot
 
 	set terminal pngcairo size 1400,900 font "sans,11" noenhanced
+	set key outside below center horizontal maxcols 0
 	set output R."models-share.png"
 	set style data yerrorlines
 	set bmargin 5
