@@ -9,8 +9,8 @@
  * timeout up and every broadcast steps it down, block after block, until
  * the late host is aggregated; allreduce 2's steps down to the floor; each
  * flush leaves at first arrival + the timeout the rule gives; a switch
- * failure resets both to the start value; every block's frames sum
- * exactly. The same script with the fixed timeout keeps 1 us and a
+ * failure resets both to the start value; a ceiling below the late
+ * host's lag stops the steps up there; every block's frames sum exactly. The same script with the fixed timeout keeps 1 us and a
  * straggler per block. Then the whole emulator: a scenario with small
  * tenants spread over the leaves grows the spines' timeout and the roots'
  * above the leaves'; a one-block allreduce runs exactly as with the fixed
@@ -52,7 +52,7 @@ static struct script_frame bcast(emu_time_t at, uint32_t lip, uint32_t id, uint1
 }
 
 /* the script: H0 leads both allreduces, H1..H4 contribute i and 10 i */
-static void script(struct run *r, bool adaptive, struct emu_sw_cfg *c)
+static void script(struct run *r, bool adaptive, emu_time_t ceil, struct emu_sw_cfg *c)
 {
 	struct emu_engine_cfg ec = { .workers = 1, .seed = 1 };
 
@@ -79,7 +79,7 @@ static void script(struct run *r, bool adaptive, struct emu_sw_cfg *c)
 	}
 	*c = (struct emu_sw_cfg){
 		.descriptors = 1u << 16, .timeout = 1 * EMU_US, .timer = EMU_SW_TIMER_EXACT, .passes = 1,
-		.ports_per_pipe = 16, .adaptive = adaptive, .ato_floor = 500 * EMU_NS, .ato_ceil = 8 * EMU_US,
+		.ports_per_pipe = 16, .adaptive = adaptive, .ato_floor = 500 * EMU_NS, .ato_ceil = ceil,
 		.ato_up = 500 * EMU_NS, .ato_down = 100 * EMU_NS,
 	};
 	r->eng = t_engine(r->fab, &ec);
@@ -145,7 +145,7 @@ static void switch_level(void)
 						distinct = false;
 	ok(distinct, "the script's 17 blocks have 17 slots");
 
-	script(&r, true, &c);
+	script(&r, true, 8 * EMU_US, &c);
 	const struct emu_sw_stats *st = emu_sw_stats_of(emu_engine_node(r.eng, 0));
 
 	/*
@@ -206,8 +206,35 @@ static void switch_level(void)
 	   (double)st->ato_min / 1e6, (double)st->ato_max / 1e6);
 	done(&r);
 
+	/*
+	 * a ceiling of 2 us below the late host's 3.2 us: the straggler's step
+	 * saturates there (1, 1.4, 1.8, then 2 - 0.1 = 1.9 for good), so every
+	 * block leaves a straggler and no timeout passes the ceiling
+	 */
+	script(&r, true, 2 * EMU_US, &c);
+	st = emu_sw_stats_of(emu_engine_node(r.eng, 0));
+	static const emu_time_t q1c[NB] = { 1000, 1400, 1800, 1900, 1900, 1900, 1900, 1900 };
+
+	times = exact = true;
+	for (unsigned b = 0; b < NB; b++) {
+		struct blk kc = leader_got(&r, id_of(1, b));
+
+		if (kc.first != b * PERIOD + 2 * hop + q1c[b] * EMU_NS) {
+			times = false;
+			diag("ceiling 2 us, allreduce 1 block %u: flush at %.3f us, expected %.3f", b,
+			     (double)(kc.first - b * PERIOD - 2 * hop) / 1e6, (double)q1c[b] / 1e3);
+		}
+		exact = exact && kc.frames == 2 && kc.counter == 4 && kc.d0 == 10 && kc.d1 == 100;
+	}
+	ok(times, "ceiling 2 us: flush at + 1, 1.4, 1.8, then 1.9 us (the step up saturates at the ceiling)");
+	ok(exact, "...a straggler in every block, every sum exact");
+	ok(st->ato_max == 1900 * EMU_NS && st->ato_up == NB + 1 && st->stragglers == NB + 1,
+	   "...timeouts at most 1.9 us (%.3f), %llu stragglers", (double)st->ato_max / 1e6,
+	   (unsigned long long)st->stragglers);
+	done(&r);
+
 	/* the same script with the fixed timeout */
-	script(&r, false, &c);
+	script(&r, false, 8 * EMU_US, &c);
 	st = emu_sw_stats_of(emu_engine_node(r.eng, 0));
 	times = true;
 	for (unsigned b = 0; b < NB; b++)
@@ -322,7 +349,7 @@ static void resources(void)
 
 int main(void)
 {
-	plan(37);
+	plan(40);
 	switch_level();
 	scenario_level();
 	resources();
