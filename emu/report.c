@@ -121,6 +121,12 @@ static const char *fmt_latencies(const struct emu_scn_result *res, char *buf, si
 }
 
 /* width - a printf width for @s that counts "µ" (two bytes) as one column */
+/* The adaptive timeout's start: --timeout's value within [floor, ceil], as the switches clamp it. */
+static emu_time_t ato_start(const struct emu_scn_cfg *c)
+{
+	return c->timeout < c->ato_floor ? c->ato_floor : c->timeout > c->ato_ceil ? c->ato_ceil : c->timeout;
+}
+
 static int width(int w, const char *s)
 {
 	return strstr(s, "µ") ? w + 1 : w;
@@ -136,7 +142,7 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 		char lo[32], hi[32], st[32];
 
 		snprintf(to, sizeof(to), "adaptive %s-%s from %s", emu_fmt_time(c->ato_floor, lo, sizeof(lo)),
-			 emu_fmt_time(c->ato_ceil, hi, sizeof(hi)), emu_fmt_time(c->timeout, st, sizeof(st)));
+			 emu_fmt_time(c->ato_ceil, hi, sizeof(hi)), emu_fmt_time(ato_start(c), st, sizeof(st)));
 	}
 
 	fprintf(r->out, "# canary-emu: %s, %u hosts, links %s, %s per hop, buffer %s per port, %s routing, %s%s%s\n",
@@ -389,7 +395,7 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 			   "\"descriptors\": %llu, \"mean_ns\": %.3f, \"min_ns\": %.3f, \"max_ns\": %.3f, "
 			   "\"mean_ns_level\": [%.3f, %.3f, %.3f], \"mean_ns_root\": %.3f, \"samples\": %llu, "
 			   "\"samples_up\": %llu},\n",
-			ind, (double)c->ato_floor / 1e3, (double)c->ato_ceil / 1e3, (double)c->timeout / 1e3,
+			ind, (double)c->ato_floor / 1e3, (double)c->ato_ceil / 1e3, (double)ato_start(c) / 1e3,
 			(unsigned long long)res->sw.ato_claims,
 			res->sw.ato_claims ? (double)res->sw.ato_sum / (double)res->sw.ato_claims / 1e3 : 0,
 			(double)res->sw.ato_min / 1e3, (double)res->sw.ato_max / 1e3, res->ato_mean_level[1] / 1e3,

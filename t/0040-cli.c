@@ -218,7 +218,7 @@ int main(void)
 {
 	int rc;
 
-	plan(56 + 21);
+	plan(56 + 23);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -368,6 +368,16 @@ int main(void)
 	ok(strstr(sh_out, "time(µs)") && strstr(sh_out, "# ar: allreduce (tenant);") && strstr(sh_out, "ldr-rx:") &&
 	   strstr(sh_out, "fallbk: blocks reduced at the leader") && strstr(sh_out, "mean over the busy ones"),
 	   "times in µs; a legend for the abbreviated columns and the link figures");
+
+	/* the adaptive timeout starts from --timeout's value within the floor and ceiling */
+	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
+		"--no-progress --timeout 20us --timeout adaptive:200ns-2us");
+	ok(rc == 0 && strstr(sh_out, "switches: timeout adaptive 200.000 ns-2.000 µs from 2.000 µs "),
+	   "--timeout 20us --timeout adaptive:200ns-2us: the header shows the start the switches take (2 us)");
+	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
+		"--no-progress --json --timeout 50ns --timeout adaptive");
+	ok(rc == 0 && strstr(sh_out, "\"floor_ns\": 200.000, \"ceil_ns\": 8000.000, \"start_ns\": 200.000,"),
+	   "--timeout 50ns --timeout adaptive: JSON start_ns is the floor (200 ns)");
 
 	/* resources */
 	rc = sh(EMU " --resources --elements 32 --routing ecmp --topology fattree2:leaves=16,spines=16,hosts=16");
