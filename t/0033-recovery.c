@@ -33,6 +33,17 @@ static void base(struct emu_scn_cfg *c)
 	c->limit = 50 * EMU_MS;
 }
 
+/* four hosts on one switch, 4 KiB, H1's third frame (a reduce) lost */
+static void one_lost_frame(struct emu_scn_cfg *c)
+{
+	base(c);
+	c->topology = "fattree2:leaves=1,spines=1,hosts=4";
+	c->hosts = 4;
+	c->size_bytes = 4096;
+	emu_drop_parse("H1/0#3", &c->drop[0]);
+	c->ndrop = 1;
+}
+
 static bool run(const struct emu_scn_cfg *c, struct emu_scn_result *r, const char *what)
 {
 	char err[256];
@@ -126,12 +137,7 @@ int main(void)
 	late("20us", true);
 
 	/* one lost reduce frame, four hosts on one switch: the paper fails and re-issues the block */
-	base(&c);
-	c.topology = "fattree2:leaves=1,spines=1,hosts=4";
-	c.hosts = 4;
-	c.size_bytes = 4096;
-	emu_drop_parse("H1/0#3", &c.drop[0]);
-	c.ndrop = 1;
+	one_lost_frame(&c);
 	ok(run(&c, &r, "one lost frame, paper") && r.exact, "one lost frame, no sketch: exact");
 	is_int(r.ar[0].failures, 1, "...the block failed once");
 	is_int(r.ar[0].reissues, 3, "...and the three other hosts re-issued it");
@@ -223,12 +229,7 @@ int main(void)
 	emu_scenario_result_fini(&r);
 
 	/* waiting on a timeout is not stuck: one lost frame, the paper's recovery, --stall 10 us */
-	base(&c);
-	c.topology = "fattree2:leaves=1,spines=1,hosts=4";
-	c.hosts = 4;
-	c.size_bytes = 4096;
-	emu_drop_parse("H1/0#3", &c.drop[0]);
-	c.ndrop = 1;
+	one_lost_frame(&c);
 	ok(run(&c, &r, "one lost frame, default stall") && r.exact, "one lost frame, default --stall: exact");
 	emu_time_t want = r.runtime;
 
