@@ -77,6 +77,12 @@ sub summarize {
 	close $out;
 }
 
+sub pct_num {
+	my ($k) = @_;
+	$k =~ s/%$//;
+	return $k;
+}
+
 # pivot NAME.csv: one row per value of @rowcols, one column per value of
 # $colcol (a column name, or a list of them joined with _), mean goodput ->
 # NAME.wide (for gnuplot); only rows with $fcol = $fval if given. After the
@@ -100,7 +106,8 @@ sub pivot {
 		$sd->[0] += $g;
 		$sd->[1]++;
 	}
-	@rk = sort { $a <=> $b } @rk unless grep { !/^[0-9.eE+-]+$/ } @rk;	# numeric keys: in order
+	# numeric keys (or percentages: runs appended later come after): in order
+	@rk = sort { pct_num($a) <=> pct_num($b) } @rk unless grep { !/^[0-9.eE+-]+%?$/ } @rk;
 	open(my $o, '>', "$dir/" . ($out // $name) . ".wide") or die;
 	print $o join(' ', 'key', @ck, map { ("${_}_min", "${_}_max") } @ck), "\n";
 	for my $rk (@rk) {
