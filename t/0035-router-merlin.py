@@ -11,31 +11,18 @@
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from tap import exit_status, ok  # noqa: E402
+from emurun import EMU, ROOT, emu, runs  # noqa: E402
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-EMU = os.path.join(ROOT, "emu", "canary-emu")
 SMALL = ["--topology", "fattree2:leaves=8,spines=8,hosts=8", "--size", "64KiB", "--no-progress", "--json"]
 # as t/0070-golden: figures of the emulator, not of the emulated network
 EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "distributed", "partition", "links"}
 
 
-def emu(args):
-    p = subprocess.run([EMU] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    return p.returncode, p.stdout, p.stderr
-
-
-def runs(out):
-    try:
-        rep = json.loads(out)
-    except ValueError:
-        return []
-    return rep["runs"] if "runs" in rep else [rep]
 
 
 def strip(x):

@@ -10,15 +10,13 @@
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from tap import exit_status, ok  # noqa: E402
+from emurun import EMU, ROOT, emu, runs  # noqa: E402
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-EMU = os.path.join(ROOT, "emu", "canary-emu")
 TOPO = os.path.join(ROOT, "topologies")
 RUN = ["--size", "16KiB", "--workers", "2", "--no-progress", "--json"]
 # hosts of each example; a new file must be added here (and so gets a check)
@@ -28,17 +26,6 @@ SAME_AS = {"fattree3-k4.topo": "fattree3:k=4", "paper-1024.topo": "fattree2:leav
 NOT_RESULTS = {"topology", "wall_s", "frame_hops_per_s", "peak_rss_bytes", "events"}
 
 
-def emu(args):
-    p = subprocess.run([EMU] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    return p.returncode, p.stdout, p.stderr
-
-
-def runs(out):
-    try:
-        rep = json.loads(out)
-    except ValueError:
-        return []
-    return rep["runs"] if "runs" in rep else [rep]
 
 
 def main():

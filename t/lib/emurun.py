@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: MIT
+#
+# emurun.py - run the built canary-emu from a Python test: emu() returns
+# (exit status, stdout, stderr); runs() the list of runs of a --json report
+# (empty when the output is not JSON).
+import json
+import os
+import subprocess
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+EMU = os.path.join(ROOT, "emu", "canary-emu")
+
+
+def emu(args):
+    """Run canary-emu with ARGS (a list); (returncode, stdout, stderr)."""
+    p = subprocess.run([EMU] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def runs(out):
+    """The runs of a --json report: its "runs" list, or the report itself; [] if not JSON."""
+    try:
+        rep = json.loads(out)
+    except ValueError:
+        return []
+    return rep["runs"] if "runs" in rep else [rep]
