@@ -230,6 +230,32 @@ if (have(R."scaling.csv")) {
 	set datafile separator whitespace
 }
 
+# the parallel projection (bench/projection.sh): speedup the partitioning
+# allows, from event counts per window, for more workers than this machine has
+if (have(R."projection.csv")) {
+	set output R."projection.png"
+	set title "projected speedup, default Canary run (first 100 µs), 2 µs per window, a crossing event costs one more"
+	set datafile separator ","
+	set style data linespoints
+	set logscale xy 2
+	set format x "%g"
+	set format y "%g"
+	set xlabel "workers"
+	set ylabel "speedup over 1 worker"
+	set xrange [1:64]
+	set yrange [1:64]
+	set xtics norotate
+	set key inside top left
+	plot x title "ideal" lc rgb "#888888" lw 1 dt 2 with lines, \
+	     R."projection.csv" using 1:6 skip 1 title "balance (events / critical path)" lt 1, \
+	     R."projection.csv" using 1:7 skip 1 title "projected (with windows and crossings)" lt 4
+	unset logscale xy
+	set xrange [*:*]
+	set yrange [*:*]
+	set format y "% h"
+	set datafile separator whitespace
+}
+
 # The switch models side by side (bench/models.sh, bench/README.md section
 # 10): FIFO and Merlin-like routers, background at line rate and at the
 # calibrated 0.4. models-claims: the congestion points, one bar per model;

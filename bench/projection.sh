@@ -4,7 +4,7 @@
 # more workers than this machine has cores.
 #
 # The default scenario's Canary run (first 100 us of emulated time, to keep
-# it short) is partitioned for 1, 2, 4, 8, 16 and 64 workers. For each, the
+# it short) is partitioned for 1, 2, 4, 8, 16, 32, 48 and 64 workers. For each, the
 # engine reports (JSON "partition") the events of every window's busiest
 # worker, summed over windows (events_critical), the number of windows and
 # the events that crossed partitions. With c_ev the wall time per event of
@@ -48,7 +48,7 @@ printf '  c_ev %.0f ns/event (1 worker, this machine now), c_win %.0f ns/window,
 	"$(perl -e "print $c_ev * 1e9")" "$(perl -e "print $c_win * 1e9")" "$w1" "$C_CROSS"
 printf '  %8s %14s %14s %10s %10s %12s\n' workers events critical balance cross% projected
 echo "workers,events,events_critical,windows,cross_events,balance_speedup,projected_speedup" >"$RESULTS/projection.csv"
-for p in 1 2 4 8 16 64; do
+for p in 1 2 4 8 16 32 48 64; do
 	read -r ev crit w x _ < <(run $p "$@")
 	perl -e '
 		my ($p, $ev, $crit, $w, $x, $cev, $cwin, $csv) = @ARGV;

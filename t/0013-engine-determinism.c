@@ -7,7 +7,10 @@
  * runs with the same seed; a different seed gives a different hash. Also
  * with a lossy fabric and injected loss (random drops per link), and with a
  * run ended by emu_stop() from a model (the stop point must not depend on
- * the partitioning either).
+ * the partitioning either). With 7 workers the fabric has fewer than two
+ * groups (a switch and its hosts) per worker, so nodes are placed one by
+ * one: the run is identical too, and a host sits with its switch unless
+ * that switch's worker already holds its even share of the weight.
  */
 #include "helpers.h"
 
@@ -83,6 +86,56 @@ static struct digest run(unsigned workers, bool per_node, uint64_t seed, bool lo
 	return d;
 }
 
+/* the one-by-one placement: balanced, and hosts kept home where it fits */
+static void check_split(unsigned nw)
+{
+	struct emu_fabric *fab = t_fabric("fattree2:leaves=8,spines=4,hosts=16");
+	struct emu_engine_cfg cfg = { .workers = nw, .routing = EMU_ROUTE_ADAPTIVE };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+	uint64_t load[64] = { 0 }, total = 0, cap, maxw = 0;
+	uint32_t home = 0, away = 0, away_full = 0, bad = 0;
+
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		unsigned w = emu_engine_partition(eng, i);
+		uint64_t wt = fab->nodes[i].kind == EMU_NODE_HOST ? 1 : fab->nodes[i].nports;
+
+		if (w >= nw) {
+			bad++;
+			continue;
+		}
+		load[w] += wt;
+		total += wt;
+		maxw = wt > maxw ? wt : maxw;
+	}
+	cap = (total + nw - 1) / nw;
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		const struct emu_fab_node *n = &fab->nodes[i];
+
+		if (n->kind != EMU_NODE_HOST)
+			continue;
+		unsigned w = emu_engine_partition(eng, i), sw = emu_engine_partition(eng, n->group);
+
+		if (w == sw)
+			home++;
+		else {
+			away++;
+			away_full += load[sw] + 1 > cap;
+		}
+	}
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (unsigned w = 0; w < nw; w++) {
+		lo = load[w] < lo ? load[w] : lo;
+		hi = load[w] > hi ? load[w] : hi;
+	}
+	ok(bad == 0 && lo > 0 && hi <= cap + maxw && home > 0 && away_full == away,
+	   "%u workers, one-by-one placement: loads %llu-%llu (even share %llu), %u hosts with their switch, "
+	   "%u away (%u of them because the switch's worker was full)", nw, (unsigned long long)lo,
+	   (unsigned long long)hi, (unsigned long long)cap, home, away, away_full);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 static bool same(struct digest a, struct digest b)
 {
 	return a.h == b.h && a.recv == b.recv && a.sent == b.sent && a.hops == b.hops && a.events == b.events &&
@@ -91,12 +144,14 @@ static bool same(struct digest a, struct digest b)
 
 int main(void)
 {
-	plan(13);
+	plan(15);
 	struct digest ref = run(1, false, 42, false, false);
 
 	ok(ref.recv > 1000, "the scenario moves traffic (%llu frames delivered)", (unsigned long long)ref.recv);
 	ok(same(run(2, false, 42, false, false), ref), "2 workers: identical to 1 worker");
 	ok(same(run(3, false, 42, false, false), ref), "3 workers: identical");
+	ok(same(run(7, false, 42, false, false), ref), "7 workers (nodes placed one by one): identical");
+	check_split(7);
 	ok(same(run(0, true, 42, false, false), ref), "per-node workers (140 threads): identical");
 	ok(same(run(2, false, 42, false, false), ref), "same seed again: identical");
 	ok(run(1, false, 43, false, false).h != ref.h, "another seed: different");

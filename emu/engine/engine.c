@@ -59,8 +59,13 @@ static int group_cmp(const void *a, const void *b)
  * When there are too few groups for the workers (fewer than two per
  * worker: 64 workers on the paper's fabric would each get one leaf with its
  * 32 hosts or one spine alone, half of them nearly idle), every node is its
- * own group and a host weighs 2 (it sends and receives each of its frames,
- * a switch port forwards one way): locality is given up for balance.
+ * own group: switches are placed first, then each host goes to its
+ * switch's worker while that worker stays within an even share of the
+ * total weight, else to the least-loaded worker. Locality is given up only
+ * where balance needs it. A host weighs one switch port: on the paper's
+ * fabric (first 100 us of the default run, 64 workers) that gave 52x
+ * balance with 63 % of events crossing, against 46x and 62 % when a host
+ * weighed two (bench/projection.sh).
  */
 static void partition(struct emu_engine *eng)
 {
@@ -78,6 +83,8 @@ static void partition(struct emu_engine *eng)
 	uint64_t *load = emu_xcalloc(nw, sizeof(*load));
 	uint32_t *gw = emu_xmalloc(nn * sizeof(*gw));
 
+	memset(gw, 0xff, nn * sizeof(*gw));
+
 	uint32_t ngroups = 0;
 	bool split;
 
@@ -90,12 +97,27 @@ static void partition(struct emu_engine *eng)
 		const struct emu_fab_node *n = &fab->nodes[i];
 		bool host = n->kind == EMU_NODE_HOST;
 
-		g[split ? i : n->group].weight += host ? (split ? 2 : 1) : n->nports;
+		g[split ? i : n->group].weight += host ? 1 : n->nports;
 	}
 	qsort(g, nn, sizeof(*g), group_cmp);
+	uint64_t total = 0, cap;
+
+	for (uint32_t i = 0; i < nn; i++)
+		total += g[i].weight;
+	cap = (total + nw - 1) / nw;
 	for (uint32_t i = 0; i < nn && g[i].weight; i++) {
+		const struct emu_fab_node *n = &fab->nodes[g[i].id];
 		unsigned best = 0;
 
+		if (split && n->kind == EMU_NODE_HOST && n->group != g[i].id) {
+			uint32_t home = gw[n->group];
+
+			if (home < nw && load[home] + g[i].weight <= cap) {
+				load[home] += g[i].weight;
+				gw[g[i].id] = home;
+				continue;
+			}
+		}
 		for (unsigned w = 1; w < nw; w++)
 			if (load[w] < load[best])
 				best = w;
