@@ -36,6 +36,22 @@
  * N_DESC packets and an inter-packet gap g the table is swept every
  * N_DESC x g: a descriptor flushes between timeout and timeout + N_DESC x g
  * (32768 x 1 ns = 32.8 us; the same bound as the emulator's --timer pktgen).
+ *
+ * Adaptive timeout (the emulator's --timeout adaptive; off unless
+ * -DCANARY_ADAPTIVE_TIMEOUT): r_ato holds Q - ATO_FLOOR_NS per allreduce
+ * (the id's tenant byte) and role (whether the block's leader hangs off
+ * this switch: leader_local). A REDUCE reads it in stage 0 through
+ * leader_local's actions and r_tstate stores the deadline now + floor + Q
+ * instead of the first arrival; the clock packet flushes once now has
+ * passed it. A straggler (tstate_reduce returns NONE) and a BCAST that
+ * frees a descriptor each mirror a 2-byte sample (tenant, role, up or
+ * down) to ATO_PORT, a second port in loopback; back in ingress the sample
+ * steps r_ato (up: +ATO_UP_NS up to the ceiling, down: -ATO_DOWN_NS down to
+ * the floor) and is dropped. One more stateful ALU (43 of 48 with the
+ * adaptive next hop), what the tofino1 model counts for --timeout
+ * adaptive. NOT COMPILED: written after the model's placement
+ * (hw/README.md), with no Tofino compiler at hand; the risks are listed
+ * there.
  */
 #include <core.p4>
 #include <tna.p4>
@@ -55,6 +71,24 @@
 #define QPROBE_PORT 64
 #define QPROBE_SESSION 1
 #define ADAPT_THRESH 102        /* 50 % of 128 KiB in units of 8 x 80 B */
+
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+/*
+ * The emulator's defaults (emu/switch/canary_sw.h EMU_ATO_*): Q in
+ * [200 ns, 8 us], +128 ns per straggler, -32 ns per completed block,
+ * starting at TIMEOUT_NS. r_ato keeps Q - floor, so the floor is a
+ * saturating subtract to 0. Every step and start value is a multiple of 4 ns:
+ * now has bit 1 set (below), so the deadline now + floor + Q keeps it and
+ * is never 0 (free) or TS_FLUSHED.
+ */
+#define ATO_FLOOR_NS 200
+#define ATO_SPAN_NS 7800        /* ceiling - floor */
+#define ATO_UP_NS 128
+#define ATO_DOWN_NS 32
+#define ATO_PORT 66             /* a port in loopback: the samples come back into ingress */
+#define ATO_SESSION 2
+#define ATO_MIRROR 1            /* ingress mirror type of a sample */
+#endif
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_CANARY = 0x88B5;
@@ -154,6 +188,16 @@ struct best_t {
     bit<16> port;
 }
 
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+/* ingress -> ingress through ATO_PORT: step r_ato of (tenant, root) up or down */
+header ato_h {
+    bit<8>  tenant;
+    bit<1>  root;
+    bit<1>  up;          /* 1: a straggler, 0: a completed block */
+    bit<6>  pad;
+}
+#endif
+
 /* ingress -> egress: the children bitmap of a multicast */
 header bridge_h {
     bit<32> children;
@@ -161,6 +205,9 @@ header bridge_h {
 
 struct headers_t {
     qprobe_h qprobe;
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+    ato_h ato;
+#endif
     bridge_h bridge;
     pktgen_timer_header_t timer;
     ethernet_h ethernet;
@@ -190,6 +237,15 @@ struct ig_md_t {
     bit<1>  is_up;       /* routed to an up port */
     bit<8>  up_idx;
     bit<1>  over;        /* that port's reported depth is above ADAPT_THRESH */
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+    bit<9>  ato_idx;     /* r_ato entry of this tenant as a plain switch (tenant ++ 0) */
+    bit<9>  ato_idx_root;/* ... and as the block's root (tenant ++ 1) */
+    bit<8>  ato_tenant;
+    bit<32> q;           /* Q - floor of this tenant and role (REDUCE) */
+    bit<32> now_floor;   /* now + ATO_FLOOR_NS */
+    bit<1>  ato_up;      /* the sample: a straggler (1) or a completed block (0) */
+    MirrorId_t ato_sess;
+#endif
 }
 
 parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_intrinsic_metadata_t ig_intr_md) {
@@ -216,12 +272,30 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.is_up = 0;
         md.up_idx = 0;
         md.over = 0;
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+        md.ato_idx = 0;
+        md.ato_idx_root = 0;
+        md.ato_tenant = 0;
+        md.q = 0;
+        md.now_floor = 0;
+        md.ato_up = 0;
+        md.ato_sess = 0;
+#endif
         transition select(ig_intr_md.ingress_port) {
             68: parse_timer;          /* pipe 0 packet generator */
             QPROBE_PORT: parse_qprobe;
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+            ATO_PORT: parse_ato;
+#endif
             default: parse_ethernet;
         }
     }
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+    state parse_ato {
+        pkt.extract(hdr.ato);
+        transition accept;
+    }
+#endif
     state parse_qprobe {
         pkt.extract(hdr.qprobe);
         transition accept;
@@ -241,6 +315,11 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
     }
     state parse_canary {
         pkt.extract(hdr.canary);
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+        md.ato_tenant = hdr.canary.id[31:24];
+        md.ato_idx = hdr.canary.id[31:24] ++ 1w0;
+        md.ato_idx_root = hdr.canary.id[31:24] ++ 1w1;
+#endif
         transition select(hdr.canary.opcode) {
             OP_REDUCE: parse_data;
             OP_BCAST: parse_data;
@@ -277,6 +356,35 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         default_action = NoAction();
     }
 
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+    /* ---- r_ato: Q - floor per (tenant, root); stage 0, indexed by the header ---- */
+    Register<bit<32>, bit<9>>(512, TIMEOUT_NS - ATO_FLOOR_NS) r_ato;
+    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_step_up = {      /* min(Q + up, ceiling) */
+        void apply(inout bit<32> v) {
+            if (v < ATO_SPAN_NS - ATO_UP_NS) { v = v + ATO_UP_NS; }
+            else { v = ATO_SPAN_NS; }
+        }
+    };
+    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_step_down = {    /* max(Q - down, floor) */
+        void apply(inout bit<32> v) {
+            if (v > ATO_DOWN_NS) { v = v - ATO_DOWN_NS; }
+            else { v = 0; }
+        }
+    };
+
+    /* a REDUCE reads its Q here; for other Canary frames the read is unused */
+    action set_root() { md.is_root = 1; md.q = ato_read.execute(md.ato_idx_root); }
+    action not_root() { md.q = ato_read.execute(md.ato_idx); }
+    table leader_local {          /* leaders hanging off this switch */
+        key = { hdr.canary.dst : exact; }
+        actions = { set_root; not_root; }
+        size = 256;
+        default_action = not_root();
+    }
+#else
     action set_root() { md.is_root = 1; }
     table leader_local {          /* leaders hanging off this switch */
         key = { hdr.canary.dst : exact; }
@@ -284,6 +392,7 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         size = 256;
         default_action = NoAction();
     }
+#endif
 
     /*
      * Routing, IPv4 and Canary destinations alike: LPM on the destination,
@@ -365,6 +474,22 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 
     /* ---- r_tstate: first arrival, or flushed; returns the element operation ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_tstate;
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+    /* the deadline now + floor + Q instead of the first arrival (two PHV operands) */
+    RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_reduce = {    /* ADD; NONE: straggler */
+        void apply(inout bit<32> v, out bit<2> rv) {
+            if (v == 0) { v = md.now_floor + md.q; rv = ELEM_ADD; }
+            else if (v == TS_FLUSHED) { rv = ELEM_NONE; }
+            else { rv = ELEM_ADD; }
+        }
+    };
+    RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_timer = {    /* open, deadline passed: READ */
+        void apply(inout bit<32> v, out bit<2> rv) {
+            if (v != TS_FLUSHED && md.now - v < 0x80000000) { v = TS_FLUSHED; rv = ELEM_READ; }
+            else { rv = ELEM_NONE; }
+        }
+    };
+#else
     RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_reduce = {    /* ADD; NONE: straggler */
         void apply(inout bit<32> v, out bit<2> rv) {
             if (v == 0) { v = md.now; rv = ELEM_ADD; }
@@ -378,6 +503,7 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             else { rv = ELEM_NONE; }
         }
     };
+#endif
     RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_clear = {     /* freed: CLEAR */
         void apply(inout bit<32> v, out bit<2> rv) { v = 0; rv = ELEM_CLEAR; }
     };
@@ -1013,6 +1139,20 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         prepare();
         prepare2();
         switch_addr.apply();
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+        md.now_floor = md.now + ATO_FLOOR_NS;
+        if (hdr.ato.isValid()) {
+            /* a sample back from ATO_PORT: step Q (then dropped: neither Canary nor IPv4) */
+            if (hdr.ato.up == 1) {
+                ato_step_up.execute(hdr.ato.tenant ++ hdr.ato.root);
+            } else {
+                ato_step_down.execute(hdr.ato.tenant ++ hdr.ato.root);
+            }
+        } else if (hdr.canary.isValid()) {
+            /* the role (and a REDUCE's Q) of every Canary frame: REDUCE and BCAST need it */
+            leader_local.apply();
+        }
+#endif
         if (md.is_timer == 1) {
             /* a clock packet: check slot packet_id; it becomes that descriptor's REDUCE frame if it flushes */
             md.slot = hdr.timer.packet_id[14:0];
@@ -1028,7 +1168,9 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             }
         } else if (hdr.canary.isValid() && hdr.canary.bypass == 0 && hdr.canary.opcode == OP_REDUCE) {
             port_onehot.apply();
+#ifndef CANARY_ADAPTIVE_TIMEOUT
             leader_local.apply();
+#endif
             md.slot = slot_hash.get({ hdr.canary.id });
             md.id_res = id_reduce.execute(md.slot);
             md.route_ip = hdr.canary.dst;
@@ -1040,6 +1182,14 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             } else {
                 /* ADD; NONE if flushed: a straggler, forwarded at once, untouched */
                 md.elem_op = tstate_reduce.execute(md.slot);
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+                if (md.elem_op == ELEM_NONE) {
+                    /* a straggler: Q of this tenant and role goes up */
+                    ig_dprsr_md.mirror_type = ATO_MIRROR;
+                    md.ato_sess = ATO_SESSION;
+                    md.ato_up = 1;
+                }
+#endif
                 /* every frame of a block carries the same leader and hosts */
                 leader_set.execute(md.slot);
                 hosts_set.execute(md.slot);
@@ -1051,6 +1201,12 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             if (md.id_res == 1) {
                 md.elem_op = tstate_clear.execute(md.slot);    /* CLEAR */
                 md.children = children_take.execute(md.slot);
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+                /* a completed block (the BCAST's dst is its leader: leader_local gave the role): down */
+                ig_dprsr_md.mirror_type = ATO_MIRROR;
+                md.ato_sess = ATO_SESSION;
+                md.ato_up = 0;
+#endif
             } else {
                 ig_dprsr_md.drop_ctl = 1;    /* no descriptor: dropped */
             }
@@ -1177,7 +1333,16 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 
 control IgDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t md,
                    in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+    Mirror() ato_mirror;
+#endif
     apply {
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+        if (ig_dprsr_md.mirror_type == ATO_MIRROR) {
+            /* the sample: this header, then the frame (the session truncates it) */
+            ato_mirror.emit<ato_h>(md.ato_sess, { md.ato_tenant, md.is_root, md.ato_up, 6w0 });
+        }
+#endif
         pkt.emit(hdr.bridge);
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.canary);
@@ -1204,6 +1369,9 @@ parser EgParser(packet_in pkt, out headers_t hdr, out eg_md_t md, out egress_int
         md.sess = 0;
         transition select(eg_intr_md.egress_port) {
             QPROBE_PORT: parse_qprobe;    /* a depth report on its way back to ingress */
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+            ATO_PORT: accept;             /* a timeout sample: passes untouched */
+#endif
             default: parse_by_rid;
         }
     }

@@ -20,6 +20,11 @@ PKTGEN_PORT = 68          # pipe 0 packet generator
 PKTGEN_APP = 1
 QPROBE_PORT = 64          # canary.p4: loopback port of the queue-depth reports
 QPROBE_SESSION = 1        # canary.p4: their egress mirror session
+ATO_PORT = 66             # canary.p4 -DCANARY_ADAPTIVE_TIMEOUT: loopback port of the timeout samples
+ATO_SESSION = 2           # their ingress mirror session
+ATO_FLOOR_NS = 200        # canary.p4 ATO_FLOOR_NS, ATO_SPAN_NS: Q in [floor, floor + span]
+ATO_SPAN_NS = 7800
+ATO_ENTRIES = 512         # r_ato: (tenant, root)
 
 
 def port_onehot(ports):
@@ -81,6 +86,17 @@ def pktgen_config(timeout_ns, tick_ns, n_desc=N_DESC):
         "ibg": tick_ns, "ipg": tick_ns, "timer_nanosec": sweep,
         "resolution_ns": sweep, "worst_case_flush_ns": timeout_ns + sweep,
     }
+
+
+def ato_start(timeout_ns):
+    """-DCANARY_ADAPTIVE_TIMEOUT: the value every r_ato entry starts from
+    (Q - floor) for a start timeout of timeout_ns, as the emulator clamps
+    it to [floor, ceiling]. A multiple of 4 ns: the deadline now + floor +
+    Q must keep bit 1 of now (0 and 1 mean free and flushed)."""
+    q = min(max(int(timeout_ns), ATO_FLOOR_NS), ATO_FLOOR_NS + ATO_SPAN_NS)
+    if q % 4:
+        raise ValueError("the adaptive timeout's start must be a multiple of 4 ns")
+    return q - ATO_FLOOR_NS
 
 
 def route_entries(routes):
@@ -185,6 +201,17 @@ def setup(bfrt, cfg):  # pragma: no cover - needs the SDE
         bfrt.mirror.cfg.entry_with_normal(sid=QPROBE_SESSION, direction="EGRESS", session_enable=True,
                                           ucast_egress_port=QPROBE_PORT, ucast_egress_port_valid=True,
                                           max_pkt_len=64).push()
+    # adaptive timeout (a program built with -DCANARY_ADAPTIVE_TIMEOUT): the
+    # samples' loopback port and ingress mirror session, Q's start value
+    if cfg.get("adaptive_timeout"):
+        bfrt.port.port.add(DEV_PORT=ATO_PORT, SPEED="BF_SPEED_100G", FEC="BF_FEC_TYP_NONE",
+                           LOOPBACK_MODE="BF_LPBK_MAC_NEAR", PORT_ENABLE=True)
+        bfrt.mirror.cfg.entry_with_normal(sid=ATO_SESSION, direction="INGRESS", session_enable=True,
+                                          ucast_egress_port=ATO_PORT, ucast_egress_port_valid=True,
+                                          max_pkt_len=64).push()
+        start = ato_start(cfg.get("timeout_ns", 1000))
+        for i in range(ATO_ENTRIES):
+            ig.r_ato.mod(REGISTER_INDEX=i, f1=start)
     pre = bfrt.pre
     node = 1
     for mgid, dev_ports in canary_mcast_groups(cfg["ports"]):

@@ -6,13 +6,16 @@
  * Register per descriptor register and per element, one for the ECMP
  * ActionSelector) against the tofino1 resource model for the same
  * configuration (32 elements, 32K descriptors, 32 ports: 42 of 48 with
- * adaptive routing, 39 with -DCANARY_NO_ADAPTIVE, ECMP only), and one
- * element table per element register.
+ * adaptive routing, 39 with -DCANARY_NO_ADAPTIVE, ECMP only, 43 with
+ * -DCANARY_ADAPTIVE_TIMEOUT: r_ato, as the model counts --timeout adaptive),
+ * one element table per element register, and the adaptive timeout's
+ * constants against the emulator's defaults.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/switch/canary_sw.h"
 #include "emu/switch/tofino.h"
 #include "libhost/wire.h"
 #include "tap.h"
@@ -76,10 +79,9 @@ static int count(const char *src, const char *needle)
 	return n;
 }
 
-/* occurrences of @needle inside the #ifndef CANARY_NO_ADAPTIVE ... #endif blocks */
-static int count_adaptive(const char *src, const char *needle)
+/* occurrences of @needle inside the @open ... #endif blocks (not nested) */
+static int count_in(const char *src, const char *open, const char *needle)
 {
-	static const char open[] = "#ifndef CANARY_NO_ADAPTIVE";
 	int n = 0;
 
 	for (const char *p = strstr(src, open); p; p = strstr(p + 1, open)) {
@@ -111,7 +113,7 @@ int main(void)
 
 	if (!src)
 		skip_all("hw/canary.p4 not found (run from the top directory)");
-	plan(13);
+	plan(17);
 
 	/* the header, field by field, as wire.h lays it out */
 	static const struct {
@@ -162,15 +164,32 @@ int main(void)
 	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, &need);
 	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, &ecmp);
 	is_int(define(src, "N_DESC"), need.descriptors, "N_DESC = the tofino1 table (%u)", need.descriptors);
-	int regs = count(src, "Register<"), adapt = count_adaptive(src, "Register<"),
+	struct tofino_need ato;
+
+	tofino_need_ato(tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, true, &ato);
+	int regs = count(src, "Register<"), adapt = count_in(src, "#ifndef CANARY_NO_ADAPTIVE", "Register<"),
+	    atoregs = count_in(src, "#ifdef CANARY_ADAPTIVE_TIMEOUT", "Register<"),
 	    sels = count(src, "ActionSelector(ecmp_members");
 
 	is_int(sels, 1, "one ECMP ActionSelector");
-	is_int(regs + sels, need.salu,
-	       "default build (adaptive): one stateful ALU per register and the selector: %d + %d = the model's %u", regs,
-	       sels, need.salu);
-	is_int(regs - adapt + sels, ecmp.salu, "-DCANARY_NO_ADAPTIVE: %d + %d = the model's %u with ECMP", regs - adapt,
-	       sels, ecmp.salu);
+	is_int(regs - atoregs + sels, need.salu,
+	       "default build (adaptive): one stateful ALU per register and the selector: %d + %d = the model's %u",
+	       regs - atoregs, sels, need.salu);
+	is_int(regs - atoregs - adapt + sels, ecmp.salu, "-DCANARY_NO_ADAPTIVE: %d + %d = the model's %u with ECMP",
+	       regs - atoregs - adapt, sels, ecmp.salu);
+	is_int(atoregs, 1, "-DCANARY_ADAPTIVE_TIMEOUT: one more register (r_ato)");
+	is_int(regs + sels, ato.salu, "-DCANARY_ADAPTIVE_TIMEOUT: %d + %d = the model's %u with --timeout adaptive", regs,
+	       sels, ato.salu);
+	ok(define(src, "ATO_FLOOR_NS") * EMU_NS == EMU_ATO_FLOOR &&
+		   (define(src, "ATO_FLOOR_NS") + define(src, "ATO_SPAN_NS")) * EMU_NS == EMU_ATO_CEIL,
+	   "adaptive timeout: floor %ld ns and ceiling %ld ns as the emulator's", define(src, "ATO_FLOOR_NS"),
+	   define(src, "ATO_FLOOR_NS") + define(src, "ATO_SPAN_NS"));
+	ok(define(src, "ATO_UP_NS") * EMU_NS == EMU_ATO_UP && define(src, "ATO_DOWN_NS") * EMU_NS == EMU_ATO_DOWN &&
+		   define(src, "ATO_FLOOR_NS") % 4 == 0 && define(src, "ATO_UP_NS") % 4 == 0 &&
+		   define(src, "ATO_DOWN_NS") % 4 == 0 && define(src, "TIMEOUT_NS") % 4 == 0,
+	   "adaptive timeout: steps +%ld / -%ld ns as the emulator's, floor, steps and start multiples of 4 ns "
+	   "(the deadline keeps bit 1 of now)",
+	   define(src, "ATO_UP_NS"), define(src, "ATO_DOWN_NS"));
 	is_int(adapt, 3, "adaptive routing: 3 registers (depth per up port, least-loaded port, last report)");
 	is_int(count(src, "Register<bit<32>, bit<15>>(N_DESC, 0) r_e"), 32, "32 element registers");
 	is_int(count(src, "key = { md.elem_op : exact; }"), 32, "32 element tables keyed by the operation r_tstate returns");

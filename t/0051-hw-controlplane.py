@@ -19,7 +19,7 @@ def ok(cond, what):
     print("%sok %d - %s" % ("" if cond else "not ", n, what))
 
 
-print("1..17")
+print("1..20")
 g = cp.paper_shard_groups(64, 4)
 ok(len(g) == 2 ** 16 * 4 == 262144, "64 ports in 4 shards: 2^16 x 4 = 262144 groups (the paper's figure)")
 ok(len(cp.paper_shard_groups(32, 4)) == 1024, "32 ports in 4 shards: 1024 groups")
@@ -71,5 +71,16 @@ ok("ActionProfile(%d) ecmp_members;" % cp.SEL_MEMBERS in p4 and
    "the selector's sizes in canary_cp.py are canary.p4's")
 ok("#define QPROBE_PORT %d\n" % cp.QPROBE_PORT in p4 and "#define QPROBE_SESSION %d\n" % cp.QPROBE_SESSION in p4,
    "the depth reports' loopback port and mirror session are canary.p4's")
+ok("#define ATO_PORT %d " % cp.ATO_PORT in p4 and "#define ATO_SESSION %d\n" % cp.ATO_SESSION in p4 and
+   "#define ATO_FLOOR_NS %d\n" % cp.ATO_FLOOR_NS in p4 and "#define ATO_SPAN_NS %d " % cp.ATO_SPAN_NS in p4 and
+   "Register<bit<32>, bit<9>>(%d, TIMEOUT_NS - ATO_FLOOR_NS) r_ato;" % cp.ATO_ENTRIES in p4,
+   "the adaptive timeout's loopback port, mirror session, floor, span and r_ato's size are canary.p4's")
+ok(cp.ato_start(1000) == 800 and cp.ato_start(100) == 0 and cp.ato_start(20000) == 7800,
+   "r_ato starts at the timeout minus the floor, clamped to [floor, ceiling] as the emulator does")
+try:
+    cp.ato_start(1001)
+    ok(False, "a start timeout that is not a multiple of 4 ns refused")
+except ValueError:
+    ok(True, "a start timeout that is not a multiple of 4 ns refused (the deadline keeps bit 1 of now)")
 ok(cp.prune_entries([0, 4]) == [(0, 1, 1), (4, 2, 2)], "egress pruning keeps a copy when the port's bit is set")
 sys.exit(1 if bad else 0)
