@@ -370,7 +370,7 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"fallbacks\": %llu,\n", ind, (unsigned long long)fb);
 	if (c->sketch) {
 		/* only with the sketch on: reports without it stay as they were */
-		uint64_t rc = 0, rh = 0, rd = 0, pr = 0, rl = 0;
+		uint64_t rc = 0, rh = 0, rd = 0, pr = 0, rl = 0, rb = 0, rsd = 0;
 
 		for (unsigned i = 0; i < res->nar; i++) {
 			rc += res->ar[i].recoveries;
@@ -378,12 +378,16 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 			rd += res->ar[i].retx_deferred;
 			pr += res->ar[i].probes;
 			rl += res->ar[i].recovered_late;
+			rb += res->ar[i].rebroadcasts;
+			rsd += res->ar[i].resends;
 		}
 		fprintf(f, "%s  \"sketch\": %u,\n%s  \"recoveries\": %llu,\n%s  \"recovered\": %llu,\n"
 			   "%s  \"retx_deferred\": %llu,\n%s  \"probes\": %llu,\n", ind, c->sketch, ind,
 			(unsigned long long)rc, ind, (unsigned long long)rh, ind, (unsigned long long)rd, ind,
 			(unsigned long long)pr);
 		fprintf(f, "%s  \"recovered_late\": %llu,\n", ind, (unsigned long long)rl);
+		fprintf(f, "%s  \"rebroadcasts\": %llu,\n%s  \"resends\": %llu,\n", ind, (unsigned long long)rb, ind,
+			(unsigned long long)rsd);
 	}
 	fprintf(f, "%s  \"descriptors_peak\": %llu,\n", ind, (unsigned long long)res->desc_peak);
 	fprintf(f, "%s  \"descriptors_mean\": %.4f,\n", ind, res->desc_mean);

@@ -1413,6 +1413,8 @@ static void tally_host(const struct emu_scn_cfg *cfg, const struct host_rec *h, 
 	a->retx_deferred += st->retx_deferred;
 	a->probes += st->probes;
 	a->recovered_late += st->recovered_late;
+	a->rebroadcasts += st->rebroadcasts;
+	a->resends += st->retx_served;
 	a->restorations += st->restorations_sent;
 	a->collisions_seen += st->collisions_seen;
 	a->duplicates += st->duplicates;

@@ -151,6 +151,8 @@ struct emu_scn_ar {
 	uint64_t retx_deferred;		/* requests for blocks still receiving, not failed */
 	uint64_t probes;		/* sketch: early requests for overtaken blocks */
 	uint64_t recovered_late;	/* sketch: of recovered, counted from the tree's late copy */
+	uint64_t rebroadcasts;		/* sketch: results broadcast again on a probe */
+	uint64_t resends;		/* results resent to one host (RETX_DATA) */
 	uint64_t restorations;
 	uint64_t collisions_seen;
 	uint64_t duplicates;

@@ -47,9 +47,14 @@
  * the attempt has been quiet for a base round trip, on a probe (RETX_REQ
  * with counter 1, sent by a host whose later block came back first; it
  * never fails a block) and on an ordinary request; with more than K
- * missing the rules above apply. A probe for a complete block is answered
- * only once the broadcast is overdue by the leader's own measured block
- * round trip (bcast_wait).
+ * missing the rules above apply. A host probes a block a second time
+ * (counter 2) when a block sent probe_gap after the first probe is back,
+ * and once it has sent every block a tail timer probes in place of the
+ * later blocks that will not come (tail_probe). The first probe for a
+ * complete block makes the leader broadcast it once more through the
+ * tree (lead_bcast: it goes only where the first did not); a probe is
+ * answered with a unicast copy only once the broadcast is overdue by the
+ * leader's own measured block round trip (bcast_wait).
  *
  * Static trees (LH_ALGO_STATIC) run on the same machinery: every host,
  * the leader too, sends block b once up tree tree_base + (b mod N) as
@@ -79,7 +84,7 @@ struct cblock {
 	uint8_t state;
 	uint8_t fallback : 1;	/* host side: send FALLBACK data, not REDUCE */
 	uint8_t queued : 1;	/* in the resend queue */
-	uint8_t probed : 1;	/* sketch: asked early, a later block came back first */
+	uint8_t probed : 2;	/* sketch: probes sent (a later block came back first) */
 	uint8_t tries;		/* retransmission requests so far (backoff) */
 	uint16_t attempt;
 	uint16_t tgen;		/* timer generation */
@@ -90,6 +95,7 @@ struct cblock {
 struct ctimes {
 	lh_time_t sent;		/* last (re)transmission or request */
 	lh_time_t first;	/* first transmission */
+	lh_time_t probed;	/* sketch: the first probe */
 };
 
 struct coll {
@@ -105,11 +111,13 @@ struct clead {
 	bool fallback;
 	bool recovering;	/* sketch: missing hosts known, asked directly */
 	bool ltimer;		/* the quiet timer is armed */
+	bool rebcast;		/* sketch: the result was broadcast again on a probe */
 	uint8_t nmiss;
 	uint8_t ltries;		/* RECOVER rounds so far (backoff) */
 	uint16_t ltgen;		/* leader timer generation */
 	lh_time_t last_rx;	/* the current attempt's last contribution (or its start) */
 	lh_time_t done_at;	/* when the sum was complete */
+	lh_time_t rebcast_at;	/* ...and broadcast again */
 	uint32_t miss[LH_SKETCH_MAX];	/* sketch: ranks whose data is missing */
 	uint32_t got;		/* ...bit i: miss[i]'s data counted (directly or through the tree) */
 	uint32_t direct;	/* ...bit i: counted from its direct copy */
@@ -133,6 +141,8 @@ struct canary {
 	struct clead *lead;	/* indexed b / P for blocks this rank leads */
 	size_t next;		/* next block to send for the first time */
 	size_t probe_next;	/* sketch: first block not yet checked for lateness */
+	size_t probe2_next;	/* ...not yet checked for a second probe */
+	uint16_t tailgen;	/* ...tail timer generation */
 	lh_time_t probe_gap;	/* ...late: a block sent this much after it is complete */
 	uint32_t *resend;	/* blocks to send again (re-issue / fallback) */
 	size_t nresend, capresend;
@@ -310,6 +320,19 @@ static void block_send_first(struct lh_req *r, struct canary *c, size_t b)
 	c->inflight++;
 }
 
+/* probe_send - probe number @n (1 or 2) for block @b: a RETX_REQ with counter n */
+static void probe_send(struct lh_req *r, struct canary *c, size_t b, unsigned n)
+{
+	struct cblock *pb = &c->b[b];
+
+	pb->probed = n & 3;
+	if (n == 1)
+		block_times(c, b)->probed = lh_now(r);
+	r->st.probes++;
+	send_small(r, leader_of(r, b), attempt_id(r, c, b, pb->attempt), EMU_CANARY_OP_RETX_REQ, r->rank,
+		   (uint16_t)n, NULL, 0);
+}
+
 /*
  * probe_late - with the sketch, a block whose result is missing although a
  * block sent probe_gap after it has come back is probably lost (in the
@@ -317,7 +340,9 @@ static void block_send_first(struct lh_req *r, struct canary *c, size_t b)
  * waiting for the timeout, with a probe (RETX_REQ, counter 1) that never
  * fails a block: the leader resends a complete block, recovers one whose
  * missing hosts the sketch names, and otherwise ignores it. @t: when the
- * block just completed was first sent. Each block is probed once.
+ * block just completed was first sent. Each block is probed at most twice:
+ * again (counter 2) once a block sent probe_gap after the first probe is
+ * back.
  */
 static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
 {
@@ -327,14 +352,66 @@ static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
 
 		if (pb->state == B_SENT && !pb->probed) {
 			if (block_times(c, b)->first + c->probe_gap > t)
-				return;
-			pb->probed = 1;
-			r->st.probes++;
-			send_small(r, leader_of(r, b), attempt_id(r, c, b, pb->attempt), EMU_CANARY_OP_RETX_REQ, r->rank,
-				   1, NULL, 0);
+				break;
+			probe_send(r, c, b, 1);
 		}
 		c->probe_next++;
 	}
+	/* probed, and a block sent probe_gap after the probe is back: probe once more (counter 2) */
+	while (c->probe2_next < c->probe_next) {
+		size_t b = c->probe2_next;
+		struct cblock *pb = &c->b[b];
+
+		if (pb->state == B_SENT && pb->probed == 1) {
+			if (block_times(c, b)->probed + c->probe_gap > t)
+				return;
+			probe_send(r, c, b, 2);
+		}
+		c->probe2_next++;
+	}
+}
+
+#define LH_TAIL_TIMER (1ULL << 29)	/* timer argument: the tail probe */
+
+/*
+ * tail_arm - every block has been sent and some are not back: no later
+ * block will come back to show that they are late, so a timer stands in
+ * for one, probe_gap from now (from the last completion). Re-armed on
+ * every completion.
+ */
+static void tail_arm(struct lh_req *r, struct canary *c)
+{
+	if (!c->K || c->next < c->nblocks || !c->inflight)
+		return;
+	c->tailgen++;
+	lh_req_timer(r, lh_now(r) + c->probe_gap, LH_TAIL_TIMER | (uint64_t)c->tailgen << 32);
+}
+
+/*
+ * tail_probe - the tail timer: nothing came back for probe_gap after the
+ * last block was sent or completed. Probe every block sent probe_gap ago
+ * or earlier that is still missing, as a later block's return would have
+ * (a second time if its first probe is probe_gap old), and wait again
+ * while any has a probe left.
+ */
+static void tail_probe(struct lh_req *r, struct canary *c)
+{
+	lh_time_t now = lh_now(r);
+	bool more = false;
+
+	for (size_t b = c->probe2_next; b < c->next; b++) {
+		struct cblock *pb = &c->b[b];
+
+		if (pb->state != B_SENT || pb->probed == 2)
+			continue;
+		more = true;
+		if (!pb->probed && block_times(c, b)->first + c->probe_gap <= now)
+			probe_send(r, c, b, 1);
+		else if (pb->probed == 1 && block_times(c, b)->probed + c->probe_gap <= now)
+			probe_send(r, c, b, 2);
+	}
+	if (more)
+		tail_arm(r, c);
 }
 
 /*
@@ -364,8 +441,10 @@ static void block_complete(struct lh_req *r, struct canary *c, size_t b, const i
 		c->tfree[c->ntfree++] = cb->slot;
 	}
 	cb->state = B_DONE;
-	if (c->K && first)
+	if (c->K && first) {
 		probe_late(r, c, first);
+		tail_arm(r, c);
+	}
 	lh_output(r, b * c->E, data, block_len(r, c, b));
 	if (--c->remaining == 0)
 		lh_req_data_complete(r);
@@ -474,6 +553,8 @@ static bool canary_pull(struct lh_req *r)
 			continue;	/* already sent on request, or complete */
 		block_send_first(r, c, b);
 		send_block(r, c, b, false);
+		if (c->next == c->nblocks)
+			tail_arm(r, c);
 		return true;
 	}
 	return false;
@@ -504,6 +585,11 @@ static void canary_timer(struct lh_req *r, uint64_t arg)
 	size_t b = (size_t)(arg & 0xffffffu);
 	uint16_t gen = (uint16_t)(arg >> 32);
 
+	if (arg & LH_TAIL_TIMER) {
+		if (gen == c->tailgen)
+			tail_probe(r, c);
+		return;
+	}
 	if (arg & LH_LEAD_TIMER) {
 		if (b < c->nblocks)
 			lead_timer(r, c, b, gen);
@@ -562,10 +648,33 @@ static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clea
 	l->got = 0;
 	l->direct = 0;
 	l->ltries = 0;
+	l->rebcast = false;
 	if (l->seen) {
 		memset(l->seen, 0, r->P);
 		l->seen[r->rank] = 1;
 	}
+}
+
+/*
+ * lead_bcast - send block @b's result to the root switch, which multicasts
+ * it along the descriptors of the attempt's tree. Every switch passes one
+ * broadcast of an id on and frees its descriptor, so a second one goes
+ * down exactly the branches the first has not reached (a switch that
+ * passed the first drops it: bcast_dropped). @nosample: children bit 0,
+ * the hosts keep the block's round trip out of their RTT estimate.
+ */
+static void lead_bcast(struct lh_req *r, const struct canary *c, size_t b, const struct clead *l, bool nosample)
+{
+	size_t n = block_len(r, c, b);
+	void *hd;
+	uint8_t *buf = lh_frame(r, LH_CANARY_LEN(n), &hd);
+	struct emu_canary_hdr h = {
+		.dst = r->comm->host->self.ipv4, .id = attempt_id(r, c, b, l->attempt), .counter = (uint16_t)r->P,
+		.hosts = (uint16_t)r->P, .children = nosample ? 1 : 0,
+		.flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
+	};
+
+	lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
 }
 
 static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
@@ -582,13 +691,13 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 				send_small(r, k, id, EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc, (unsigned)n);
 	} else {
 		void *hd;
-		uint8_t *buf = lh_frame(r, LH_CANARY_LEN(n), &hd);
+		uint8_t *buf;
 		struct emu_canary_hdr h = {
 			.dst = r->comm->host->self.ipv4, .id = id, .counter = (uint16_t)r->P, .hosts = (uint16_t)r->P,
-			.children = l->direct ? 1 : 0, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
+			.flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
 		};
 
-		lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
+		lead_bcast(r, c, b, l, l->direct != 0);
 		/* the hosts whose direct copies were counted may be cut off from the tree */
 		for (unsigned i = 0; i < l->nmiss; i++)
 			if (l->direct & 1u << i)
@@ -846,11 +955,29 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 
 		if (from >= r->P || from == r->rank)
 			return;
-		if (h->counter == 1 && l->complete && lh_now(r) - l->done_at < bcast_wait(c)) {
+		if (c->K && h->counter == 1 && l->complete && !l->fallback && a == l->attempt && !l->rebcast) {
+			/*
+			 * The first probe for a block we completed: broadcast it
+			 * again. It costs one frame here and goes only where the
+			 * first did not (lost on our own link: to every host), where
+			 * a unicast per probing host would hold our link for as
+			 * many frame times, and our own data behind them.
+			 */
+			l->rebcast = true;
+			l->rebcast_at = lh_now(r);
+			r->st.rebroadcasts++;
+			lead_bcast(r, c, b, l, true);
+		} else if (h->counter == 1 && l->complete && l->rebcast && lh_now(r) - l->rebcast_at < c->quiet) {
+			/* probes that crossed the second broadcast */
+			return;
+		}
+		bool probe = h->counter == 1 || h->counter == 2;
+
+		if (probe && l->complete && lh_now(r) - l->done_at < bcast_wait(c)) {
 			/* a probe overtaken by our broadcast: still on its way, most likely */
 			return;
 		}
-		if (h->counter == 1 && !l->complete) {
+		if (probe && !l->complete) {
 			/* a probe: recover if the sketch can, never fail the block */
 			if (a == l->attempt && !l->fallback && !l->recovering)
 				lead_recover(r, c, b, l);
@@ -963,8 +1090,15 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 								   nelem);
 			}
 		}
-		/* children bit 0 of a broadcast: the leader recovered the block */
-		block_complete(r, c, b, c->buf, op == EMU_CANARY_OP_TREE_BCAST || !(h.children & 1));
+		/*
+		 * Karn's rule: no RTT sample from a broadcast the leader sent
+		 * again or after recovering the block (children bit 0), nor from
+		 * a resend that answers our probe. A probed block whose first
+		 * broadcast comes is a sample: it was late, not lost.
+		 */
+		block_complete(r, c, b, c->buf,
+			       op == EMU_CANARY_OP_TREE_BCAST ||
+				       (!(h.children & 1) && !(op == EMU_CANARY_OP_RETX_DATA && cb->probed)));
 		return;
 	case EMU_CANARY_OP_RECOVER:
 		/* the leader knows our data of this attempt is missing: send it directly */

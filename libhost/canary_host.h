@@ -174,6 +174,7 @@ struct lh_ar_stats {
 	unsigned window;		/* what was used */
 	lh_time_t retx_timeout;
 	uint64_t recovered_late;	/* sketch: of those, counted from the tree's late copy first */
+	uint64_t rebroadcasts;		/* sketch: results broadcast again on a probe */
 };
 
 /* ---- host ---- */

@@ -44,6 +44,21 @@ static void one_lost_frame(struct emu_scn_cfg *c)
 	c->ndrop = 1;
 }
 
+/*
+ * eight hosts on one switch, 256 KiB in frames of 64 elements (1093 blocks),
+ * sketch 4, frame @drop lost: a broadcast on its way
+ */
+static void lost_bcast(struct emu_scn_cfg *c, const char *drop)
+{
+	base(c);
+	c->topology = "fattree2:leaves=1,spines=1,hosts=8";
+	c->hosts = 8;
+	c->size_bytes = 256 * 1024;
+	c->sketch = 4;
+	emu_drop_parse(drop, &c->drop[0]);
+	c->ndrop = 1;
+}
+
 static bool run(const struct emu_scn_cfg *c, struct emu_scn_result *r, const char *what)
 {
 	char err[256];
@@ -56,11 +71,12 @@ static bool run(const struct emu_scn_cfg *c, struct emu_scn_result *r, const cha
 	const struct emu_scn_ar *a = &r->ar[0];
 
 	diag("%s: exact %d, runtime %.1f us, retx %llu, failures %llu, reissues %llu, fallbacks %llu, "
-	     "recoveries %llu, recovered %llu, probes %llu, deferred %llu, lost %llu",
+	     "recoveries %llu, recovered %llu, probes %llu, deferred %llu, rebroadcasts %llu, resends %llu, lost %llu",
 	     what, r->exact, (double)r->runtime / 1e6, (unsigned long long)a->retransmissions,
 	     (unsigned long long)a->failures, (unsigned long long)a->reissues, (unsigned long long)a->fallbacks,
 	     (unsigned long long)a->recoveries, (unsigned long long)a->recovered, (unsigned long long)a->probes,
-	     (unsigned long long)a->retx_deferred, (unsigned long long)r->drops_loss);
+	     (unsigned long long)a->retx_deferred, (unsigned long long)a->rebroadcasts, (unsigned long long)a->resends,
+	     (unsigned long long)r->drops_loss);
 	if (!r->exact)
 		diag("%s: %s", what, r->stuck);
 	return true;
@@ -131,7 +147,7 @@ int main(void)
 	struct emu_scn_result r;
 	char err[256];
 
-	plan(56);
+	plan(68);
 
 	late("2us", false);
 	late("20us", true);
@@ -190,6 +206,37 @@ int main(void)
 	is_int(r.ar[0].recoveries, 0, "four missing do not decode with one element: no recovery");
 	is_int(r.ar[0].failures, 1, "...the paper's rule: the block failed");
 	is_int(r.ar[0].reissues, 7, "...and was re-issued by the seven other hosts");
+	emu_scenario_result_fini(&r);
+
+	/*
+	 * The leader's broadcast of a block lost on its own link (H0's 497th
+	 * frame: the broadcast of block 472): every other host misses it and
+	 * probes. One second broadcast through the tree reaches them all (the
+	 * switch still holds the descriptor); at most the first prober gets a
+	 * unicast copy, not one per host.
+	 */
+	lost_bcast(&c, "H0/0#497");
+	ok(run(&c, &r, "broadcast lost at its leader") && r.exact, "broadcast lost on the leader's link: exact");
+	is_int(r.drops_loss, 1, "...one frame lost");
+	is_int(r.ar[0].recoveries + r.ar[0].failures, 0, "...no reduce frame: nothing recovered, nothing failed");
+	is_int(r.ar[0].probes, 7, "...the seven other hosts probed");
+	is_int(r.ar[0].rebroadcasts, 1, "...the leader broadcast the block once more");
+	ok(r.ar[0].resends <= 1, "...and resent it to %llu host(s) alone", (unsigned long long)r.ar[0].resends);
+	is_int(r.ar[0].retransmissions, 0, "...no host waited for its timeout");
+	emu_scenario_result_fini(&r);
+
+	/*
+	 * The broadcast of the last block but three, lost on its way to H3
+	 * (the switch's 1093rd frame to it): no later block comes back to
+	 * show it is late, so the tail timer probes; the host does not wait
+	 * for its retransmission timeout.
+	 */
+	lost_bcast(&c, "L0/3#1093");
+	ok(run(&c, &r, "broadcast lost at the end") && r.exact, "a last broadcast lost: exact");
+	is_int(r.drops_loss, 1, "...one frame lost");
+	ok(r.ar[0].probes >= 1 && r.ar[0].probes <= 2, "...the host probed (%llu)", (unsigned long long)r.ar[0].probes);
+	is_int(r.ar[0].resends, 1, "...the leader resent the block to it");
+	is_int(r.ar[0].retransmissions, 0, "...no host waited for its timeout");
 	emu_scenario_result_fini(&r);
 
 	/* the loss collapse: 1 % loss on every link, 32 hosts */
