@@ -257,6 +257,13 @@ static const char *o_lossy(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_lossless(struct cli *c, const char *a)
+{
+	(void)a;
+	c->cfg.lossless = true;
+	return NULL;
+}
+
 static const char *o_buffer(struct cli *c, const char *a)
 {
 	if (emu_parse_size(a, &c->cfg.buffer_bytes) || c->cfg.buffer_bytes < 4096 || c->cfg.buffer_bytes > (1ULL << 32))
@@ -695,7 +702,9 @@ static const struct cli_opt opt_table[] = {
 	    "buffers, a crossbar (least recently served, or round robin), small output buffers (SST/Merlin's hr_router)"),
 	OPT("xbar-bw", "RATE", o_xbar_bw, "1.2 x the fastest link", "merlin: crossbar rate per port"),
 	OPT("lossy", NULL, o_lossy, NULL, "drop-tail Ethernet instead of lossless credit flow control"),
-	OPT("loss", "P", o_loss, NULL, "drop probability on every link (implies --lossy)"),
+	OPT("loss", "P", o_loss, NULL, "drop probability on every link (implies --lossy unless --lossless)"),
+	OPT("lossless", NULL, o_lossless, NULL,
+	    "keep lossless credit flow control with --loss: no queue drops, only the injected loss"),
 	OPT("buffer", "BYTES", o_buffer, "128KiB", "per-port buffer"),
 	OPT("priority", "NAME", o_priority, "none",
 	  "none | collective: allreduce frames (Canary, ring) get their "
@@ -1016,6 +1025,7 @@ static uint64_t fingerprint(const struct cli *c)
 	h = HASH(h, s->loss);
 	h = HASH(h, s->rate_bps);
 	h = HASH(h, s->lossy);
+	h = HASH(h, s->lossless);
 	h = HASH(h, s->priority);
 	h = HASH(h, s->nfail);
 	for (unsigned i = 0; i < s->nfail; i++) {
@@ -1168,6 +1178,8 @@ static int check_options(struct cli *c)
 	if (distributed(c) && c->cfg.pcap)
 		return fail("--pcap", "'%s' is not available across processes (capture in a single-process run)",
 			    c->cfg.pcap);
+	if (c->cfg.lossless && c->cfg.lossy)
+		return fail("--lossless", "cannot be combined with --lossy (one flow control)");
 	if ((rc = parse_algos(c)))
 		return rc;
 	return check_attach(c);

@@ -1202,7 +1202,7 @@ static int scn_engine(struct scn *s)
 	const struct emu_scn_cfg *cfg = s->cfg;
 	struct emu_fabric *fab = s->fab;
 	struct emu_engine_cfg ecfg = {
-		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || cfg->loss > 0,
+		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || (cfg->loss > 0 && !cfg->lossless),
 		.tc_collective = cfg->priority,
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.lag_bound_ns = cfg->lag_bound_ns,

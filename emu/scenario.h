@@ -70,6 +70,7 @@ struct emu_scn_cfg {
 	double noise;
 	double loss;			/* every link, both directions */
 	bool lossy;
+	bool lossless;			/* keep credit flow control with loss > 0 */
 	bool priority;			/* collective frames in their own class, strict priority */
 	struct emu_fail fail[EMU_SCN_MAX_FAIL];
 	unsigned nfail;

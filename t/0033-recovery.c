@@ -147,7 +147,7 @@ int main(void)
 	struct emu_scn_result r;
 	char err[256];
 
-	plan(68);
+	plan(73);
 
 	late("2us", false);
 	late("20us", true);
@@ -263,6 +263,28 @@ int main(void)
 	   (unsigned long long)r.ar[0].failures, (unsigned long long)paper_failures);
 	ok(r.ar[0].probes > 0, "%llu early requests for overtaken blocks", (unsigned long long)r.ar[0].probes);
 	emu_scenario_result_fini(&r);
+
+	/*
+	 * --lossless: the same loss on the credit fabric, 16 of the 32 hosts
+	 * in the allreduce, the others sending background. No queue overflows (a lost frame takes no credit, so none
+	 * leaks); only the injected loss is lost, and the result is exact.
+	 */
+	c.background = true;
+	c.lossless = true;
+	c.hosts = 16;
+	ok(run(&c, &r, "1% loss, sketch 8, background, credit fabric") && r.exact,
+	   "1%% loss on the credit fabric with background: exact");
+	is_int(r.drops_queue, 0, "...no queue drop");
+	ok(r.drops_loss > 100, "...%llu frames lost to the injected loss", (unsigned long long)r.drops_loss);
+	emu_scenario_result_fini(&r);
+	c.lossy = true;
+	c.lossless = false;
+	ok(run(&c, &r, "1% loss, sketch 8, background, drop-tail") && r.exact, "...the same drop-tail: exact");
+	ok(r.drops_queue > 0, "...where %llu frames overflowed a queue", (unsigned long long)r.drops_queue);
+	emu_scenario_result_fini(&r);
+	c.background = false;
+	c.lossy = false;
+	c.hosts = 32;
 
 	/* the same under two workers and with one: same counters (determinism) */
 	c.workers = 2;
