@@ -50,7 +50,8 @@
  * missing the rules above apply. A host probes a block a second time
  * (counter 2) when a block sent probe_gap after the first probe is back,
  * and once it has sent every block a tail timer probes in place of the
- * later blocks that will not come (tail_probe). The first probe for a
+ * later blocks that will not come (tail_probe, counter 3: answered once
+ * the block is probe_gap old, since nothing is queued ahead of it). The first probe for a
  * complete block makes the leader broadcast it once more through the
  * tree (lead_bcast: it goes only where the first did not); a probe is
  * answered with a unicast copy only once the broadcast is overdue by the
@@ -320,8 +321,11 @@ static void block_send_first(struct lh_req *r, struct canary *c, size_t b)
 	c->inflight++;
 }
 
-/* probe_send - probe number @n (1 or 2) for block @b: a RETX_REQ with counter n */
-static void probe_send(struct lh_req *r, struct canary *c, size_t b, unsigned n)
+/*
+ * probe_send - probe number @n (1 or 2) for block @b: a RETX_REQ with
+ * counter n, or 3 from the tail timer (@tail: nothing else is coming back).
+ */
+static void probe_send(struct lh_req *r, struct canary *c, size_t b, unsigned n, bool tail)
 {
 	struct cblock *pb = &c->b[b];
 
@@ -330,7 +334,7 @@ static void probe_send(struct lh_req *r, struct canary *c, size_t b, unsigned n)
 		block_times(c, b)->probed = lh_now(r);
 	r->st.probes++;
 	send_small(r, leader_of(r, b), attempt_id(r, c, b, pb->attempt), EMU_CANARY_OP_RETX_REQ, r->rank,
-		   (uint16_t)n, NULL, 0);
+		   (uint16_t)(tail ? 3 : n), NULL, 0);
 }
 
 /*
@@ -353,7 +357,7 @@ static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
 		if (pb->state == B_SENT && !pb->probed) {
 			if (block_times(c, b)->first + c->probe_gap > t)
 				break;
-			probe_send(r, c, b, 1);
+			probe_send(r, c, b, 1, false);
 		}
 		c->probe_next++;
 	}
@@ -365,7 +369,7 @@ static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
 		if (pb->state == B_SENT && pb->probed == 1) {
 			if (block_times(c, b)->probed + c->probe_gap > t)
 				return;
-			probe_send(r, c, b, 2);
+			probe_send(r, c, b, 2, false);
 		}
 		c->probe2_next++;
 	}
@@ -406,9 +410,9 @@ static void tail_probe(struct lh_req *r, struct canary *c)
 			continue;
 		more = true;
 		if (!pb->probed && block_times(c, b)->first + c->probe_gap <= now)
-			probe_send(r, c, b, 1);
+			probe_send(r, c, b, 1, true);
 		else if (pb->probed == 1 && block_times(c, b)->probed + c->probe_gap <= now)
-			probe_send(r, c, b, 2);
+			probe_send(r, c, b, 2, true);
 	}
 	if (more)
 		tail_arm(r, c);
@@ -971,9 +975,14 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			/* probes that crossed the second broadcast */
 			return;
 		}
-		bool probe = h->counter == 1 || h->counter == 2;
+		bool probe = h->counter >= 1 && h->counter <= 3;
 
-		if (probe && l->complete && lh_now(r) - l->done_at < bcast_wait(c)) {
+		/*
+		 * A tail probe (counter 3) comes after probe_gap without any
+		 * result coming back to that host: nothing is queued ahead of
+		 * the broadcast it misses, which is lost, not late.
+		 */
+		if (probe && l->complete && lh_now(r) - l->done_at < (h->counter == 3 ? c->probe_gap : bcast_wait(c))) {
 			/* a probe overtaken by our broadcast: still on its way, most likely */
 			return;
 		}
