@@ -6,10 +6,17 @@
 #
 #   bench/loss-sweep.sh                     the paper's fabric, 512 hosts, 4 MiB
 #   SCALE=small bench/loss-sweep.sh         256-host fabric, 128 hosts, 1 MiB
-#   SEEDS="1 2 3 4 5" BGS="none uniform" LOSSES="0 0.00001 0.0001 0.001 0.01" SKETCHES="8 16"
+#   SEEDS="1 2 3 4 5" BGS="none uniform" LOSSES="0 droptail 0.00001 0.0001 0.001 0.01" SKETCHES="8 16"
+#   LOSSES="credit:0.0001 credit:0.001"     the same loss on the credit fabric
+#   RUNS="base paper sketch"                ring and static:4, Canary (paper), Canary (sketch)
 #
 # Loss 0 is the lossless (credit flow control) run; any loss makes the fabric
-# lossy (drop-tail) as --loss does. A run that does not finish within the
+# lossy (drop-tail) as --loss does. "droptail" is the drop-tail fabric with no
+# injected loss (--lossy): the reference the lossy rows can also be read
+# against, since with background its queue drops are most of the loss;
+# "credit:P" is loss P on the lossless credit fabric (--loss P --lossless: no
+# queue drops, only the injected loss), the lossless run's own fabric. A run
+# that does not finish within the
 # default --time-limit (100 ms) or --stall (5 ms) is a row with exact=no and
 # goodput 0, and is counted as such in the table. Rows go to
 # bench/results/loss-sweep-SCALE.csv (appended: remove it for a fresh run);
@@ -21,8 +28,9 @@ cd "$(dirname "$0")/.."
 
 SCALE=${SCALE:-paper}
 BGS=${BGS:-none uniform}
-LOSSES=${LOSSES:-0 0.00001 0.0001 0.001 0.01}
+LOSSES=${LOSSES:-0 droptail 0.00001 0.0001 0.001 0.01}
 SKETCHES=${SKETCHES:-16}
+RUNS=${RUNS:-base paper sketch}
 case $SCALE in
 paper) ARGS="$PAPER --hosts 512" ;;
 small) ARGS="--topology fattree2:leaves=16,spines=16,hosts=16 --elements 256 --profile ${PROFILE:-unbounded}
@@ -47,7 +55,11 @@ table() {
 		my @cols = sort keys %cols;
 		print "| background | loss | ", join(" | ", @cols), " |\n";
 		print "|---|---:|", join("|", map { "---:" } @cols), "|\n";
-		for my $row (sort { my @x = split / \| /, $a; my @y = split / \| /, $b; $x[0] cmp $y[0] || $x[1] <=> $y[1] } keys %rows) {
+		# "droptail" (no injected loss) right after 0
+		# "droptail" (no injected loss) right after 0, "credit:P" right after P
+		sub lk { my $l = shift; $l eq "droptail" ? 1e-12 : $l =~ /^credit:(.*)/ ? $1 : $l }
+		for my $row (sort { my @x = split / \| /, $a; my @y = split / \| /, $b;
+				$x[0] cmp $y[0] || lk($x[1]) <=> lk($y[1]) || $x[1] cmp $y[1] } keys %rows) {
 			print "| $row | ", join(" | ", map {
 				my $k = $_; $n{$row}{$k} ? sprintf("%.2f%s", $sum{$row}{$k} / $n{$row}{$k},
 					$bad{$row}{$k} ? " ($bad{$row}{$k}/$n{$row}{$k} stuck)" : "") : "-" } @cols), " |\n";
@@ -59,16 +71,28 @@ if [ "${1:-}" = --table ]; then
 	exit 0
 fi
 for seed in $SEEDS; do for bg in $BGS; do for loss in $LOSSES; do
-	lo=()
-	[ "$loss" = 0 ] || lo=(--loss "$loss")
-	# shellcheck disable=SC2086
-	csv_run "$F" "loss=$loss,bg=$bg,recovery=-" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" --algo ring,static:4
-	# shellcheck disable=SC2086
-	csv_run "$F" "loss=$loss,bg=$bg,recovery=paper" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" --algo canary
-	for k in $SKETCHES; do
+	case $loss in
+	0) lo=() ;;
+	droptail) lo=(--lossy) ;;
+	credit:*) lo=(--loss "${loss#credit:}" --lossless) ;;
+	*) lo=(--loss "$loss") ;;
+	esac
+	case " $RUNS " in *" base "*)
 		# shellcheck disable=SC2086
-		csv_run "$F" "loss=$loss,bg=$bg,recovery=sketch$k" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
-			--algo canary --sketch "$k"
-	done
+		csv_run "$F" "loss=$loss,bg=$bg,recovery=-" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
+			--algo ring,static:4 ;;
+	esac
+	case " $RUNS " in *" paper "*)
+		# shellcheck disable=SC2086
+		csv_run "$F" "loss=$loss,bg=$bg,recovery=paper" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
+			--algo canary ;;
+	esac
+	case " $RUNS " in *" sketch "*)
+		for k in $SKETCHES; do
+			# shellcheck disable=SC2086
+			csv_run "$F" "loss=$loss,bg=$bg,recovery=sketch$k" $ARGS --background "$bg" --seed "$seed" \
+				"${lo[@]}" --algo canary --sketch "$k"
+		done ;;
+	esac
 done; done; done
 table
