@@ -121,6 +121,25 @@ static const char *fmt_latencies(const struct emu_scn_result *res, char *buf, si
 }
 
 /* width - a printf width for @s that counts "µ" (two bytes) as one column */
+/*
+ * host_window - the hosts' window in @res: the mean over every block
+ * completion of every host (the window moves with the adaptive timeout's
+ * hint), the largest in *@max.
+ */
+static double host_window(const struct emu_scn_result *res, unsigned *max)
+{
+	uint64_t sum = 0, n = 0;
+
+	*max = 0;
+	for (unsigned i = 0; i < res->nar; i++) {
+		sum += res->ar[i].window_sum;
+		n += res->ar[i].window_n;
+		if (res->ar[i].window > *max)
+			*max = res->ar[i].window;
+	}
+	return n ? (double)sum / (double)n : 0;
+}
+
 /* The adaptive timeout's start: --timeout's value within [floor, ceil], as the switches clamp it. */
 static emu_time_t ato_start(const struct emu_scn_cfg *c)
 {
@@ -261,16 +280,20 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			(unsigned long long)res[k].sw.reduce_rx, (unsigned long long)res[k].sw.aggregated,
 			(unsigned long long)(res[k].sw.flushes + res[k].sw.tree_up), (unsigned long long)res[k].sw.early_flushes,
 			(unsigned long long)res[k].sw.bcast_dropped, (unsigned long long)res[k].sw.recirc_delayed);
-	for (unsigned k = 0; k < n && r->cfg->timeout_adaptive; k++)
-		if (res[k].sw.ato_claims)
-			fprintf(r->out, "  %-9s adaptive timeout: mean %.3f us (leaves %.3f, level 2 %.3f, level 3 %.3f; "
-					"as the root %.3f), range %.3f-%.3f us over %llu descriptors; "
-					"%llu completed blocks stepped it down, %llu stragglers up\n",
-				res[k].algo, (double)res[k].sw.ato_sum / (double)res[k].sw.ato_claims / 1e6,
-				res[k].ato_mean_level[1] / 1e6, res[k].ato_mean_level[2] / 1e6, res[k].ato_mean_level[3] / 1e6,
-				res[k].ato_mean_root / 1e6, (double)res[k].sw.ato_min / 1e6, (double)res[k].sw.ato_max / 1e6,
-				(unsigned long long)res[k].sw.ato_claims, (unsigned long long)res[k].sw.ato_samples,
-				(unsigned long long)res[k].sw.ato_up);
+	for (unsigned k = 0; k < n && r->cfg->timeout_adaptive; k++) {
+		if (!res[k].sw.ato_claims)
+			continue;
+		unsigned wmax;
+		double wmean = host_window(&res[k], &wmax);
+		fprintf(r->out, "  %-9s adaptive timeout: mean %.3f us (leaves %.3f, level 2 %.3f, level 3 %.3f; "
+				"as the root %.3f), range %.3f-%.3f us over %llu descriptors; "
+				"%llu completed blocks stepped it down, %llu stragglers up; hosts' window %.1f blocks on average, up to %u\n",
+			res[k].algo, (double)res[k].sw.ato_sum / (double)res[k].sw.ato_claims / 1e6,
+			res[k].ato_mean_level[1] / 1e6, res[k].ato_mean_level[2] / 1e6, res[k].ato_mean_level[3] / 1e6,
+			res[k].ato_mean_root / 1e6, (double)res[k].sw.ato_min / 1e6, (double)res[k].sw.ato_max / 1e6,
+			(unsigned long long)res[k].sw.ato_claims, (unsigned long long)res[k].sw.ato_samples,
+			(unsigned long long)res[k].sw.ato_up, wmean, wmax);
+	}
 	fprintf(r->out, "#\n# emulator\n# %-9s %12s %9s %12s %10s %8s %10s\n", "algo", "emulated", "wall(s)",
 		"frame-hops", "Mhops/s", "workers", "peak RSS");
 	for (unsigned k = 0; k < n; k++) {
@@ -394,18 +417,22 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"switch_reduce_in\": %llu,\n", ind, (unsigned long long)res->sw.reduce_rx);
 	fprintf(f, "%s  \"switch_aggregated\": %llu,\n", ind, (unsigned long long)res->sw.aggregated);
 	fprintf(f, "%s  \"switch_timeouts\": %llu,\n", ind, (unsigned long long)res->sw.flushes);
-	if (c->timeout_adaptive)
+	if (c->timeout_adaptive) {
+		unsigned wmax;
+		double wmean = host_window(res, &wmax);
+
 		fprintf(f, "%s  \"timeout_adaptive\": {\"floor_ns\": %.3f, \"ceil_ns\": %.3f, \"start_ns\": %.3f, "
 			   "\"descriptors\": %llu, \"mean_ns\": %.3f, \"min_ns\": %.3f, \"max_ns\": %.3f, "
 			   "\"mean_ns_level\": [%.3f, %.3f, %.3f], \"mean_ns_root\": %.3f, \"samples\": %llu, "
-			   "\"samples_up\": %llu},\n",
+			   "\"samples_up\": %llu, \"host_window_mean\": %.3f, \"host_window_max\": %u},\n",
 			ind, (double)c->ato_floor / 1e3, (double)c->ato_ceil / 1e3, (double)ato_start(c) / 1e3,
 			(unsigned long long)res->sw.ato_claims,
 			res->sw.ato_claims ? (double)res->sw.ato_sum / (double)res->sw.ato_claims / 1e3 : 0,
 			(double)res->sw.ato_min / 1e3, (double)res->sw.ato_max / 1e3, res->ato_mean_level[1] / 1e3,
 			res->ato_mean_level[2] / 1e3, res->ato_mean_level[3] / 1e3, res->ato_mean_root / 1e3,
 			(unsigned long long)res->sw.ato_samples,
-			(unsigned long long)res->sw.ato_up);
+			(unsigned long long)res->sw.ato_up, wmean, wmax);
+	}
 	fprintf(f, "%s  \"bcast_dropped\": %llu,\n", ind, (unsigned long long)res->sw.bcast_dropped);
 	fprintf(f, "%s  \"malformed\": %llu,\n", ind, (unsigned long long)res->sw.malformed);
 	fprintf(f, "%s  \"link_util_mean\": %.6f,\n", ind, res->util_mean);

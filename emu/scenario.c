@@ -1421,7 +1421,10 @@ static void tally_host(const struct emu_scn_cfg *cfg, const struct host_rec *h, 
 	a->noise_delays += st->noise_delays;
 	a->nacks += st->nacks;
 	a->errors += st->errors;
-	a->window = st->window;
+	if (st->window_max > a->window)
+		a->window = st->window_max;	/* hosts of a fixed timeout: all the same, their only window */
+	a->window_sum += st->window_sum;
+	a->window_n += st->window_n;
 	a->retx_timeout = st->retx_timeout;
 	if (st->blocks_led < (cfg->size_bytes / 4 + cfg->elements - 1) / cfg->elements) {
 		*nonleader_frames += st->frames_sent;

@@ -160,7 +160,8 @@ struct emu_scn_ar {
 	uint64_t noise_delays;
 	uint64_t nacks;
 	uint64_t errors;
-	unsigned window;
+	unsigned window;		/* the largest window a host used (Canary, adaptive timeout: it moves) */
+	uint64_t window_sum, window_n;	/* the hosts' windows at block completions: sum, count */
 	emu_time_t retx_timeout;
 };
 

@@ -134,6 +134,8 @@ struct canary {
 	uint32_t sk_total[LH_SKETCH_MAX];	/* power sums of every rank, mod LH_SKETCH_P */
 	uint32_t sk_mine[LH_SKETCH_MAX];	/* this rank's sketch */
 	lh_time_t quiet;	/* leader: an attempt this long without news is decoded */
+	lh_time_t ft;		/* a full frame's time on the host's link */
+	lh_time_t hold;		/* time a block spends in the switches (see canary_size) */
 	bool tree;		/* static trees instead of Canary */
 	struct cblock *b;
 	struct ctimes *tm;	/* slots of the blocks in flight... */
@@ -253,6 +255,59 @@ static lh_time_t bcast_wait(const struct canary *c)
 	double t = c->srtt + 4 * c->rttvar;
 
 	return t > (double)c->probe_gap ? (lh_time_t)t : c->probe_gap;
+}
+
+/*
+ * canary_size - the window and the times sized with it, from the base
+ * round trip and c->hold, the time a block spends in the switches: the
+ * window is bandwidth x (base RTT + hold), twice over (a block's frame
+ * out and its result back), at least 4; the leader decodes an attempt
+ * quiet for RTT + hold (sketch), a block is late (probe) after twice that,
+ * and the retransmission timeout is at least 2 x (RTT + hold + the
+ * window's serialization). A window given in the configuration stays.
+ *
+ * hold starts at 3 switch timeouts (one per aggregation level of a
+ * two-level fat tree: leaf, spine, root), all a fixed timeout ever gives.
+ * With the adaptive switch timeout every broadcast brings the sum of the
+ * timeouts the switches on its way down have learned (canary_sw.h): hold
+ * follows it (canary_hint), so the window grows where the switches learn
+ * to wait longer and shrinks where they learn not to.
+ */
+static void canary_size(struct lh_req *r, struct canary *c)
+{
+	lh_time_t rtt = r->cfg.rtt + c->hold;
+	unsigned w = r->cfg.window;
+
+	if (!w) {
+		w = (unsigned)(2 * rtt / c->ft) + 1;
+		if (w < 4)
+			w = 4;
+	}
+	r->st.window = w;
+	if (w > r->st.window_max)
+		r->st.window_max = w;
+	c->quiet = rtt;
+	c->probe_gap = 2 * rtt;
+	c->rto_min = 2 * (rtt + (lh_time_t)w * c->ft);
+	if (c->adaptive)
+		r->st.retx_timeout = c->srtt == 0 ? c->rto_min : rto(c, r);
+}
+
+/*
+ * canary_hint - a broadcast came with @ns in its switch field: the sum of
+ * the switches' learned timeouts along its branch (0: none, a fixed
+ * timeout). hold moves 1/8 of the way to it (the paths differ per block:
+ * a host on the leader's leaf sees the root alone), in integer ps so that
+ * every host and every partition of the run computes the same windows.
+ */
+static void canary_hint(struct lh_req *r, struct canary *c, unsigned ns)
+{
+	int64_t d = (int64_t)(ns * LH_NS) - (int64_t)c->hold;
+
+	if (!ns)
+		return;
+	c->hold = (lh_time_t)((int64_t)c->hold + d / 8);
+	canary_size(r, c);
 }
 
 static void rtt_sample(struct canary *c, lh_time_t sample)
@@ -445,6 +500,8 @@ static void block_complete(struct lh_req *r, struct canary *c, size_t b, const i
 		c->tfree[c->ntfree++] = cb->slot;
 	}
 	cb->state = B_DONE;
+	r->st.window_sum += r->st.window;
+	r->st.window_n++;
 	if (c->K && first) {
 		probe_late(r, c, first);
 		tail_arm(r, c);
@@ -1072,6 +1129,8 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 			r->st.duplicates++;
 			return;
 		}
+		if (op == EMU_CANARY_OP_BCAST && !c->tree)
+			canary_hint(r, c, h.swaddr);
 		emu_wire_get_elems(c->buf, p + EMU_CANARY_DATA_OFF, nelem);
 		if (c->tree && leader_of(r, b) == r->rank) {
 			/*
@@ -1209,18 +1268,12 @@ static int canary_start(struct lh_req *r)
 
 	c->lead = lh_xcalloc(nlead + 1, sizeof(*c->lead));
 	r->algo = c;
-	/* window: bandwidth x (base RTT + a timeout per aggregation level) */
-	lh_time_t rtt = r->cfg.rtt + 3 * r->cfg.switch_timeout;
-	unsigned w = r->cfg.window;
-
-	if (!w) {
-		w = (unsigned)(2 * rtt / ft) + 1;
-		if (w < 4)
-			w = 4;
-	}
-	r->st.window = w;
-	c->quiet = rtt;
-	c->probe_gap = 2 * rtt;
+	c->ft = ft;
+	c->hold = 3 * r->cfg.switch_timeout;
+	c->adaptive = r->cfg.retx_timeout == 0;
+	canary_size(r, c);
+	if (!c->adaptive)
+		r->st.retx_timeout = r->cfg.retx_timeout;
 	for (unsigned j = 0; j < c->K; j++)
 		c->sk_mine[j] = sk_pow(r->rank + 1, j + 1);
 	for (unsigned q = 0; q < r->P && c->K; q++) {
@@ -1231,9 +1284,6 @@ static int canary_start(struct lh_req *r)
 			c->sk_total[j] = (uint32_t)((c->sk_total[j] + x) % LH_SKETCH_P);
 		}
 	}
-	c->adaptive = r->cfg.retx_timeout == 0;
-	c->rto_min = 2 * (rtt + (lh_time_t)w * ft);
-	r->st.retx_timeout = r->cfg.retx_timeout ? r->cfg.retx_timeout : c->rto_min;
 	for (size_t b = r->rank; b < c->nblocks; b += r->P) {
 		struct clead *l = lead_of(r, c, b);
 

@@ -132,7 +132,8 @@ struct lh_ar_cfg {
 	unsigned tree_base;
 	unsigned window;		/* blocks in flight per host; 0: from bandwidth x delay */
 	lh_time_t rtt;			/* base round-trip estimate (fabric diameter) */
-	lh_time_t switch_timeout;	/* Canary switch timeout, for the RTT estimate */
+	lh_time_t switch_timeout;	/* Canary switch timeout, for the RTT estimate (the start: the
+					 * broadcasts of adaptive switches bring what they learned) */
 	lh_time_t retx_timeout;		/* 0: adaptive, 2 x the measured block RTT (at least 2 x the base) */
 	unsigned max_failures;		/* Canary: re-issues before host-based fallback */
 	unsigned sketch;		/* Canary: missing-set sketch of this many of the packet's
@@ -175,6 +176,10 @@ struct lh_ar_stats {
 	lh_time_t retx_timeout;
 	uint64_t recovered_late;	/* sketch: of those, counted from the tree's late copy first */
 	uint64_t rebroadcasts;		/* sketch: results broadcast again on a probe */
+	unsigned window_max;		/* the largest window used (Canary: the window follows the
+					 * switches' timeout hint, see cfg.switch_timeout) */
+	uint64_t window_sum;		/* Canary: the window at every block completed here, summed */
+	uint64_t window_n;		/* ...over this many blocks (the mean: window_sum / window_n) */
 };
 
 /* ---- host ---- */

@@ -10,8 +10,11 @@
  * the late host is aggregated; allreduce 2's steps down to the floor; each
  * flush leaves at first arrival + the timeout the rule gives; a switch
  * failure resets both to the start value; a ceiling below the late
- * host's lag stops the steps up there; every block's frames sum exactly. The same script with the fixed timeout keeps 1 us and a
- * straggler per block. Then the whole emulator: a scenario with small
+ * host's lag stops the steps up there; every block's frames sum exactly;
+ * every broadcast reaches the hosts with the switch's Q (before the block
+ * steps it down) in its switch field, the hosts' window hint. The same
+ * script with the fixed timeout keeps 1 us, a straggler per block and a
+ * switch field of 0. Then the whole emulator: a scenario with small
  * tenants spread over the leaves grows the spines' timeout and the roots'
  * above the leaves'; a one-block allreduce runs exactly as with the fixed
  * 1 us; the result does not depend on the worker count; loss, switch
@@ -76,6 +79,9 @@ static void script(struct run *r, bool adaptive, emu_time_t ceil, struct emu_sw_
 		r->sc[0].tx[r->sc[0].ntx++] = bcast(t1 + 10 * EMU_US, lip, id_of(1, b), 5);
 		if (b < NB)
 			r->sc[0].tx[r->sc[0].ntx++] = bcast(t1 + A2_AT + 6 * EMU_US, lip, id_of(2, b), 6);
+		/* as if switches above had added 7.5 us: the sum passes the ceiling */
+		if (b == 1)
+			r->sc[0].tx[r->sc[0].ntx - 1].h.swaddr = 7500;
 	}
 	*c = (struct emu_sw_cfg){
 		.descriptors = 1u << 16, .timeout = 1 * EMU_US, .timer = EMU_SW_TIMER_EXACT, .passes = 1,
@@ -124,6 +130,17 @@ static struct blk leader_got(struct run *r, uint32_t id)
 			k.first = L->rx[i].t;
 	}
 	return k;
+}
+
+/* The switch field of the broadcast of block @id host H1 received (-1: none). */
+static long hint_got(struct run *r, uint32_t id)
+{
+	struct script_state *H = emu_node_state(emu_engine_node(r->eng, 2));
+
+	for (unsigned i = 0; i < H->nrx; i++)
+		if (H->rx[i].h.id == id && (H->rx[i].h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_BCAST)
+			return H->rx[i].h.swaddr;
+	return -1;
 }
 
 static void switch_level(void)
@@ -191,12 +208,33 @@ static void switch_level(void)
 	ok(times, "aligned allreduce on the same switch: flush at + 1, 0.9, ... 0.5 us, then stays at the floor");
 	ok(exact, "...one frame per block with the exact sum");
 
+	/*
+	 * the hint: Q when the broadcast passes, before it steps Q down;
+	 * allreduce 1's blocks 0-5 after their straggler's step up (Q + 0.5 us)
+	 */
+	static const long h1[NB] = { 1500, 1900, 2300, 2700, 3100, 3500, 3400, 3300 };
+	bool hints = true;
+
+	for (unsigned b = 0; b < NB; b++) {
+		long h2 = b == 1 ? 8000 : (long)q2[b];
+
+		if (hint_got(&r, id_of(1, b)) != h1[b] || hint_got(&r, id_of(2, b)) != h2) {
+			hints = false;
+			diag("block %u: hints %ld and %ld ns, expected %ld and %ld", b, hint_got(&r, id_of(1, b)),
+			     hint_got(&r, id_of(2, b)), h1[b], h2);
+		}
+	}
+	ok(hints, "broadcasts carry Q in ns to the hosts: 1.5, 1.9, ... 3.5, 3.4, 3.3 us and 1, 0.9, ... 0.5 us; "
+	   "7.5 us from above + 0.9 us stops at the 8 us ceiling");
+
 	/* after the failure: Q back at the start value, so the late host straggles again */
 	struct blk k = leader_got(&r, id_of(1, NB));
 
 	ok(k.first == B8_AT + hop + 1 * EMU_US + hop && k.frames == 2 && k.d0 == 10,
 	   "switch failure: the registers restart at 1 us (block after recovery flushed at +%.3f us, %u frames)",
 	   (double)(k.first - B8_AT - 2 * hop) / 1e6, k.frames);
+	ok(hint_got(&r, id_of(1, NB)) == 1500, "...and its broadcast's hint is 1 us + one step up (%ld ns)",
+	   hint_got(&r, id_of(1, NB)));
 	is_int(st->stragglers, 7, "seven stragglers: six while allreduce 1 learned, one after the failure");
 	is_int(st->ato_claims, 2 * NB + 1, "every descriptor took its timeout from the rule");
 	is_int(st->ato_root_claims, 2 * NB + 1, "...the root's register (the leader hangs off this switch)");
@@ -241,6 +279,11 @@ static void switch_level(void)
 		times = times && leader_got(&r, id_of(1, b)).first == b * PERIOD + 2 * hop + 1 * EMU_US &&
 			leader_got(&r, id_of(2, b)).first == b * PERIOD + A2_AT + 2 * hop + 1 * EMU_US;
 	ok(times, "fixed timeout: every flush at + 1 us");
+	bool zero = true;
+
+	for (unsigned b = 0; b < NB; b++)
+		zero = zero && hint_got(&r, id_of(1, b)) == 0 && hint_got(&r, id_of(2, b)) == (b == 1 ? 7500 : 0);
+	ok(zero, "fixed timeout: the broadcasts' switch field as the leader sent it (0: no hint)");
 	is_int(st->stragglers, NB + 1, "fixed timeout: a straggler in every block of allreduce 1");
 	ok(st->ato_claims == 0 && st->ato_samples == 0, "fixed timeout: the rule is not consulted");
 	done(&r);
@@ -279,8 +322,29 @@ static void scenario_level(void)
 	/* determinism: one worker gives the same run */
 	c.workers = 1;
 	ok(t_scn_run(&c, &r2) == 0 && r2.runtime == r.runtime && r2.sw.stragglers == r.sw.stragglers &&
-	   r2.sw.ato_sum == r.sw.ato_sum && r2.sw.ato_up == r.sw.ato_up,
-	   "1 worker: same runtime, stragglers and timeouts as 2");
+	   r2.sw.ato_sum == r.sw.ato_sum && r2.sw.ato_up == r.sw.ato_up && r2.ar[0].window == r.ar[0].window,
+	   "1 worker: same runtime, stragglers, timeouts and hosts' window as 2");
+	emu_scenario_result_fini(&r2);
+
+	/*
+	 * the hosts' window: sized for 3 x 1 us with the fixed timeout (and at
+	 * the start), for what the switches learned with the adaptive one
+	 * (the spines and roots above wait more than 1 us: a larger window)
+	 */
+	c.workers = 2;
+	c.timeout_adaptive = false;
+	ok(t_scn_run(&c, &r2) == 0 && r2.exact, "the same with the fixed 1 us: exact");
+	unsigned w0 = r2.ar[0].window;
+	double wmean = 0, wmean0 = 0;
+
+	for (unsigned t = 0; t < r.nar; t++) {
+		wmean += (double)r.ar[t].window_sum / (double)r.ar[t].window_n / r.nar;
+		wmean0 += (double)r2.ar[t].window_sum / (double)r2.ar[t].window_n / r2.nar;
+	}
+	ok(wmean0 == w0, "...every host kept one window with the fixed timeout (%u blocks)", w0);
+	ok(wmean > 1.1 * w0 && r.ar[0].window > w0 + w0 / 4,
+	   "...the hosts' window grew with the learned timeouts: %.1f blocks on average, up to %u", wmean,
+	   r.ar[0].window);
 	emu_scenario_result_fini(&r);
 	emu_scenario_result_fini(&r2);
 
@@ -349,7 +413,7 @@ static void resources(void)
 
 int main(void)
 {
-	plan(40);
+	plan(46);
 	switch_level();
 	scenario_level();
 	resources();

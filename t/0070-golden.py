@@ -82,6 +82,10 @@ SCENARIOS = [
     # fewer switch groups than twice the workers: the partition splits hosts from their leaf
     ("workers16", SMALL + " --algo canary,static:4 --workers 16"),
     ("processes2", SMALL + " --algo canary,static:4 --processes 2 --workers 1"),
+    # the adaptive timeout and the hosts' window that follows it: one digest for 1 or 2 workers and 2 processes
+    ("adaptive-workers2", SMALL + " --algo canary --noise 0.01 --timeout adaptive"),
+    ("adaptive-workers1", SMALL + " --algo canary --noise 0.01 --timeout adaptive --workers 1"),
+    ("adaptive-processes2", SMALL + " --algo canary --noise 0.01 --timeout adaptive --processes 2 --workers 1"),
     # the paper's fabric (the ring at 1024 hosts is 20x slower than the rest
     # together: under the sanitizers it alone outran the time limit)
     ("default-1024", "--size 64KiB --workers 2 --algo canary,static:1,static:4"),

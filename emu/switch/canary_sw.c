@@ -416,6 +416,25 @@ static void ato_complete(struct sw_state *s, uint32_t id, bool root)
 	*q = *q - c->ato_floor > c->ato_down ? *q - c->ato_down : c->ato_floor;
 }
 
+/*
+ * ato_hint - the hosts' part of the adaptive timeout (rule in canary_sw.h):
+ * a broadcast of block @id (root here if @root) leaves with this switch's Q
+ * added to its switch field, in ns, at most the ceiling (and 65535). Q as
+ * it was before the block steps it down: on the switch a read of r_ato in
+ * the broadcast's own pass, the step comes later with the loopback sample.
+ */
+static void ato_hint(struct sw_state *s, struct emu_frame *f, struct emu_canary_hdr *h, uint32_t id, bool root)
+{
+	if (!s->ato)
+		return;
+	uint64_t v = h->swaddr + s->ato[ato_key(id, root)] / EMU_NS, cap = s->cfg->ato_ceil / EMU_NS;
+
+	if (cap > EMU_ATO_HINT_MAX)
+		cap = EMU_ATO_HINT_MAX;
+	h->swaddr = (uint16_t)(v < cap ? v : cap);
+	emu_wire_canary_write_hdr(f->data, h);
+}
+
 /* ---------- Canary: the pipeline ---------- */
 
 static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame *f, unsigned port,
@@ -504,8 +523,10 @@ static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_fram
 		return;
 	}
 	uint64_t children = d->children;
+	bool root = s->ato && is_root(n, d->leader);
 
-	ato_complete(s, d->id, s->ato && is_root(n, d->leader));
+	ato_hint(s, f, h, d->id, root);
+	ato_complete(s, d->id, root);
 	desc_free(n, s, d, slot);
 	multicast(n, f, children, &s->st.bcast_copies);
 }

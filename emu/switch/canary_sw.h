@@ -66,6 +66,26 @@
  * it). A switch that fails loses its registers: Q restarts from
  * cfg->timeout.
  *
+ * The hosts' part: a host sizes its window (and the timers sized with it)
+ * for the time a block spends in the switches, which the switches now
+ * learn. So every BCAST that frees a descriptor leaves with this switch's
+ * Q (of the block's allreduce and role, before this block steps it down)
+ * added to the frame's switch field, in ns, saturating at the ceiling
+ * (and EMU_ATO_HINT_MAX): a host receives the sum of the Qs along its
+ * branch of the tree (its leaf, the spine, the root), what the 3 x
+ * timeout of the fixed-timeout window stands for (libhost/canary.c,
+ * canary_size), but never more than one ceiling. The cap breaks a loop:
+ * the window also keeps the hosts in step (a host cannot run further
+ * ahead of the slowest than its window), so a window sized for 3 Qs near
+ * the ceiling lets them drift apart, the switches learn the drift as
+ * spread, and Q and window climb together (experiment 6 at 1 % noise:
+ * 18 x the stragglers, -8 % goodput, bench/README.md). The field
+ * is 0 in a broadcast from the leader (and RESTORE's re-multicast starts
+ * it at 0), and switches with a fixed timeout leave it alone, so their
+ * hosts keep the window they computed. On a Tofino: a read-only register
+ * action of r_ato in the BCAST's pass and one saturating add to a header
+ * field (hw/README.md).
+ *
  * Failure: a switch that goes down loses its descriptors (counted in
  * wiped), their timeouts and the frames in its pipelines; one that comes
  * back starts empty, and the hosts recover the blocks it held through
@@ -96,6 +116,8 @@
 #define EMU_ATO_CEIL (8 * EMU_US)
 #define EMU_ATO_UP (128 * EMU_NS)
 #define EMU_ATO_DOWN (32 * EMU_NS)
+/* the largest hint a broadcast's switch field carries (ns) */
+#define EMU_ATO_HINT_MAX 65535u
 
 enum emu_sw_timer {
 	EMU_SW_TIMER_EXACT = 0,
