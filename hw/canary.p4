@@ -47,7 +47,10 @@
  * frees a descriptor each mirror a 2-byte sample (tenant, role, up or
  * down) to ATO_PORT, a second port in loopback; back in ingress the sample
  * steps r_ato (up: +ATO_UP_NS up to the ceiling, down: -ATO_DOWN_NS down to
- * the floor) and is dropped. One more stateful ALU (43 of 48 with the
+ * the floor) and is dropped. The hosts' hint: that BCAST also leaves with
+ * this switch's Q (read by leader_local, before the step down) added to
+ * its switch field, saturating, at most the ceiling; the hosts size their
+ * window for the sum along their branch. One more stateful ALU (43 of 48 with the
  * adaptive next hop), what the tofino1 model counts for --timeout
  * adaptive. NOT COMPILED: written after the model's placement
  * (hw/README.md), with no Tofino compiler at hand; the risks are listed
@@ -243,6 +246,7 @@ struct ig_md_t {
     bit<8>  ato_tenant;
     bit<32> q;           /* Q - floor of this tenant and role (REDUCE) */
     bit<32> now_floor;   /* now + ATO_FLOOR_NS */
+    bit<16> hint;        /* a BCAST: Q in ns, for the hosts' window */
     bit<1>  ato_up;      /* the sample: a straggler (1) or a completed block (0) */
     MirrorId_t ato_sess;
 #endif
@@ -278,6 +282,7 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.ato_tenant = 0;
         md.q = 0;
         md.now_floor = 0;
+        md.hint = 0;
         md.ato_up = 0;
         md.ato_sess = 0;
 #endif
@@ -1206,6 +1211,12 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
                 ig_dprsr_md.mirror_type = ATO_MIRROR;
                 md.ato_sess = ATO_SESSION;
                 md.ato_up = 0;
+                /* the hosts' hint: Q (before this step down) added to the switch field, at most the ceiling */
+                md.hint = md.q[15:0] + ATO_FLOOR_NS;
+                hdr.canary.switch_addr = hdr.canary.switch_addr |+| md.hint;
+                if (hdr.canary.switch_addr > ATO_FLOOR_NS + ATO_SPAN_NS) {
+                    hdr.canary.switch_addr = ATO_FLOOR_NS + ATO_SPAN_NS;
+                }
 #endif
             } else {
                 ig_dprsr_md.drop_ctl = 1;    /* no descriptor: dropped */

@@ -82,9 +82,9 @@
  * 18 x the stragglers, -8 % goodput, bench/README.md). The field
  * is 0 in a broadcast from the leader (and RESTORE's re-multicast starts
  * it at 0), and switches with a fixed timeout leave it alone, so their
- * hosts keep the window they computed. On a Tofino: a read-only register
- * action of r_ato in the BCAST's pass and one saturating add to a header
- * field (hw/README.md).
+ * hosts keep the window they computed. On a Tofino: the BCAST's read of
+ * r_ato (leader_local's, as for a REDUCE), a saturating add to a header
+ * field and a min with the ceiling (hw/canary.p4, hw/README.md).
  *
  * Failure: a switch that goes down loses its descriptors (counted in
  * wiped), their timeouts and the frames in its pipelines; one that comes

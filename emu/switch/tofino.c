@@ -172,8 +172,8 @@ void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_
 		n->adaptive_timeout ? ", 1 for the adaptive timeout: r_ato per allreduce and role" : "");
 	if (n->adaptive_timeout)
 		fprintf(f, "  adaptive timeout: r_ato 512 x 32 b beside r_id in stage 0; one 64 B sample per "
-			   "straggler and per completed block through the loopback port; a broadcast reads it "
-			   "(a third action of the same ALU) and adds Q to its switch field for the hosts' window "
-			   "(one 16-bit PHV field, a saturating add and a min with the ceiling)\n");
+			   "straggler and per completed block through the loopback port; a broadcast adds the Q "
+			   "leader_local read to its switch field for the hosts' window (one 16-bit PHV field, "
+			   "a saturating add and a min with the ceiling)\n");
 	fprintf(f, "  verdict: %s%s\n", n->fits ? "fits" : "DOES NOT FIT: ", n->fits ? "" : n->why);
 }

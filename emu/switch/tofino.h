@@ -40,10 +40,10 @@
  * through the loopback port, which comes back as a sample packet (one more
  * logical table, the mirror session) and steps r_ato up or down; stage 0
  * then holds two stateful ALUs, which the stage count follows. The hosts'
- * hint costs no ALU: a broadcast reads r_ato in its own pass (a third
- * register action of the same ALU, whose step comes later with the sample)
- * and adds Q to its switch field (one 16-bit PHV field, a saturating add and
- * a min with the ceiling).
+ * hint costs no ALU: the leader_local lookup reads r_ato for every Canary
+ * frame, a broadcast too (its step comes later with the sample), which adds
+ * Q to its switch field (one 16-bit PHV field, a saturating add and a min
+ * with the ceiling).
  */
 #ifndef EMU_TOFINO_H
 #define EMU_TOFINO_H
