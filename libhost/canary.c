@@ -8,7 +8,9 @@
  * block is recovered from any id as seq mod nblocks.
  *
  * A host (not the leader of b) sends b once as REDUCE toward the leader,
- * with counter 1 and hosts P, at most `window` blocks in flight, and arms a
+ * with counter 1 and hosts P, at most `window` blocks in flight (sized for
+ * the time blocks spend in the switches, which broadcasts from switches
+ * with an adaptive timeout tell: canary_size), and arms a
  * retransmission timer. On expiry it sends RETX_REQ (its rank in the
  * children field) to the leader and re-arms. A BCAST or RETX_DATA carrying
  * any attempt of b completes b.
