@@ -29,7 +29,7 @@ set linetype 9 lc rgb "#A04000" lw 2 pt 12 ps 1.2
 # (background kinds) take the colours in order
 ltof(s, i) = s eq "ring" ? 1 : s eq "static:1" ? 2 : s eq "static:4" ? 3 : s eq "canary" ? 4 : \
 	s eq "static:2" ? 5 : s eq "static:8" ? 6 : s eq "canary_500ns" ? 7 : s eq "canary_1us" ? 8 : \
-	s eq "canary_1500ns" ? 9 : i - 1
+	s eq "canary_1500ns" ? 9 : s eq "canary_adaptive" ? 5 : i - 1
 
 # header of a .wide table; n(f): its series; lo(f,i), hi(f,i): the columns
 # of the minimum and maximum of mean column i (2 .. n + 1)
@@ -119,7 +119,7 @@ do for [v in "exp5-tenants exp5-tenants-tofino1 exp5-tenants-hash"] {
 	set autoscale x
 }
 
-# exp6: goodput vs noise, one line per Canary timeout and four static trees
+# exp6: goodput vs noise, one line per Canary timeout (with the adaptive one) and four static trees
 do for [v in "exp6-noise-none exp6-noise-uniform"] {
 	f = R.v.".wide"
 	if (!have(f)) { continue }

@@ -88,10 +88,16 @@ sub pct_num {
 # NAME.wide (for gnuplot); only rows with $fcol = $fval if given. After the
 # means, two columns per column value: the minimum and maximum over seeds
 # (KEY_min KEY_max, in the same order; seedrange), for error bars
+# $name: a CSV, or [CSV, more CSVs whose rows join it] (the first names the output)
 sub pivot {
-	my ($name, $rowcols, $colcol, $out, $fcol, $fval) = @_;
+	my ($names, $rowcols, $colcol, $out, $fcol, $fval) = @_;
+	my ($name, @more) = ref $names ? @$names : ($names);
 	my ($cols, $rows) = readcsv("$dir/$name.csv");
 	return unless $cols;
+	for my $m (@more) {
+		my (undef, $r) = readcsv("$dir/$m.csv");
+		push @$rows, @$r if $r;
+	}
 	my (%sum, %n, %seed, @rk, @ck, %seenr, %seenc);
 	for my $r (@$rows) {
 		next if defined $fcol && $r->{$fcol} ne $fval;
@@ -210,8 +216,9 @@ pivot('exp3-share', ['share'], 'algo');
 pivot('exp4-size', ['size_bytes'], 'algo', 'exp4-size-none', 'bg', 'none');
 pivot('exp4-size', ['size_bytes'], 'algo', 'exp4-size-uniform', 'bg', 'uniform');
 pivot('exp5-tenants', ['tenants'], 'algo');
-pivot('exp6-noise', ['noise'], ['algo', 'timeout'], 'exp6-noise-none', 'bg', 'none');
-pivot('exp6-noise', ['noise'], ['algo', 'timeout'], 'exp6-noise-uniform', 'bg', 'uniform');
+# experiment 6 with the adaptive timeout as a fourth timeout (bench/adaptive.sh noise)
+pivot(['exp6-noise', 'adaptive-noise'], ['noise'], ['algo', 'timeout'], 'exp6-noise-none', 'bg', 'none');
+pivot(['exp6-noise', 'adaptive-noise'], ['noise'], ['algo', 'timeout'], 'exp6-noise-uniform', 'bg', 'uniform');
 pivot('exp8-priority', ['case', 'prio'], 'algo');
 pivot('exp2-trees-tofino1', ['algo'], 'bg');
 pivot('exp3-share-tofino1', ['share'], 'algo');
