@@ -629,7 +629,22 @@ const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h)
 	return &h->bg.st;
 }
 
-/* the peer of the next message */
+/* steps of the round's shuffle kept on the stack; more hosts take the heap */
+#define LH_BG_STEPS_STACK 1024
+
+/*
+ * The peer of the next message. Round k's cyclic order of all hosts, the
+ * same on every host, is the Fisher-Yates shuffle of 0..n-1 drawn from
+ * @seed and k: step i (n-1 down to 1) swaps positions i and j_i <= i, and
+ * position i is final from then on. The peer is the host at the position
+ * after this host's, found without building the order (which cost n words
+ * written, swapped and searched per message, the most of a background
+ * host's work): this host's position is followed through the steps until
+ * it is final, at step q (half way, on average); the host at final
+ * position q + 1 is what steps n-1..q+2 had left at position j_{q+1}, so
+ * undoing those steps, step q+2 first, names it. Only a host that ends at
+ * position n - 1 needs every step (its successor is at position 0).
+ */
 static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 {
 	if (b->pattern == LH_BG_RANDOM) {
@@ -640,32 +655,46 @@ static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 		while (p == b->me);
 		return p;
 	}
-	/* round k: a random cyclic order of all hosts, the same on every host */
 	uint64_t x = lh_hash64(b->seed ^ (b->round++ + 1) * 0x9e3779b97f4a7c15ULL);
-	unsigned pos = 0;
-	/*
-	 * Scratch for this call only: kept per host it cost n words per
-	 * background host (n^2 in all: 64 MiB at 4096 background hosts), and
-	 * one allocation per message is nothing next to the message's frames.
-	 */
-	uint32_t *perm = lh_xmalloc(b->n * sizeof(*perm));
+	unsigned n = b->n, pos = b->me, i;
+	uint32_t stack[LH_BG_STEPS_STACK];
+	uint32_t *js = n <= LH_BG_STEPS_STACK ? stack : lh_xmalloc(n * sizeof(*js));
 
-	for (unsigned i = 0; i < b->n; i++)
-		perm[i] = i;
-	for (unsigned i = b->n - 1; i > 0; i--) {
+	for (i = n - 1; i > 0; i--) {
 		x = lh_hash64(x + i);
-		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64), t = perm[i];
+		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64);
 
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
-	for (unsigned i = 0; i < b->n; i++)
-		if (perm[i] == b->me)
+		js[i] = j;
+		if (pos == i)
+			pos = j;
+		else if (pos == j)
 			pos = i;
-	unsigned next = perm[(pos + 1) % b->n];
+		if (pos == i)
+			break;	/* final: this host is at position i */
+	}
+	/* i is this host's final position (0 when the loop ran out) */
+	unsigned from = i + 1, y;
 
-	free(perm);
-	return next;
+	if (from == n) {
+		/* the successor is at position 0: every step counts */
+		while (--i > 0) {
+			x = lh_hash64(x + i);
+			js[i] = (unsigned)(((__uint128_t)x * (i + 1)) >> 64);
+		}
+		y = 0;
+		from = 1;
+	} else {
+		y = js[from++];
+	}
+	for (unsigned k = from; k < n; k++) {
+		if (y == k)
+			y = js[k];
+		else if (y == js[k])
+			y = k;
+	}
+	if (js != stack)
+		free(js);
+	return y;
 }
 
 static bool bg_pull(struct lh_host *h)

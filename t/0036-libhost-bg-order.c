@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: the uniform background pattern sends message k of every host to its
+ * successor in round k's random cyclic order (LH_BG_UNIFORM): checked
+ * against the order built in full, by the Fisher-Yates shuffle libhost
+ * documents (the same hash chain, the whole array shuffled and searched).
+ *
+ * A host sends one-frame messages to a transport that records where each
+ * goes; for every host of small groups (n = 2, 3, 5, 17: every way the
+ * host's position can end, including last, whose successor wraps to
+ * position 0) and for a few hosts of large ones (past libhost's on-stack
+ * scratch of 1024 steps), over many rounds and two seeds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "libhost/canary_host.h"
+#include "libhost/lh_util.h"
+#include "libhost/wire.h"
+#include "tap.h"
+
+#define NMAX 2000
+
+static struct lh_peer peers[NMAX];
+static unsigned dest[64];	/* the peer index of each frame sent */
+static unsigned nsent, nbad_dst, limit;
+
+static uint8_t *t_frame_get(void *ctx, void **handle)
+{
+	static uint8_t buf[LH_FRAME_MAX];
+
+	(void)ctx;
+	*handle = buf;
+	return buf;
+}
+
+static void t_frame_send(void *ctx, void *handle, uint32_t len)
+{
+	uint32_t dip;
+	uint64_t hash;
+
+	(void)ctx;
+	if (emu_wire_dst(handle, len, &dip, &hash) != EMU_WIRE_OK || dip < peers[0].ipv4 ||
+	    dip - peers[0].ipv4 >= NMAX || nsent >= 64) {
+		nbad_dst++;
+		return;
+	}
+	dest[nsent++] = dip - peers[0].ipv4;
+}
+
+static lh_time_t t_now(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
+{
+	(void)ctx;
+	(void)at;
+	(void)cookie;
+}
+
+static bool t_tx_busy(void *ctx)
+{
+	(void)ctx;
+	return nsent >= limit;
+}
+
+static uint64_t t_random(void *ctx)
+{
+	(void)ctx;
+	return 7;
+}
+
+static const struct lh_transport_ops ops = {
+	.frame_get = t_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
+	.tx_busy = t_tx_busy, .random = t_random,
+};
+
+/* the successor of @me in round @round's order, from the whole order */
+static unsigned reference(uint64_t seed, uint64_t round, unsigned n, unsigned me)
+{
+	uint64_t x = lh_hash64(seed ^ round * 0x9e3779b97f4a7c15ULL);
+	unsigned *perm = malloc(n * sizeof(*perm)), pos = n, next;
+
+	for (unsigned i = 0; i < n; i++)
+		perm[i] = i;
+	for (unsigned i = n - 1; i > 0; i--) {
+		x = lh_hash64(x + i);
+		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (perm[i] == me)
+			pos = i;
+	next = perm[(pos + 1) % n];
+	free(perm);
+	return next;
+}
+
+/* @rounds messages of host @me among @n: how many went elsewhere than the reference says */
+static unsigned run(unsigned n, unsigned me, uint64_t seed, unsigned rounds)
+{
+	struct lh_transport t = { .ops = &ops, .rate_bps = 100000000000ULL, .mtu = 1500 };
+	struct lh_host *h = lh_host_create(&t, &peers[me]);
+	unsigned wrong = 0;
+
+	nsent = 0;
+	limit = rounds;
+	lh_host_background(h, peers, n, me, LH_BG_UNIFORM, seed, 1, 0);	/* one-byte messages: a frame each */
+	wrong += nsent != rounds;
+	for (unsigned k = 0; k < nsent; k++)
+		wrong += dest[k] != reference(seed, k + 1, n, me);
+	lh_host_destroy(h);
+	return wrong;
+}
+
+int main(void)
+{
+	static const unsigned small[] = { 2, 3, 5, 17 };
+	static const unsigned large[] = { 100, 1023, 1024, 1025, 2000 };
+	static const uint64_t seeds[] = { 1, 0x5eed5eed12345ULL };
+
+	plan(10);
+	for (unsigned i = 0; i < NMAX; i++)
+		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, (uint8_t)(i >> 8), (uint8_t)i } };
+	for (unsigned s = 0; s < 4; s++) {
+		unsigned n = small[s], wrong = 0, hosts = 0;
+
+		for (unsigned si = 0; si < 2; si++)
+			for (unsigned me = 0; me < n; me++, hosts++)
+				wrong += run(n, me, seeds[si], 64);
+		is_int(wrong, 0, "n = %u: %u hosts x 64 rounds each go to their successor in the round's order", n,
+		       hosts);
+	}
+	for (unsigned s = 0; s < 5; s++) {
+		unsigned n = large[s], wrong = 0;
+		unsigned mes[] = { 0, 1, n / 2, n - 2, n - 1 };
+
+		for (unsigned si = 0; si < 2; si++)
+			for (unsigned m = 0; m < 5; m++)
+				wrong += run(n, mes[m], seeds[si], 24);
+		is_int(wrong, 0, "n = %u: 5 hosts x 24 rounds go to their successor in the round's order", n);
+	}
+	is_int(nbad_dst, 0, "every frame went to one of the hosts");
+	return done_testing();
+}
