@@ -242,7 +242,49 @@ EMU_ELEM_CLONES static void host_check(const struct emu_host_cfg *c, void *state
 	s->mismatches += bad;
 }
 
-static void tenant_init(struct tenant *t, uint64_t seed, size_t count, bool table)
+/* host_input() in wire order, written straight into a frame */
+EMU_ELEM_CLONES static void host_input_wire(const struct emu_host_cfg *c, size_t off, uint8_t *p, size_t n)
+{
+	const struct tenant *t = ((const struct hctx *)c)->t;
+
+	if (!t->b) {
+		for (size_t k = 0; k < n; k++)
+			emu_put32(p + 4 * k, (uint32_t)input_of(t, c->rank, off + k));
+		return;
+	}
+	uint32_t ar = (uint32_t)t->a[c->rank];
+
+	for (size_t k = 0; k < n;) {
+		size_t j = (c->rank + off + k) & (CWIN - 1), run = n - k < CWIN - j ? n - k : CWIN - j;
+		const uint32_t *b = (const uint32_t *)t->b + off + k, *cw = (const uint32_t *)t->c + j;
+		uint8_t *o = p + 4 * k;
+
+		for (size_t i = 0; i < run; i++)
+			emu_put32(o + 4 * i, ar + b[i] + cw[i]);
+		k += run;
+	}
+}
+
+/* host_check() of a result in wire order, straight from its frame */
+EMU_ELEM_CLONES static void host_check_wire(const struct emu_host_cfg *c, void *state, size_t off, const uint8_t *p,
+					    size_t n)
+{
+	const struct tenant *t = ((const struct hctx *)c)->t;
+	struct emu_host_state *s = state;
+	uint32_t bad = 0;
+
+	if (t->e) {
+		const uint32_t *e = (const uint32_t *)t->e + off;
+
+		for (size_t k = 0; k < n; k++)
+			bad += emu_get32(p + 4 * k) != e[k];
+	} else
+		for (size_t k = 0; k < n; k++)
+			bad += (int32_t)emu_get32(p + 4 * k) != expected(t, off + k);
+	s->mismatches += bad;
+}
+
+static void tenant_init(struct tenant *t, uint64_t seed, size_t count, bool table, bool wrong)
 {
 	struct emu_rng rng;
 
@@ -272,6 +314,8 @@ static void tenant_init(struct tenant *t, uint64_t seed, size_t count, bool tabl
 		for (size_t i = 0; i < count; i++)
 			t->e[i] = expected(t, i);
 	}
+	if (wrong)
+		t->a[0] = (int32_t)((uint32_t)t->a[0] + 1);	/* after the sums: they miss it */
 }
 
 /* ---------- static trees ---------- */
@@ -1037,7 +1081,8 @@ static int scn_place(struct scn *s)
 		for (unsigned r = 0; r < T->P; r++)
 			T->peers[r] = s->allpeers[T->hosts[r]];
 		/* tabulate b() unless that would take more than 256 MiB */
-		tenant_init(T, cfg->seed, cfg->size_bytes / 4, (uint64_t)cfg->size_bytes * s->K <= (256ULL << 20));
+		tenant_init(T, cfg->seed, cfg->size_bytes / 4, (uint64_t)cfg->size_bytes * s->K <= (256ULL << 20),
+			    cfg->wrong_input);
 	}
 	s->nbg = cfg->background ? nh - nar : 0;
 	if (s->nbg == 1)
@@ -1312,6 +1357,8 @@ static void scn_program_hosts(struct scn *s)
 			h->cfg.count = cfg->size_bytes / 4;
 			h->cfg.input = host_input;
 			h->cfg.check = host_check;
+			h->cfg.input_wire = host_input_wire;
+			h->cfg.check_wire = host_check_wire;
 		}
 	for (uint32_t i = 0; i < s->nbg; i++) {
 		struct hctx *h = &s->hc[s->order[s->nar + i]];

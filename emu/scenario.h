@@ -120,6 +120,12 @@ struct emu_scn_cfg {
 	uint64_t lag_max_ns;		/* wall clock: give up this far behind (0: never) */
 	/* bytes the run may use (0: what emu_mem_available() says) */
 	uint64_t mem_available;
+	/*
+	 * Tests: rank 0 of every tenant adds one to each of its input
+	 * elements that the expected sums do not count, so every element of
+	 * every result is wrong and the result check has to say so.
+	 */
+	bool wrong_input;
 };
 
 /* A host attached to a real interface, as the run saw it. */

@@ -479,7 +479,8 @@ static void tail_probe(struct lh_req *r, struct canary *c)
  * @sample: the block's round trip may feed the RTT estimate (not when the
  * leader had to recover it: Karn's rule, the time includes a recovery).
  */
-static void block_complete(struct lh_req *r, struct canary *c, size_t b, const int32_t *data, bool sample)
+static void block_complete(struct lh_req *r, struct canary *c, size_t b, const int32_t *data, const uint8_t *wire,
+			   bool sample)
 {
 	struct cblock *cb = &c->b[b];
 
@@ -508,7 +509,10 @@ static void block_complete(struct lh_req *r, struct canary *c, size_t b, const i
 		probe_late(r, c, first);
 		tail_arm(r, c);
 	}
-	lh_output(r, b * c->E, data, block_len(r, c, b));
+	if (wire)
+		r->cfg.on_block_wire(r->cfg.block_arg, b * c->E, wire, block_len(r, c, b));
+	else
+		lh_output(r, b * c->E, data, block_len(r, c, b));
 	if (--c->remaining == 0)
 		lh_req_data_complete(r);
 }
@@ -576,14 +580,27 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 		h.flags = EMU_CANARY_OP_TREE_REDUCE;
 		to = NULL;
 	}
-	lh_input_block(r, b * c->E, c->buf, n);
-	if (!cb->fallback && c->K) {
-		/* the sketch rides after the data; direct copies need none */
-		for (unsigned j = 0; j < c->K; j++)
-			c->buf[n + j] = (int32_t)c->sk_mine[j];
-		n += c->K;
+	uint32_t len;
+
+	if (r->cfg.input_wire && !r->in) {
+		/* the input straight into the frame */
+		len = lh_canary_frame(r, buf, to, &h, NULL, 0);
+		r->cfg.input_wire(r->cfg.input_arg, b * c->E, buf + len, n);
+		len += 4 * (uint32_t)n;
+		if (!cb->fallback && c->K) {
+			emu_wire_put_elems(buf + len, (const int32_t *)c->sk_mine, c->K);
+			len += 4 * c->K;
+		}
+	} else {
+		lh_input_block(r, b * c->E, c->buf, n);
+		if (!cb->fallback && c->K) {
+			/* the sketch rides after the data; direct copies need none */
+			for (unsigned j = 0; j < c->K; j++)
+				c->buf[n + j] = (int32_t)c->sk_mine[j];
+			n += c->K;
+		}
+		len = lh_canary_frame(r, buf, to, &h, c->buf, (unsigned)n);
 	}
-	uint32_t len = lh_canary_frame(r, buf, to, &h, c->buf, (unsigned)n);
 
 	if (ctl)
 		lh_send_ctl(r, hd, len);
@@ -792,7 +809,7 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 			r->st.restorations_sent++;
 		}
 	}
-	block_complete(r, c, b, l->acc, !l->direct);
+	block_complete(r, c, b, l->acc, NULL, !l->direct);
 }
 
 /*
@@ -1096,6 +1113,18 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 
 /* ---------- dispatch ---------- */
 
+/*
+ * Karn's rule: no RTT sample from a broadcast the leader sent again or
+ * after recovering the block (children bit 0), nor from a resend that
+ * answers our probe. A probed block whose first broadcast comes is a
+ * sample: it was late, not lost.
+ */
+static bool bcast_sample(unsigned op, const struct emu_canary_hdr *h, const struct cblock *cb)
+{
+	return op == EMU_CANARY_OP_TREE_BCAST ||
+	       (!(h->children & 1) && !(op == EMU_CANARY_OP_RETX_DATA && cb->probed));
+}
+
 static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 {
 	struct canary *c = r->algo;
@@ -1133,6 +1162,11 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 		}
 		if (op == EMU_CANARY_OP_BCAST && !c->tree)
 			canary_hint(r, c, h.swaddr);
+		if (r->cfg.on_block_wire && !r->out && !(c->tree && leader_of(r, b) == r->rank)) {
+			/* the result straight from the frame */
+			block_complete(r, c, b, NULL, p + EMU_CANARY_DATA_OFF, bcast_sample(op, &h, cb));
+			return;
+		}
 		emu_wire_get_elems(c->buf, p + EMU_CANARY_DATA_OFF, nelem);
 		if (c->tree && leader_of(r, b) == r->rank) {
 			/*
@@ -1160,15 +1194,7 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 								   nelem);
 			}
 		}
-		/*
-		 * Karn's rule: no RTT sample from a broadcast the leader sent
-		 * again or after recovering the block (children bit 0), nor from
-		 * a resend that answers our probe. A probed block whose first
-		 * broadcast comes is a sample: it was late, not lost.
-		 */
-		block_complete(r, c, b, c->buf,
-			       op == EMU_CANARY_OP_TREE_BCAST ||
-				       (!(h.children & 1) && !(op == EMU_CANARY_OP_RETX_DATA && cb->probed)));
+		block_complete(r, c, b, c->buf, NULL, bcast_sample(op, &h, cb));
 		return;
 	case EMU_CANARY_OP_RECOVER:
 		/* the leader knows our data of this attempt is missing: send it directly */

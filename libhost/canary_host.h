@@ -115,6 +115,13 @@ typedef int32_t (*lh_input_fn)(void *arg, size_t i);
 typedef void (*lh_input_block_fn)(void *arg, size_t off, int32_t *out, size_t n);
 /* a block of the result is final on this host (when no output array is given) */
 typedef void (*lh_block_fn)(void *arg, size_t offset, const int32_t *data, size_t count);
+/*
+ * The same two in wire order, big-endian int32s at @p (optional, faster):
+ * where a host's input goes straight into a frame, or its result comes
+ * straight out of one, they save converting it through a buffer.
+ */
+typedef void (*lh_input_wire_fn)(void *arg, size_t off, uint8_t *p, size_t n);
+typedef void (*lh_block_wire_fn)(void *arg, size_t offset, const uint8_t *p, size_t count);
 
 /*
  * Canary and static trees: a request has 2^24 - 1 block ids and block b's
@@ -147,6 +154,14 @@ struct lh_ar_cfg {
 	void *input_arg;
 	lh_block_fn on_block;		/* used when out == NULL */
 	void *block_arg;
+	/*
+	 * Optional, with input/input_block and on_block: the same elements in
+	 * wire order, used instead of them where they go into or come out of
+	 * a frame as they are (Canary and static trees: a host's own block,
+	 * a broadcast result).
+	 */
+	lh_input_wire_fn input_wire;	/* input_arg; when in == NULL */
+	lh_block_wire_fn on_block_wire;	/* block_arg; when out == NULL */
 };
 
 struct lh_ar_stats {

@@ -28,7 +28,7 @@ int main(void)
 		{ LH_ALGO_CANARY, 1 }, { LH_ALGO_RING, 1 }, { LH_ALGO_STATIC, 1 }, { LH_ALGO_STATIC, 3 },
 	};
 
-	plan(16);
+	plan(19);
 	for (unsigned i = 0; i < 4; i++) {
 		base(&c);
 		c.algo = algos[i].a;
@@ -36,6 +36,32 @@ int main(void)
 		ok(t_scn_run(&c, &r) == 0 && r.exact && r.nar == 1 && r.ar[0].hosts == 8,
 		   "%s: exact on all 8 hosts, with background traffic on the other 8", r.algo);
 		emu_scenario_result_fini(&r);
+	}
+
+	/*
+	 * The result check sees a wrong result: one host's input is one more
+	 * than the expected sums assume, on every element. Canary and static
+	 * trees hand results to the check in wire order, the ring (and a
+	 * tree's leader) as int32s.
+	 */
+	for (unsigned k = 0; k < 3; k++) {
+		unsigned i = k == 2 ? 3 : k;
+
+		base(&c);
+		c.algo = algos[i].a;
+		c.ntrees = algos[i].n;
+		c.wrong_input = true;
+		uint64_t want = 8 * (c.size_bytes / 4), got = 0;
+		int rc = t_scn_run(&c, &r);
+
+		if (rc == 0 && r.nar == 1)
+			got = r.ar[0].mismatches;
+		ok(rc == 0 && r.nar == 1 && !r.exact && r.ar[0].finished && got == want,
+		   "%s, one host's input off by one: every element of every result counted wrong (%llu of %llu)",
+		   algos[i].a == LH_ALGO_RING ? "ring" : algos[i].n > 1 ? "static:3" : "canary", (unsigned long long)got,
+		   (unsigned long long)want);
+		if (rc == 0)
+			emu_scenario_result_fini(&r);
 	}
 
 	/* three tenants of each algorithm at once */

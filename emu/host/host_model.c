@@ -125,6 +125,22 @@ static void block_fn(void *arg, size_t off, const int32_t *d, size_t n)
 	s->cfg->check(s->cfg, s, off, d, n);
 }
 
+static void in_wire_fn(void *arg, size_t off, uint8_t *p, size_t n)
+{
+	struct emu_host_state *s = arg;
+
+	s->cfg->input_wire(s->cfg, off, p, n);
+}
+
+static void block_wire_fn(void *arg, size_t off, const uint8_t *p, size_t n)
+{
+	struct emu_host_state *s = arg;
+
+	s->delivered += n;
+	emu_node_progress(s->node);
+	s->cfg->check_wire(s->cfg, s, off, p, n);
+}
+
 static int start_allreduce(struct emu_host_state *s)
 {
 	const struct emu_host_cfg *c = s->cfg;
@@ -135,6 +151,8 @@ static int start_allreduce(struct emu_host_state *s)
 	ar.input_arg = s;
 	ar.on_block = block_fn;
 	ar.block_arg = s;
+	ar.input_wire = c->input_wire ? in_wire_fn : NULL;
+	ar.on_block_wire = c->check_wire ? block_wire_fn : NULL;
 	s->req = lh_allreduce(s->comm, &ar, NULL, NULL, c->count);
 	return s->req ? 0 : -EINVAL;
 }

@@ -34,6 +34,9 @@ struct emu_host_cfg {
 	/* elements [off, off + n) of this host's input */
 	void (*input)(const struct emu_host_cfg *c, size_t off, int32_t *out, size_t n);
 	void (*check)(const struct emu_host_cfg *c, void *state, size_t off, const int32_t *d, size_t n);
+	/* optional: the same two in wire order (big-endian int32s), see lh_ar_cfg */
+	void (*input_wire)(const struct emu_host_cfg *c, size_t off, uint8_t *p, size_t n);
+	void (*check_wire)(const struct emu_host_cfg *c, void *state, size_t off, const uint8_t *p, size_t n);
 	void *check_arg;
 	/* background */
 	const struct lh_peer *bg_peers;
