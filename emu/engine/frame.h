@@ -134,11 +134,11 @@ static inline void emu_pool_put(struct emu_pool *p, struct emu_frame *f)
 static inline struct emu_frame *emu_pool_fit(struct emu_pool *p, struct emu_frame *f)
 {
 	uint32_t bytes = emu_frame_bytes(f);
-	unsigned cls = emu_fclass(bytes);
 
-	if (cls >= f->cls)
+	/* the common case: already in the smallest class that holds it */
+	if (f->cls == EMU_FCLASS_SMALL || bytes > emu_fclass_cap[f->cls - 1])
 		return f;
-	struct emu_frame *c = emu_pool_get_class(p, cls);
+	struct emu_frame *c = emu_pool_get_class(p, emu_fclass(bytes));
 
 	memcpy(c, f, offsetof(struct emu_frame, cls));
 	c->next = NULL;
