@@ -300,6 +300,7 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 		struct emu_node *n = &eng->nodes[i];
 
 		n->id = i;
+		n->key = EMU_EV_KEY(i, 0);
 		n->nports = fn->nports;
 		n->up = true;
 		n->w = emu_engine_node_local(eng, i) ? &eng->workers[eng->part[i] - eng->wbase] : NULL;

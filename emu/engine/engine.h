@@ -162,7 +162,12 @@ struct emu_node {
 	void *state;
 	void *arg;
 	struct emu_port *ports;
-	uint64_t seq;			/* per-source event sequence (tie-break) */
+	/*
+	 * The key of the node's next event: EMU_EV_KEY(id, per-source
+	 * sequence), kept whole so that an event takes it with one increment
+	 * (the sequence cannot reach 2^EMU_SEQ_BITS in any run).
+	 */
+	uint64_t key;
 	struct emu_rng rng;
 	/*
 	 * Pending timers, ordered on (t, key). Only the earliest is always in

@@ -25,7 +25,7 @@
 
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan)
 {
-	ev->key = EMU_EV_KEY(n->id, n->seq++);
+	ev->key = n->key++;
 	if (chan)
 		chan->ops->send(chan, ev);
 	else
@@ -221,7 +221,7 @@ static inline __attribute__((always_inline)) void ingress_release(struct emu_nod
 	}
 	struct emu_port *upp = ip->peer;
 
-	ev.key = EMU_EV_KEY(n->id, n->seq++);
+	ev.key = n->key++;
 	if (emu_unlikely(upp->stalled))
 		emu_evq_push(&n->w->q, &ev);
 	else
@@ -266,7 +266,7 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 {
 	struct emu_ev x = {
 		.t = t < n->w->now ? n->w->now : t,
-		.key = EMU_EV_KEY(n->id, n->seq++),
+		.key = n->key++,
 		.arg = cookie,
 		.node = n->id,
 		.type = EMU_EV_TIMER,
