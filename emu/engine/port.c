@@ -417,6 +417,33 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 		emu_xbar_out_ready(n, pi);
 }
 
+/* emu_port_enqueue(), inline in emu_send() */
+static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *n, unsigned port,
+								  struct emu_frame *f, unsigned c)
+{
+	struct emu_port *p = &n->ports[port];
+
+	f->tc = (uint8_t)c;
+	f->next = NULL;
+	if (p->qtail[c])
+		p->qtail[c]->next = f;
+	else
+		p->qhead[c] = f;
+	p->qtail[c] = f;
+	p->qframes++;
+	p->qbytes += f->len;
+	p->qbytes_tc[c] += f->len;
+	if (p->qbytes > p->st.q_peak_bytes)
+		p->st.q_peak_bytes = p->qbytes;
+	if (p->qhead[c] == f)
+		emu_port_kick(n, port);
+}
+
+void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c)
+{
+	port_enqueue(n, port, f, c);
+}
+
 int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 {
 	if (emu_unlikely(port >= n->nports || !n->ports[port].connected)) {
@@ -449,28 +476,8 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 		emu_frame_free(n, f);
 		return -ENOBUFS;
 	}
-	emu_port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), c);	/* what waits and travels is as small as it can be */
+	port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), c);	/* what waits and travels is as small as it can be */
 	return 0;
-}
-
-void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c)
-{
-	struct emu_port *p = &n->ports[port];
-
-	f->tc = (uint8_t)c;
-	f->next = NULL;
-	if (p->qtail[c])
-		p->qtail[c]->next = f;
-	else
-		p->qhead[c] = f;
-	p->qtail[c] = f;
-	p->qframes++;
-	p->qbytes += f->len;
-	p->qbytes_tc[c] += f->len;
-	if (p->qbytes > p->st.q_peak_bytes)
-		p->st.q_peak_bytes = p->qbytes;
-	if (p->qhead[c] == f)
-		emu_port_kick(n, port);
 }
 
 void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
