@@ -34,7 +34,7 @@ struct tenant {
 	int64_t *cpre;		/* prefix sums of c over two periods */
 	uint32_t asum;
 	int32_t *b;		/* b(i) for every element, when it fits */
-	int32_t *e;		/* the expected sum of every element, with b */
+	uint8_t *e;		/* the expected sum of every element, with b: in wire order (big-endian), as results come */
 	size_t nb;
 };
 
@@ -232,10 +232,10 @@ EMU_ELEM_CLONES static void host_check(const struct emu_host_cfg *c, void *state
 	uint32_t bad = 0;
 
 	if (t->e) {
-		const int32_t *e = t->e + off;
+		const uint8_t *e = t->e + 4 * off;
 
 		for (size_t k = 0; k < n; k++)
-			bad += d[k] != e[k];
+			bad += (uint32_t)d[k] != emu_get32(e + 4 * k);
 	} else
 		for (size_t k = 0; k < n; k++)
 			bad += d[k] != expected(t, off + k);
@@ -274,10 +274,16 @@ EMU_ELEM_CLONES static void host_check_wire(const struct emu_host_cfg *c, void *
 	uint32_t bad = 0;
 
 	if (t->e) {
-		const uint32_t *e = (const uint32_t *)t->e + off;
+		const uint8_t *e = t->e + 4 * off;
 
-		for (size_t k = 0; k < n; k++)
-			bad += emu_get32(p + 4 * k) != e[k];
+		/* byte for byte: no conversion */
+		for (size_t k = 0; k < n; k++) {
+			uint32_t x, y;
+
+			memcpy(&x, p + 4 * k, 4);
+			memcpy(&y, e + 4 * k, 4);
+			bad += x != y;
+		}
 	} else
 		for (size_t k = 0; k < n; k++)
 			bad += (int32_t)emu_get32(p + 4 * k) != expected(t, off + k);
@@ -304,7 +310,8 @@ static void tenant_init(struct tenant *t, uint64_t seed, size_t count, bool tabl
 	for (unsigned k = 0; k < 2 * CWIN; k++)
 		t->cpre[k + 1] = t->cpre[k] + t->c[k & (CWIN - 1)];
 	t->nb = 0;
-	t->b = t->e = NULL;
+	t->b = NULL;
+	t->e = NULL;
 	if (table) {
 		t->b = emu_xmalloc(count * sizeof(int32_t));
 		for (size_t i = 0; i < count; i++)
@@ -312,7 +319,7 @@ static void tenant_init(struct tenant *t, uint64_t seed, size_t count, bool tabl
 		t->nb = count;
 		t->e = emu_xmalloc(count * sizeof(int32_t));
 		for (size_t i = 0; i < count; i++)
-			t->e[i] = expected(t, i);
+			emu_put32(t->e + 4 * i, (uint32_t)expected(t, i));
 	}
 	if (wrong)
 		t->a[0] = (int32_t)((uint32_t)t->a[0] + 1);	/* after the sums: they miss it */
