@@ -1125,14 +1125,13 @@ static bool bcast_sample(unsigned op, const struct emu_canary_hdr *h, const stru
 	       (!(h->children & 1) && !(op == EMU_CANARY_OP_RETX_DATA && cb->probed));
 }
 
-static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
+static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, const struct emu_canary_hdr *hdr,
+			  unsigned nelem)
 {
 	struct canary *c = r->algo;
-	struct emu_canary_hdr h;
-	unsigned nelem;
+	struct emu_canary_hdr h = *hdr;
 
-	if (emu_wire_canary_parse(p, len, &h, &nelem) != EMU_WIRE_OK)
-		return;
+	(void)len;
 	uint32_t seq = h.id & LH_SEQ_MASK;
 	size_t b = seq % c->nblocks;
 	unsigned a = (unsigned)(seq / c->nblocks);
@@ -1356,11 +1355,21 @@ static size_t canary_mem(const struct lh_ar_cfg *cfg, unsigned P, size_t count)
 	       ((nblocks + P - 1) / P + 1) * sizeof(struct clead) + nblocks / P * (E + K) * sizeof(int32_t);
 }
 
+static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
+{
+	struct emu_canary_hdr h;
+	unsigned nelem;
+
+	if (emu_wire_canary_parse(p, len, &h, &nelem) == EMU_WIRE_OK)
+		canary_rx_hdr(r, p, len, &h, nelem);
+}
+
 const struct lh_algo_ops lh_canary_ops = {
 	.name = "canary",
 	.start = canary_start,
 	.pull = canary_pull,
 	.rx = canary_rx,
+	.rx_canary = canary_rx_hdr,
 	.timer = canary_timer,
 	.fini = canary_fini,
 	.mem = canary_mem,

@@ -479,7 +479,10 @@ void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
 			barrier_rx(r, &ch);
 			return;
 		}
-		r->ops->rx(r, p, len);
+		if (r->ops->rx_canary)
+			r->ops->rx_canary(r, p, len, &ch, nelem);	/* parsed once */
+		else
+			r->ops->rx(r, p, len);
 		lh_kick(h);
 		return;
 	}

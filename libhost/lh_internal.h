@@ -114,6 +114,9 @@ struct lh_algo_ops {
 	int (*start)(struct lh_req *r);
 	bool (*pull)(struct lh_req *r);
 	void (*rx)(struct lh_req *r, const uint8_t *p, uint32_t len);
+	/* optional: rx() of a Canary frame whose header the host has parsed already */
+	void (*rx_canary)(struct lh_req *r, const uint8_t *p, uint32_t len, const struct emu_canary_hdr *h,
+			  unsigned nelem);
 	void (*timer)(struct lh_req *r, uint64_t arg);
 	void (*fini)(struct lh_req *r);
 	/* the bytes start() and the run allocate at least (lh_allreduce_mem) */
