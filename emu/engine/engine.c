@@ -986,38 +986,42 @@ uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
 static void process(struct emu_worker *w, emu_time_t end)
 {
 	struct emu_engine *eng = w->eng;
-	struct emu_ev ev;
+	struct emu_ev spare;
+	const struct emu_ev *e;
 
-	while (emu_evq_pop_before(&w->q, end, &ev)) {
-		w->now = ev.t;
-		w->cur_key = ev.key;
-		w->events += ev.type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
-		struct emu_node *n = &eng->nodes[ev.node];
+	while ((e = emu_evq_next(&w->q, end, &spare))) {
+		/* what the handler needs, read before it can push (e is the queue's) */
+		unsigned type = e->type, port = e->port;
+		uint64_t arg = e->arg;
+		struct emu_node *n = &eng->nodes[e->node];
 
-		switch (ev.type) {
+		w->now = e->t;
+		w->cur_key = e->key;
+		w->events += type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
+		switch (type) {
 		case EMU_EV_FRAME:
-			emu_port_arrive(n, ev.port, ev.frame);
+			emu_port_arrive(n, port, e->frame);
 			break;
 		case EMU_EV_CREDIT:
-			emu_port_credit(n, ev.port, ev.arg);
+			emu_port_credit(n, port, arg);
 			break;
 		case EMU_EV_TIMER:
 			emu_timer_fired(n);
 			if (n->up && n->ops->timer)
-				n->ops->timer(n, ev.arg);
+				n->ops->timer(n, arg);
 			break;
 		case EMU_EV_TXDONE:
-			emu_port_txdone(n, ev.port);
+			emu_port_txdone(n, port);
 			break;
 		case EMU_EV_LINK:
-			emu_port_link(n, ev.port, ev.arg != 0);
+			emu_port_link(n, port, arg != 0);
 			break;
 		case EMU_EV_XBAR:
-			emu_xbar_wake(n, ev.port, ev.arg != 0);
+			emu_xbar_wake(n, port, arg != 0);
 			break;
 		case EMU_EV_NODE:
-			if (n->up != (ev.arg != 0)) {
-				n->up = ev.arg != 0;
+			if (n->up != (arg != 0)) {
+				n->up = arg != 0;
 				if (n->ops->state)
 					n->ops->state(n, n->up);
 			}

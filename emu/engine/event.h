@@ -173,6 +173,25 @@ static inline bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct 
 	return emu_evq_pop_slow(q, end, out);
 }
 
+/*
+ * emu_evq_next - emu_evq_pop_before() without the copy: the smallest event
+ * if its time is before @end (in the queue's own array, or in @spare),
+ * else NULL. Valid only until the next push: read what is needed first.
+ */
+static inline const struct emu_ev *emu_evq_next(struct emu_evq *q, emu_time_t end, struct emu_ev *spare)
+{
+	if (__builtin_expect(q->head < q->now.n, 1)) {
+		const struct emu_ev *e = &q->now.ev[q->head];
+
+		if (e->t >= end)
+			return NULL;
+		q->head++;
+		q->n--;
+		return e;
+	}
+	return emu_evq_pop_slow(q, end, spare) ? spare : NULL;
+}
+
 /* emu_evq_min_time - time of the smallest event, EMU_TIME_INF if empty. */
 emu_time_t emu_evq_min_time(const struct emu_evq *q);
 
