@@ -21,6 +21,20 @@ from tap import exit_status, ok  # noqa: E402
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
+def lh_version():
+    """libhost/Makefile.inc's LH_ABI and LH_VERSION ("$(LH_ABI).m.p"): the soname and the file's version."""
+    with open(os.path.join(ROOT, "libhost", "Makefile.inc")) as f:
+        text = f.read()
+    abi = re.search(r"^LH_ABI = (\d+)$", text, re.M).group(1)
+    ver = re.search(r"^LH_VERSION = (.*)$", text, re.M).group(1).replace("$(LH_ABI)", abi)
+    return abi, ver
+
+
+ABI, VER = lh_version()
+SO = "libcanaryhost.so." + ABI            # the soname
+SOV = "libcanaryhost.so." + VER           # the file
+
+
 def run(cmd, env=None, cwd=ROOT):
     e = dict(os.environ)
     for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):	# not the jobserver of an enclosing make check
@@ -74,19 +88,19 @@ def main():
         rc, out = run(["make", "--no-print-directory", "-s", "install", "DESTDIR=" + stage, "PREFIX=" + prefix])
         root = stage + prefix
         want = ["bin/canary-emu", "bin/canary-allreduce", "share/man/man1/canary-allreduce.1", "include/canary_host.h", "lib/libcanaryhost.a", "lib/libcanaryhost.so",
-                "lib/libcanaryhost.so.1", "lib/libcanaryhost.so.1.2.0", "lib/pkgconfig/canaryhost.pc",
+                "lib/" + SO, "lib/" + SOV, "lib/pkgconfig/canaryhost.pc",
                 "share/man/man1/canary-emu.1", "share/man/man3/libcanaryhost.3"]
         have = files_under(root) if os.path.isdir(root) else []
         ok(rc == 0 and all(w in have for w in want), "make install DESTDIR= PREFIX=: tool, header, .a, .so + links, .pc, man pages",
            out + "\nhave: %s" % have)
-        ok(os.path.islink(root + "/lib/libcanaryhost.so.1") and
-           os.readlink(root + "/lib/libcanaryhost.so.1") == "libcanaryhost.so.1.2.0" and
-           os.readlink(root + "/lib/libcanaryhost.so") == "libcanaryhost.so.1", "soname links: .so -> .so.1 -> .so.1.2.0")
-        rc, out = run(["readelf", "-d", root + "/lib/libcanaryhost.so.1.2.0"])
-        ok(rc == 0 and "Library soname: [libcanaryhost.so.1]" in out and
-           not re.search(r"NEEDED.*\[lib(urcu|zmq|hwloc|pcap)", out), "soname libcanaryhost.so.1, needs no emulator library",
+        ok(os.path.islink(root + "/lib/" + SO) and
+           os.readlink(root + "/lib/" + SO) == SOV and
+           os.readlink(root + "/lib/libcanaryhost.so") == SO, "soname links: .so -> %s -> %s" % (SO, SOV))
+        rc, out = run(["readelf", "-d", root + "/lib/" + SOV])
+        ok(rc == 0 and "Library soname: [%s]" % SO in out and
+           not re.search(r"NEEDED.*\[lib(urcu|zmq|hwloc|pcap)", out), "soname %s, needs no emulator library" % SO,
            out)
-        rc, out = run(["nm", "-D", "--defined-only", root + "/lib/libcanaryhost.so.1.2.0"])
+        rc, out = run(["nm", "-D", "--defined-only", root + "/lib/" + SOV])
         syms = set(re.findall(r" [TD] (\w+)@", out))
         with open(os.path.join(ROOT, "libhost", "canary_host.h")) as f:
             declared = set(re.findall(r"\b(lh_\w+)\(", f.read()))
@@ -95,7 +109,7 @@ def main():
            "not declared: %s\nnot exported (libhost/libcanaryhost.map): %s" % (syms - declared, declared - syms))
         with open(root + "/lib/pkgconfig/canaryhost.pc") as f:
             pc = f.read()
-        ok("prefix=/opt/canary" in pc and "libdir=/opt/canary/lib" in pc and "Version: 1.2.0" in pc,
+        ok("prefix=/opt/canary" in pc and "libdir=/opt/canary/lib" in pc and "Version: %s" % VER in pc,
            "canaryhost.pc names the install directories, not the stage", pc)
 
         # 2. a program built from the installed files only, through pkg-config
@@ -110,7 +124,7 @@ def main():
         rc, out = run([exe, "5", "20000"], env={"LD_LIBRARY_PATH": root + "/lib"}, cwd=tmp)
         ok(rc == 0 and "exact on every host" in out, "it runs against the installed .so: exact on 5 hosts", out)
         rc, out = run(["ldd", exe], env={"LD_LIBRARY_PATH": root + "/lib"})
-        ok(root + "/lib/libcanaryhost.so.1" in out, "...and loads the installed libcanaryhost.so.1", out)
+        ok(root + "/lib/" + SO in out, "...and loads the installed " + SO, out)
         exe_s = exe + "-static"
         rc, out = run(cc + ["-std=c11"] + san_c + ["-o", exe_s, src, "-I" + root + "/include", root + "/lib/libcanaryhost.a"] +
                       san_ld, cwd=tmp)
@@ -128,7 +142,7 @@ def main():
         var = ["PREFIX=" + p2, "LIBDIR=" + p2 + "/lib64", "INCLUDEDIR=" + p2 + "/include/canary"]
         rc, out = run(["make", "--no-print-directory", "-s", "install"] + var)
         have = files_under(p2) if os.path.isdir(p2) else []
-        ok(rc == 0 and "lib64/libcanaryhost.so.1.2.0" in have and "include/canary/canary_host.h" in have and
+        ok(rc == 0 and "lib64/" + SOV in have and "include/canary/canary_host.h" in have and
            "lib64/pkgconfig/canaryhost.pc" in have, "make install PREFIX= LIBDIR= INCLUDEDIR= puts them there",
            out + "\nhave: %s" % have)
         env = {"PKG_CONFIG_PATH": p2 + "/lib64/pkgconfig", "PKG_CONFIG_LIBDIR": ""}
