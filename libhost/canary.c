@@ -627,10 +627,16 @@ static bool canary_pull(struct lh_req *r)
 	while (c->next < c->nblocks && c->inflight < r->st.window) {
 		size_t b = c->next++;
 
-		if (leader_of(r, b) == r->rank && !c->tree)
-			continue;	/* a Canary leader does not send its own data */
-		if (c->b[b].state != B_IDLE)
-			continue;	/* already sent on request, or complete */
+		/*
+		 * Skipped blocks can end the sending (the allreduce's last
+		 * block is ours to lead): the tail timer starts here then.
+		 */
+		if ((leader_of(r, b) == r->rank && !c->tree) || c->b[b].state != B_IDLE) {
+			/* a Canary leader does not send its own data; or sent on request, or complete */
+			if (c->next == c->nblocks)
+				tail_arm(r, c);
+			continue;
+		}
 		block_send_first(r, c, b);
 		send_block(r, c, b, false);
 		if (c->next == c->nblocks)

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: a Canary host with the sketch arms its tail timer once it has sent
+ * its last block, also when the allreduce's last block is one it leads
+ * (libhost/canary.c, canary_pull and tail_arm).
+ *
+ * One host (rank 1 of 4, window 2, sketch 4) fed broadcasts by hand on a
+ * clock the test moves. Every broadcast but that of the last block it
+ * sends comes back; nothing comes after it. The host's first request for
+ * that block must be the tail probe (RETX_REQ, counter 3, probe_gap after
+ * the last result), not its retransmission timeout's request (counter 0,
+ * later). Two runs: the allreduce's last block led by another rank (the
+ * host sends it last), and led by the host itself (it skips it: its last
+ * block sent is the one before, and its pull reaches the end of the
+ * blocks by skipping, not by sending).
+ */
+#include <string.h>
+
+#include "libhost/canary_host.h"
+#include "libhost/wire.h"
+#include "tap.h"
+
+#define P 4
+#define RANK 1
+#define TENANT 5
+#define E 64
+#define K 4
+#define RATE 100000000000ULL
+#define TIMERS 256
+
+static lh_time_t now;
+static uint8_t txbuf[LH_FRAME_MAX];
+static struct timer {
+	lh_time_t at;
+	uint64_t cookie;
+} tm[TIMERS];
+static unsigned ntm;
+static struct {
+	uint32_t seq;		/* RETX_REQ seen: block id of the first one... */
+	int counter;		/* ...its counter, -1: none yet */
+	lh_time_t at;
+} req;
+
+static uint8_t *t_frame_get(void *ctx, void **handle)
+{
+	(void)ctx;
+	*handle = txbuf;
+	return txbuf;
+}
+
+static void t_frame_send(void *ctx, void *handle, uint32_t len)
+{
+	struct emu_canary_hdr h;
+	unsigned n;
+
+	(void)ctx;
+	(void)handle;
+	if (emu_wire_canary_parse(txbuf, len, &h, &n) == EMU_WIRE_OK &&
+	    (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_RETX_REQ && req.counter < 0) {
+		req.seq = h.id & 0xffffff;
+		req.counter = h.counter;
+		req.at = now;
+	}
+}
+
+static lh_time_t t_now(void *ctx)
+{
+	(void)ctx;
+	return now;
+}
+
+static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
+{
+	(void)ctx;
+	if (ntm < TIMERS)
+		tm[ntm++] = (struct timer){ at, cookie };
+}
+
+static bool t_tx_busy(void *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
+static uint64_t t_random(void *ctx)
+{
+	(void)ctx;
+	return 42;
+}
+
+static const struct lh_transport_ops ops = {
+	.frame_get = t_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
+	.tx_busy = t_tx_busy, .random = t_random,
+};
+
+static void input(void *arg, size_t off, int32_t *out, size_t n)
+{
+	(void)arg;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (int32_t)(off + i);
+}
+
+/* the result of block @b as its broadcast */
+static void bcast(struct lh_host *h, unsigned b)
+{
+	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 9 };
+	static int32_t d[E - K];
+	uint8_t f[LH_FRAME_MAX];
+	struct emu_canary_hdr ch = {
+		.dst = 0x0a000001 + b % P, .id = (uint32_t)TENANT << 24 | b, .counter = P, .hosts = P,
+		.flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
+	};
+	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, E - K);
+
+	lh_host_rx(h, f, len);
+}
+
+/* fire timers in time order until the host sends a request (or none is left) */
+static void run_timers(struct lh_host *h)
+{
+	while (ntm && req.counter < 0) {
+		unsigned best = 0;
+
+		for (unsigned i = 1; i < ntm; i++)
+			if (tm[i].at < tm[best].at)
+				best = i;
+		uint64_t cookie = tm[best].cookie;
+
+		if (tm[best].at > now)
+			now = tm[best].at;
+		tm[best] = tm[--ntm];
+		lh_host_timer(h, cookie);
+	}
+}
+
+/*
+ * An allreduce of @nblocks blocks; every block rank RANK sends is broadcast
+ * back 5 us after the previous one (block round trips of about 10 us:
+ * the timeout, twice that and more, comes well after probe_gap) but the last: which block is asked for
+ * first, with which counter? Returns the last block sent.
+ */
+static unsigned tail(unsigned nblocks, const struct lh_peer *peers)
+{
+	static const struct lh_transport t = { .ops = &ops, .rate_bps = RATE, .mtu = 1500 };
+	static int32_t out[64 * (E - K)];
+	struct lh_ar_cfg cfg = {
+		.algo = LH_ALGO_CANARY, .elements = E, .rtt = 2 * LH_US, .switch_timeout = LH_US, .max_failures = 3,
+		.window = 2, .sketch = K, .input_block = input,
+	};
+	unsigned last = nblocks - 1;
+
+	if (last % P == RANK)
+		last--;
+	now = 0;
+	ntm = 0;
+	req.counter = -1;
+	struct lh_host *h = lh_host_create(&t, &peers[RANK]);
+	struct lh_req *r = lh_allreduce(lh_comm_create(h, peers, P, RANK, TENANT), &cfg, NULL, out,
+					(size_t)nblocks * (E - K));
+
+	if (!r) {
+		lh_host_destroy(h);
+		return 0;
+	}
+	for (unsigned b = 0; b < last; b++) {
+		if (b % P == RANK)
+			continue;
+		now += 5 * LH_US;
+		bcast(h, b);
+	}
+	run_timers(h);
+	lh_host_destroy(h);
+	return last;
+}
+
+int main(void)
+{
+	struct lh_peer peers[P];
+
+	plan(6);
+	for (unsigned i = 0; i < P; i++)
+		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
+
+	/* 11 blocks: the last (10) is rank 2's; rank 1 sends it last */
+	unsigned last = tail(11, peers);
+
+	is_int(last, 10, "11 blocks: the host sends block 10 last");
+	is_int(req.seq, last, "...its first request is for the block whose broadcast never came");
+	is_int(req.counter, 3, "...a tail probe (counter 3), not the timeout's request");
+
+	/* 10 blocks: the last (9) is rank 1's own; it sends block 8 last */
+	last = tail(10, peers);
+	is_int(last, 8, "10 blocks, the last led by the host: it sends block 8 last");
+	is_int(req.seq, last, "...its first request is for block 8");
+	is_int(req.counter, 3, "...a tail probe (counter 3), not the timeout's request");
+	return done_testing();
+}
