@@ -168,7 +168,7 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 		res->topology, res->hosts_total, fmt_rates(res, rate, sizeof(rate)), fmt_latencies(res, lat, sizeof(lat)),
 		emu_fmt_size(c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER, buf, sizeof(buf)),
 		emu_routing_name(c->routing),
-		c->lossy || c->loss > 0 ? "lossy (drop-tail)" : "lossless (credits)", c->loss > 0 ? " + injected loss" : "",
+		c->lossy || (c->loss > 0 && !c->lossless) ? "lossy (drop-tail)" : "lossless (credits)", c->loss > 0 ? " + injected loss" : "",
 		c->priority ? ", collective priority" : "");
 	fprintf(r->out, "# allreduce: %u hosts (%.0f %%), %s per host, %u element%s/packet; switches: timeout %s (%s timer), "
 			"profile %s; seed %llu\n",

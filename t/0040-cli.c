@@ -218,7 +218,7 @@ int main(void)
 {
 	int rc;
 
-	plan(56 + 24);
+	plan(56 + 26);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -369,6 +369,16 @@ int main(void)
 	ok(strstr(sh_out, "time(µs)") && strstr(sh_out, "# ar: allreduce (tenant);") && strstr(sh_out, "ldr-rx:") &&
 	   strstr(sh_out, "fallbk: blocks reduced at the leader") && strstr(sh_out, "mean over the busy ones"),
 	   "times in µs; a legend for the abbreviated columns and the link figures");
+
+	/* the header names the flow control the run used: --lossless keeps credits under --loss */
+	rc = sh(EMU " --topology fattree2:leaves=2,spines=2,hosts=2 --size 4KiB --algo canary --background none "
+		"--no-progress --loss 0.001 --lossless");
+	ok(rc == 0 && strstr(sh_out, ", adaptive routing, lossless (credits) + injected loss\n"),
+	   "--loss --lossless: the header says lossless (credits) + injected loss");
+	rc = sh(EMU " --topology fattree2:leaves=2,spines=2,hosts=2 --size 4KiB --algo canary --background none "
+		"--no-progress --loss 0.001");
+	ok(rc == 0 && strstr(sh_out, ", adaptive routing, lossy (drop-tail) + injected loss\n"),
+	   "--loss alone: lossy (drop-tail) + injected loss");
 
 	/* the adaptive timeout starts from --timeout's value within the floor and ceiling */
 	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
