@@ -7,10 +7,12 @@
  *
  * The input's first bytes set up one host: the algorithm, the
  * communicator size and this host's rank, elements per packet, the
- * allreduce size, failures before fallback, ring reliability. Then a
- * program of steps: deliver a frame (its bytes optionally shaped: the
- * Canary EtherType, this communicator's tenant, a sequence number of a real
- * block, a consistent counter, a whole block of elements; or an IPv4/UDP
+ * allreduce size, failures before fallback, ring reliability, Canary's
+ * sketch (probes, tail probes, second broadcasts). Then a program of
+ * steps: deliver a frame (its bytes optionally shaped: the Canary
+ * EtherType, this communicator's tenant, a sequence number of a real
+ * block, a consistent counter, a whole block of elements, the sketch
+ * after them; or an IPv4/UDP
  * frame to the ring port of this tenant), fire the earliest timer, tell
  * the host its NIC is ready, advance the clock. Frames the host sends are
  * dropped (their lengths are checked against the buffer).
@@ -147,6 +149,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.noise = c2 & 8 ? 0.5 : 0,
 		.input_block = input_fn,
 	};
+
+	/* the sketch (Canary only; fewer than the elements): c0's top bits, 0..3 */
+	if (c0 >> 6 && cfg.elements > 3)
+		cfg.sketch = c0 >> 6;
 	size_t count = 1 + (c2 >> 4) * 7;
 	struct lh_transport t = { .ops = &ops, .rate_bps = 100000000000ULL, .mtu = 1500 };
 
@@ -159,7 +165,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int32_t *out = malloc(count * sizeof(int32_t));
 
 	FUZZ_CHECK(h && c && out);
-	fk.seq_limit = (uint32_t)((count + cfg.elements - 1) / cfg.elements * (cfg.max_failures + 2));
+	/* a block holds elements - sketch of the data (the sketch rides after them) */
+	unsigned per = cfg.algo == LH_ALGO_CANARY ? cfg.elements - cfg.sketch : cfg.elements;
+
+	fk.seq_limit = (uint32_t)((count + per - 1) / per * (cfg.max_failures + 2));
 	struct lh_req *r = lh_allreduce(c, &cfg, NULL, out, count);
 
 	if (!r)
@@ -177,7 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(f, b, len);
 			if (op & 4 && len >= EMU_CANARY_DATA_OFF) {
 				/* a plausible Canary frame of this communicator */
-				size_t nblk = (count + cfg.elements - 1) / cfg.elements;
+				size_t nblk = (count + per - 1) / per;
 				uint32_t seq = emu_get32(f + EMU_CANARY_OFF + 4) % (uint32_t)(nblk * (cfg.max_failures + 3));
 
 				emu_put16(f + 12, EMU_ETHERTYPE_CANARY);
@@ -187,10 +196,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					emu_put16(f + EMU_CANARY_OFF + 8, (uint16_t)(f[EMU_CANARY_OFF + 9] % (P + 1)));
 				}
 				if (op & 16) {
-					size_t b0 = seq % nblk, n = count - b0 * cfg.elements;
+					size_t b0 = seq % nblk, n = count - b0 * per;
 
-					if (n > cfg.elements)
-						n = cfg.elements;
+					if (n > per)
+						n = per;
+					if (op & 64 && cfg.algo == LH_ALGO_CANARY)
+						n += cfg.sketch;	/* a reduce frame's sketch after the data */
 					if (len < EMU_CANARY_DATA_OFF + 4 * n)
 						len = EMU_CANARY_DATA_OFF + 4 * n;
 					else

@@ -7,7 +7,9 @@
  * configuration: one switch with 2..5 hosts or two linked switches with
  * hosts on each, a descriptor table of 1, 4 or 64 entries, the exact or
  * the pktgen timer, one or three pipeline passes (recirculation queue),
- * per-tenant partitioning, static trees, a switch failure at some time.
+ * per-tenant partitioning, static trees, the adaptive timeout (its
+ * broadcasts add the learned timeouts to their switch field), a switch
+ * failure at some time.
  * Then up to 48 frames, each: the sending host, a send time, a "shape"
  * byte (force the Canary EtherType, address a real host as the leader,
  * keep counter <= hosts: so that the fuzzer reaches the aggregation logic
@@ -166,6 +168,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.pipe_gpps = 1.0,
 		.ports_per_pipe = 2,
 		.partition = (c1 >> 3) & 3,
+		/* without static trees, c1's tree bit turns the adaptive timeout on */
+		.adaptive = !(c0 & 0x80) && (c1 & 0x20),
+		.ato_floor = EMU_ATO_FLOOR,
+		.ato_ceil = c1 & 4 ? 100 * EMU_US : EMU_ATO_CEIL,	/* past the hint's 16 bits, or not */
+		.ato_up = EMU_ATO_UP,
+		.ato_down = EMU_ATO_DOWN,
 	};
 	/* static trees: tree t has the switches' ports (all children: hosts and the other switch) */
 	struct emu_sw_tree_node tn[2 * 2];

@@ -87,6 +87,17 @@ for algo, name in ((0, "canary"), (1, "static"), (2, "ring")):
     prog += hop(2) + hop(3) + hop(2 | 4 | 0xF8)
     put("host", name, bytes([c0, c1, c2]) + prog)
 
+# Canary with the sketch (c0's top bits: 2), 7 elements (5 of data): 2 blocks. A broadcast, a
+# reduce with its sketch (op bit 64), probes (counters 1 and 3), timers (tail probe, timeout)
+c0 = 3 | 1 << 3 | 2 << 6
+prog = hop(3) + hop(2)
+prog += hop(4 | 8 | 16, canary(2, ident=5 << 24 | 0, counter=4, hosts=4, flags=0x40, elems=range(5)))
+prog += hop(4 | 8 | 16 | 64, canary(1, ident=5 << 24 | 1, counter=1, hosts=4, elems=range(7)))
+prog += hop(4 | 8 | 16, canary(4, ident=5 << 24 | 1, counter=1, hosts=4, children=2))
+prog += hop(4 | 8 | 16, canary(4, ident=5 << 24 | 1, counter=3, hosts=4, children=3))
+prog += hop(2) + hop(4 | 0xF8) + hop(2) + hop(3) + hop(2) + hop(4 | 0xF8) + hop(2)
+put("host", "canary-sketch", bytes([c0, 2 << 2 | 1 << 5, 2 | 1 << 4]) + prog)
+
 # ---- topo: files
 put("topo", "star", "# a star\ndefaults rate=100G latency=300ns mtu=1500\nswitch S0 level=1\n"
     "host H0\nhost H1\nlink H0 S0:0\nlink H1 S0 rate=25G latency=1us loss=0.001\n")
