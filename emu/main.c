@@ -1180,6 +1180,8 @@ static int check_options(struct cli *c)
 			    c->cfg.pcap);
 	if (c->cfg.lossless && c->cfg.lossy)
 		return fail("--lossless", "cannot be combined with --lossy (one flow control)");
+	if (c->cfg.lossless && !(c->cfg.loss > 0))
+		return fail("--lossless", "only applies with --loss P (the fabric is lossless without it)");
 	if ((rc = parse_algos(c)))
 		return rc;
 	return check_attach(c);

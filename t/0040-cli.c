@@ -218,7 +218,7 @@ int main(void)
 {
 	int rc;
 
-	plan(56 + 26);
+	plan(58 + 26);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -252,6 +252,8 @@ int main(void)
 	one_line_error("--json --csv", "--csv: cannot be combined with --json");
 	one_line_error("--csv --no-progress --json", "--json: cannot be combined with --csv");
 	one_line_error("--lossy --lossless --loss 0.01", "--lossless: cannot be combined with --lossy (one flow control)");
+	one_line_error("--lossless", "--lossless: only applies with --loss P (the fabric is lossless without it)");
+	one_line_error("--lossless --loss 0", "--lossless: only applies with --loss P (the fabric is lossless without it)");
 	one_line_error("--elements 300", "--elements: '300' is not in 1..256");
 	one_line_error("stray", "unexpected argument 'stray'");
 	rc = sh(EMU " --version");
