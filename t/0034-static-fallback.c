@@ -19,6 +19,7 @@
 
 #include "libhost/canary_host.h"
 #include "libhost/wire.h"
+#include "lhmock.h"
 #include "tap.h"
 
 #define P 4
@@ -26,20 +27,12 @@
 #define N 2
 
 static lh_time_t now_ps;
-static uint8_t txbuf[LH_FRAME_MAX];
 static uint64_t timer_cookie;
 static lh_time_t timer_at;
 
 /* what the leader sent since the last reset: per op, and the last RETX_DATA's data */
 static unsigned sent_op[16], sent_to[16][P];
 static int32_t last_data[N];
-
-static uint8_t *t_frame_get(void *ctx, void **handle)
-{
-	(void)ctx;
-	*handle = txbuf;
-	return txbuf;
-}
 
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
@@ -48,7 +41,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 
 	(void)ctx;
 	(void)handle;
-	if (emu_wire_canary_parse(txbuf, len, &h, &n) != EMU_WIRE_OK)
+	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) != EMU_WIRE_OK)
 		return;
 	unsigned op = h.flags & EMU_CANARY_OP_MASK;
 
@@ -56,7 +49,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 	if (h.dst >= 0x0a000001 && h.dst < 0x0a000001 + P)
 		sent_to[op][h.dst - 0x0a000001]++;
 	if (op == EMU_CANARY_OP_RETX_DATA && n == N)
-		emu_wire_get_elems(last_data, txbuf + EMU_CANARY_DATA_OFF, N);
+		emu_wire_get_elems(last_data, lhm_txbuf + EMU_CANARY_DATA_OFF, N);
 }
 
 static lh_time_t t_now(void *ctx)
@@ -73,21 +66,9 @@ static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
 	timer_cookie = cookie;
 }
 
-static bool t_tx_busy(void *ctx)
-{
-	(void)ctx;
-	return false;
-}
-
-static uint64_t t_random(void *ctx)
-{
-	(void)ctx;
-	return 42;
-}
-
 static const struct lh_transport_ops ops = {
-	.frame_get = t_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
-	.tx_busy = t_tx_busy, .random = t_random,
+	.frame_get = lhm_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
+	.tx_busy = lhm_tx_idle, .random = lhm_random,
 };
 
 /* rank r's input: element i is 10 * r + i + 1 */

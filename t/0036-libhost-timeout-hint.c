@@ -20,6 +20,7 @@
 
 #include "libhost/canary_host.h"
 #include "libhost/wire.h"
+#include "lhmock.h"
 #include "tap.h"
 
 #define P 4
@@ -31,14 +32,6 @@
 #define TIMEOUT (1 * LH_US)
 
 static unsigned nreduce;
-static uint8_t txbuf[LH_FRAME_MAX];
-
-static uint8_t *t_frame_get(void *ctx, void **handle)
-{
-	(void)ctx;
-	*handle = txbuf;
-	return txbuf;
-}
 
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
@@ -47,7 +40,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 
 	(void)ctx;
 	(void)handle;
-	if (emu_wire_canary_parse(txbuf, len, &h, &n) == EMU_WIRE_OK &&
+	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) == EMU_WIRE_OK &&
 	    (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_REDUCE)
 		nreduce++;
 }
@@ -59,28 +52,9 @@ static lh_time_t t_now(void *ctx)
 	return 0;
 }
 
-static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
-{
-	(void)ctx;
-	(void)at;
-	(void)cookie;
-}
-
-static bool t_tx_busy(void *ctx)
-{
-	(void)ctx;
-	return false;
-}
-
-static uint64_t t_random(void *ctx)
-{
-	(void)ctx;
-	return 42;
-}
-
 static const struct lh_transport_ops ops = {
-	.frame_get = t_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
-	.tx_busy = t_tx_busy, .random = t_random,
+	.frame_get = lhm_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = lhm_timer_none,
+	.tx_busy = lhm_tx_idle, .random = lhm_random,
 };
 
 static void input(void *arg, size_t off, int32_t *out, size_t n)

@@ -17,6 +17,7 @@
 #include "libhost/canary_host.h"
 #include "libhost/lh_util.h"
 #include "libhost/wire.h"
+#include "lhmock.h"
 #include "tap.h"
 
 #define NMAX 2000
@@ -54,13 +55,6 @@ static lh_time_t t_now(void *ctx)
 	return 0;
 }
 
-static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
-{
-	(void)ctx;
-	(void)at;
-	(void)cookie;
-}
-
 static bool t_tx_busy(void *ctx)
 {
 	(void)ctx;
@@ -74,7 +68,7 @@ static uint64_t t_random(void *ctx)
 }
 
 static const struct lh_transport_ops ops = {
-	.frame_get = t_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
+	.frame_get = t_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = lhm_timer_none,
 	.tx_busy = t_tx_busy, .random = t_random,
 };
 

@@ -18,6 +18,7 @@
 
 #include "libhost/canary_host.h"
 #include "libhost/wire.h"
+#include "lhmock.h"
 #include "tap.h"
 
 #define P 4
@@ -29,7 +30,6 @@
 #define TIMERS 256
 
 static lh_time_t now;
-static uint8_t txbuf[LH_FRAME_MAX];
 static struct timer {
 	lh_time_t at;
 	uint64_t cookie;
@@ -41,13 +41,6 @@ static struct {
 	lh_time_t at;
 } req;
 
-static uint8_t *t_frame_get(void *ctx, void **handle)
-{
-	(void)ctx;
-	*handle = txbuf;
-	return txbuf;
-}
-
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
 	struct emu_canary_hdr h;
@@ -55,7 +48,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 
 	(void)ctx;
 	(void)handle;
-	if (emu_wire_canary_parse(txbuf, len, &h, &n) == EMU_WIRE_OK &&
+	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) == EMU_WIRE_OK &&
 	    (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_RETX_REQ && req.counter < 0) {
 		req.seq = h.id & 0xffffff;
 		req.counter = h.counter;
@@ -76,21 +69,9 @@ static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
 		tm[ntm++] = (struct timer){ at, cookie };
 }
 
-static bool t_tx_busy(void *ctx)
-{
-	(void)ctx;
-	return false;
-}
-
-static uint64_t t_random(void *ctx)
-{
-	(void)ctx;
-	return 42;
-}
-
 static const struct lh_transport_ops ops = {
-	.frame_get = t_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
-	.tx_busy = t_tx_busy, .random = t_random,
+	.frame_get = lhm_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = t_timer,
+	.tx_busy = lhm_tx_idle, .random = lhm_random,
 };
 
 static void input(void *arg, size_t off, int32_t *out, size_t n)
