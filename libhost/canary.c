@@ -32,9 +32,17 @@
  * cancels the old attempt's timer; its re-issue arms the new one, so a
  * request always names an attempt the host has sent. After max_failures
  * attempts the block falls back to reduction at the leader: FALLBACK asks
- * every host for its data, which it sends unicast (bypass); the leader sums
+ * a host for its data, which it sends unicast (bypass); the leader sums
  * what it has not yet counted (one contribution per rank) and sends the
- * result to each host.
+ * result to each host. The leader pulls: it asks at most pull_max hosts at
+ * a time, over all the blocks it leads in fallback (a round trip of frames
+ * on its link), and asks the next one as each copy arrives, so the
+ * fallback is a paced transfer into the leader, not an incast of every
+ * host at once into one switch port (which a drop-tail queue would mostly
+ * drop). Its timer asks again whoever was asked and did not answer
+ * (lead_pull_again). A FAILURE says how many FAILUREs follow it, and its
+ * host waits that many small frames before it re-issues, so that the new
+ * attempt's contributions meet at the switches (lead_fail).
  *
  * With a sketch (cfg.sketch = K > 0) a block holds elements - K data
  * elements and every REDUCE frame carries K more: the sender's power sums
@@ -88,6 +96,7 @@ struct cblock {
 	uint8_t fallback : 1;	/* host side: send FALLBACK data, not REDUCE */
 	uint8_t queued : 1;	/* in the resend queue */
 	uint8_t probed : 2;	/* sketch: probes sent (a later block came back first) */
+	uint8_t held : 1;	/* a re-issue waits for its time (see lead_fail) */
 	uint8_t tries;		/* retransmission requests so far (backoff) */
 	uint16_t attempt;
 	uint16_t tgen;		/* timer generation */
@@ -124,7 +133,11 @@ struct clead {
 	uint32_t miss[LH_SKETCH_MAX];	/* sketch: ranks whose data is missing */
 	uint32_t got;		/* ...bit i: miss[i]'s data counted (directly or through the tree) */
 	uint32_t direct;	/* ...bit i: counted from its direct copy */
-	uint8_t *seen;		/* fallback: ranks already counted */
+	uint8_t *seen;		/* fallback: per rank, PULL_NONE, PULL_GOT, PULL_ASKED or PULL_LATE */
+	uint16_t pull_mark;	/* ...counter at the pull timer's last tick */
+	uint32_t pull_cnt;	/* ...ranks the pull has gone through (from rank + 1 on) */
+	uint32_t asked;		/* ...asked, data not yet here */
+	bool pulling;		/* ...in the pull queue */
 	struct coll *coll;
 	uint32_t ncoll, capcoll;
 };
@@ -137,6 +150,7 @@ struct canary {
 	uint32_t sk_mine[LH_SKETCH_MAX];	/* this rank's sketch */
 	lh_time_t quiet;	/* leader: an attempt this long without news is decoded */
 	lh_time_t ft;		/* a full frame's time on the host's link */
+	lh_time_t fts;		/* ...and a frame without data's */
 	lh_time_t hold;		/* time a block spends in the switches (see canary_size) */
 	bool tree;		/* static trees instead of Canary */
 	struct cblock *b;
@@ -151,6 +165,11 @@ struct canary {
 	lh_time_t probe_gap;	/* ...late: a block sent this much after it is complete */
 	uint32_t *resend;	/* blocks to send again (re-issue / fallback) */
 	size_t nresend, capresend;
+	/* leader: host-based fallback, pulled (see lead_pull) */
+	uint32_t *pullq;	/* blocks with ranks still to ask, in order */
+	size_t pullh, npull, cappull;
+	unsigned pull_out;	/* data asked for, not yet here (all blocks) */
+	unsigned pull_max;	/* ...at most this many: a round trip of frames */
 	unsigned inflight;
 	size_t remaining;	/* blocks not yet complete here */
 	/* adaptive retransmission timeout (RFC 6298 estimator) */
@@ -290,6 +309,10 @@ static void canary_size(struct lh_req *r, struct canary *c)
 		r->st.window_max = w;
 	c->quiet = rtt;
 	c->probe_gap = 2 * rtt;
+	/* pulled fallback data in flight: two base round trips of frames on our link, as the window */
+	c->pull_max = (unsigned)(2 * r->cfg.rtt / c->ft) + 1;
+	if (c->pull_max < 4)
+		c->pull_max = 4;
 	c->rto_min = 2 * (rtt + (lh_time_t)w * c->ft);
 	if (c->adaptive)
 		r->st.retx_timeout = c->srtt == 0 ? c->rto_min : rto(c, r);
@@ -571,6 +594,7 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 	};
 	const struct lh_peer *to = &r->comm->peers[ldr];
 
+	cb->held = 0;
 	if (cb->fallback) {
 		h.children = r->rank;
 	} else if (c->tree) {
@@ -664,6 +688,7 @@ static void lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t ge
 static void lead_arm(struct lh_req *r, struct canary *c, size_t b, struct clead *l, lh_time_t at);
 static bool lead_recover(struct lh_req *r, struct canary *c, size_t b, struct clead *l);
 #define LH_LEAD_TIMER (1ULL << 30)	/* timer argument: the leader's, not the host's */
+#define LH_REISSUE_TIMER (1ULL << 28)	/* timer argument: a re-issue held back (see lead_fail) */
 
 static void canary_timer(struct lh_req *r, uint64_t arg)
 {
@@ -681,6 +706,13 @@ static void canary_timer(struct lh_req *r, uint64_t arg)
 			lead_timer(r, c, b, gen);
 		return;
 	}
+	if (arg & LH_REISSUE_TIMER) {
+		/* not if it went out meanwhile: its window turn came, or the leader asked for it */
+		if (b < c->nblocks && c->b[b].held && c->b[b].state != B_DONE && c->b[b].attempt == gen &&
+		    !c->b[b].fallback)
+			queue_resend(c, b);
+		return;
+	}
 	if (b >= c->nblocks || c->b[b].state == B_DONE || c->b[b].tgen != gen)
 		return;
 	/* the estimate may have grown since the timer was armed */
@@ -694,16 +726,9 @@ static void canary_timer(struct lh_req *r, uint64_t arg)
 		/* a static-tree leader without the result: host-based at once */
 		struct clead *l = lead_of(r, c, b);
 
-		if (!l->complete && !l->fallback) {
+		/* hosts that already had the result have no timer: the pull's timer asks them again */
+		if (!l->complete && !l->fallback)
 			lead_fail(r, c, b, l);
-		} else if (!l->complete) {
-			/* hosts that already had the result have no timer: ask again */
-			uint32_t id = attempt_id(r, c, b, l->attempt);
-
-			for (unsigned k = 0; k < r->P; k++)
-				if (!l->seen[k])
-					send_small(r, k, id, EMU_CANARY_OP_FALLBACK, l->attempt, 0, NULL, 0);
-		}
 		if (c->b[b].tries < 255)
 			c->b[b].tries++;
 		arm(r, c, b);
@@ -720,6 +745,86 @@ static void canary_timer(struct lh_req *r, uint64_t arg)
 
 /* ---------- leader side ---------- */
 
+/* a rank's state in a pull: not asked, counted, asked, asked before the timer's last tick */
+enum { PULL_NONE = 0, PULL_GOT = 1, PULL_ASKED = 2, PULL_LATE = 3 };
+
+/* the block is done with pulling: what it had asked for no longer counts against pull_max */
+static void lead_pull_end(struct canary *c, struct clead *l)
+{
+	c->pull_out -= l->asked;
+	l->asked = 0;
+}
+
+static void lead_pull_queue(struct canary *c, size_t b, struct clead *l)
+{
+	if (l->pulling)
+		return;
+	if (c->pullh && c->npull == c->cappull) {
+		memmove(c->pullq, c->pullq + c->pullh, (c->npull - c->pullh) * sizeof(*c->pullq));
+		c->npull -= c->pullh;
+		c->pullh = 0;
+	}
+	if (c->npull == c->cappull) {
+		c->cappull = c->cappull ? 2 * c->cappull : 16;
+		c->pullq = lh_xrealloc(c->pullq, c->cappull * sizeof(*c->pullq));
+	}
+	c->pullq[c->npull++] = (uint32_t)b;
+	l->pulling = true;
+}
+
+/*
+ * lead_pull - ask hosts for their data of the blocks in fallback, in the
+ * order the blocks fell back, each block's hosts from the leader's right
+ * neighbour on (so the leaders of a fallen-back allreduce do not all ask
+ * the same host first), until pull_max requests are out.
+ */
+static void lead_pull(struct lh_req *r, struct canary *c)
+{
+	while (c->pull_out < c->pull_max && c->pullh < c->npull) {
+		size_t b = c->pullq[c->pullh];
+		struct clead *l = lead_of(r, c, b);
+
+		if (l->complete || !l->fallback || l->pull_cnt >= r->P) {
+			l->pulling = false;
+			c->pullh++;
+			continue;
+		}
+		unsigned k = (r->rank + 1 + l->pull_cnt++) % r->P;
+
+		if (l->seen[k] != PULL_NONE)
+			continue;
+		l->seen[k] = PULL_ASKED;
+		l->asked++;
+		c->pull_out++;
+		send_small(r, k, attempt_id(r, c, b, l->attempt), EMU_CANARY_OP_FALLBACK, l->attempt, 0, NULL, 0);
+	}
+	if (c->pullh == c->npull)
+		c->pullh = c->npull = 0;
+}
+
+/*
+ * lead_pull_again - the leader's fallback timer, every probe_gap (two base
+ * round trips), doubling while no copy came: ask again every host asked
+ * before the previous tick that has not answered (one asked since may
+ * still be answering: asking it again would bring a second copy).
+ */
+static void lead_pull_again(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
+{
+	uint32_t id = attempt_id(r, c, b, l->attempt);
+
+	for (unsigned k = 0; k < r->P; k++)
+		if (l->seen[k] == PULL_LATE)
+			send_small(r, k, id, EMU_CANARY_OP_FALLBACK, l->attempt, 0, NULL, 0);
+		else if (l->seen[k] == PULL_ASKED)
+			l->seen[k] = PULL_LATE;
+	if (l->counter != l->pull_mark)
+		l->ltries = 0;
+	else if (l->ltries < 6)
+		l->ltries++;
+	l->pull_mark = l->counter;
+	lead_arm(r, c, b, l, lh_now(r) + (c->probe_gap << l->ltries));
+}
+
 static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
 {
 	size_t n = block_len(r, c, b);
@@ -735,6 +840,7 @@ static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clea
 	l->direct = 0;
 	l->ltries = 0;
 	l->rebcast = false;
+	l->pull_cnt = 0;
 	if (l->seen) {
 		memset(l->seen, 0, r->P);
 		l->seen[r->rank] = 1;
@@ -772,9 +878,11 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 	l->done_at = lh_now(r);
 	if (l->fallback) {
 		/* host-based: the result to every host, unicast */
+		lead_pull_end(c, l);
 		for (unsigned k = 0; k < r->P; k++)
 			if (k != r->rank)
 				send_small(r, k, id, EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc, (unsigned)n);
+		lead_pull(r, c);
 	} else {
 		void *hd;
 		uint8_t *buf;
@@ -857,12 +965,30 @@ static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead
 	}
 	lead_reset(r, c, b, l);
 	l->last_rx = lh_now(r);
+	if (l->fallback) {
+		lead_pull_queue(c, b, l);
+		l->pull_mark = l->counter;
+		lead_arm(r, c, b, l, lh_now(r) + c->probe_gap);
+		lead_pull(r, c);
+		return;
+	}
 	uint32_t id = attempt_id(r, c, b, l->attempt);
+	unsigned after = r->P - 1;
 
+	/*
+	 * The FAILUREs leave one after another, P - 1 small frames on our
+	 * link; each says how many follow it, and its host waits that many
+	 * small frames' time before it re-issues, so that the re-issued
+	 * contributions meet at the switches as the first attempt's did
+	 * (sent as they come, they would be spread over the whole fan-out,
+	 * several switch timeouts at hundreds of hosts, and mostly straggle).
+	 */
 	for (unsigned k = 0; k < r->P; k++)
-		if (k != r->rank)
-			send_small(r, k, id, l->fallback ? EMU_CANARY_OP_FALLBACK : EMU_CANARY_OP_FAILURE, l->attempt, 0,
+		if (k != r->rank) {
+			after--;
+			send_small(r, k, id, EMU_CANARY_OP_FAILURE, l->attempt, (uint16_t)(after < 65535 ? after : 65535),
 				   NULL, 0);
+		}
 }
 
 static void lead_arm(struct lh_req *r, struct canary *c, size_t b, struct clead *l, lh_time_t at)
@@ -924,8 +1050,12 @@ static void lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t ge
 	if (leader_of(r, b) != r->rank || gen != l->ltgen)
 		return;
 	l->ltimer = false;
-	if (l->complete || l->fallback)
+	if (l->complete)
 		return;
+	if (l->fallback) {
+		lead_pull_again(r, c, b, l);
+		return;
+	}
 	if (l->recovering) {
 		if (l->ltries < 6)
 			l->ltries++;
@@ -1031,10 +1161,16 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 				}
 			return;
 		}
-		if (l->complete || !l->fallback || a != l->attempt || h->children >= r->P || l->seen[h->children])
+		if (l->complete || !l->fallback || a != l->attempt || h->children >= r->P ||
+		    l->seen[h->children] == PULL_GOT)
 			return;
-		l->seen[h->children] = 1;
+		if (l->seen[h->children] >= PULL_ASKED) {
+			l->asked--;
+			c->pull_out--;
+		}
+		l->seen[h->children] = PULL_GOT;
 		lead_add(r, c, b, l, p, nelem, 1, false);
+		lead_pull(r, c);
 		return;
 	case EMU_CANARY_OP_RETX_REQ: {
 		unsigned from = h->children;
@@ -1105,10 +1241,26 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 				return;
 			}
 			lead_fail(r, c, b, l);
-		} else {
-			/* it missed the FAILURE/FALLBACK of the current attempt */
-			send_small(r, from, attempt_id(r, c, b, l->attempt),
-				   l->fallback ? EMU_CANARY_OP_FALLBACK : EMU_CANARY_OP_FAILURE, l->attempt, 0, NULL, 0);
+		} else if (!l->fallback) {
+			/* it missed the FAILURE of the current attempt */
+			send_small(r, from, attempt_id(r, c, b, l->attempt), EMU_CANARY_OP_FAILURE, l->attempt, 0,
+				   NULL, 0);
+		} else if ((l->seen[from] == PULL_NONE && c->pull_out < c->pull_max) || l->seen[from] == PULL_LATE) {
+			/*
+			 * In fallback: a host that asks before its turn in the
+			 * pull is asked now if the pull has room (its data may
+			 * be all that is missing); one asked before the pull
+			 * timer's last tick is asked again (the request or its
+			 * copy was lost). One asked since is not: its copy may
+			 * be on its way, and a second would go past the limit.
+			 */
+			if (l->seen[from] == PULL_NONE) {
+				l->seen[from] = PULL_ASKED;
+				l->asked++;
+				c->pull_out++;
+			}
+			send_small(r, from, attempt_id(r, c, b, l->attempt), EMU_CANARY_OP_FALLBACK, l->attempt, 0,
+				   NULL, 0);
 		}
 		return;
 	}
@@ -1191,12 +1343,15 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 				memcpy(l->acc, c->buf, nelem * sizeof(int32_t));
 				l->complete = true;
 				l->done_at = lh_now(r);
-				if (l->fallback)
+				if (l->fallback) {
+					lead_pull_end(c, l);
 					for (unsigned k = 0; k < r->P; k++)
 						if (k != r->rank)
 							send_small(r, k, attempt_id(r, c, b, l->attempt),
 								   EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc,
 								   nelem);
+					lead_pull(r, c);
+				}
 			}
 		}
 		block_complete(r, c, b, c->buf, NULL, bcast_sample(op, &h, cb));
@@ -1269,6 +1424,13 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 			cb->fallback = 1;
 			r->st.fallbacks++;
 		}
+		if (op == EMU_CANARY_OP_FAILURE && h.counter) {
+			cb->held = 1;
+			/* re-issue when the leader's last FAILURE reaches its host (see lead_fail) */
+			lh_req_timer(r, lh_now(r) + h.counter * c->fts,
+				     LH_REISSUE_TIMER | (uint64_t)b | (uint64_t)cb->attempt << 32);
+			return;
+		}
 		queue_resend(c, b);
 		return;
 	default:
@@ -1302,6 +1464,7 @@ static int canary_start(struct lh_req *r)
 	c->lead = lh_xcalloc(nlead + 1, sizeof(*c->lead));
 	r->algo = c;
 	c->ft = ft;
+	c->fts = (lh_time_t)((EMU_CANARY_DATA_OFF + 24) * 8 * 1000000000000ULL / r->comm->host->t.rate_bps);
 	c->hold = 3 * r->cfg.switch_timeout;
 	c->adaptive = r->cfg.retx_timeout == 0;
 	canary_size(r, c);
@@ -1347,6 +1510,7 @@ static void canary_fini(struct lh_req *r)
 	free(c->tm);
 	free(c->tfree);
 	free(c->resend);
+	free(c->pullq);
 	free(c);
 	r->algo = NULL;
 }

@@ -60,7 +60,7 @@ enum emu_canary_op {
 	EMU_CANARY_OP_RETX_REQ = 4,	/* host -> leader: block missing */
 	EMU_CANARY_OP_RETX_DATA = 5,	/* leader -> host: the reduced block, unicast */
 	EMU_CANARY_OP_FAILURE = 6,	/* leader -> hosts: block failed, re-issue */
-	EMU_CANARY_OP_FALLBACK = 7,	/* host -> leader: block data for host-based reduction */
+	EMU_CANARY_OP_FALLBACK = 7,	/* leader -> host: send your data (pulled); host -> leader: the data */
 	EMU_CANARY_OP_DONE = 8,		/* completion barrier */
 	EMU_CANARY_OP_TREE_REDUCE = 9,	/* static tree: child -> parent, tree in switch field */
 	EMU_CANARY_OP_TREE_BCAST = 10,	/* static tree: root -> leaves */
