@@ -690,6 +690,19 @@ static bool lead_recover(struct lh_req *r, struct canary *c, size_t b, struct cl
 #define LH_LEAD_TIMER (1ULL << 30)	/* timer argument: the leader's, not the host's */
 #define LH_REISSUE_TIMER (1ULL << 28)	/* timer argument: a re-issue held back (see lead_fail) */
 
+/*
+ * canary_timer_idle - would canary_timer(@arg) do nothing, now or at any
+ * later time of this request? True for a block's timer whose block is
+ * complete (a complete block stays complete); false for every other timer.
+ */
+static bool canary_timer_idle(const struct lh_req *r, uint64_t arg)
+{
+	const struct canary *c = r->algo;
+	size_t b = (size_t)(arg & 0xffffffu);
+
+	return !(arg & (LH_TAIL_TIMER | LH_LEAD_TIMER)) && b < c->nblocks && c->b[b].state == B_DONE;
+}
+
 static void canary_timer(struct lh_req *r, uint64_t arg)
 {
 	struct canary *c = r->algo;
@@ -1541,6 +1554,7 @@ const struct lh_algo_ops lh_canary_ops = {
 	.rx = canary_rx,
 	.rx_canary = canary_rx_hdr,
 	.timer = canary_timer,
+	.timer_idle = canary_timer_idle,
 	.fini = canary_fini,
 	.mem = canary_mem,
 };

@@ -217,6 +217,17 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie);
 void lh_host_tx_ready(struct lh_host *h);
 
 /*
+ * lh_host_timer_idle - would lh_host_timer(@cookie) do nothing at all, now
+ * or at any later time until another allreduce starts on the timer's
+ * communicator? True for a Canary block's retransmission timer whose block
+ * is complete (a complete block stays complete); lh_host_timer() then
+ * returns at once, without even trying to send: whatever a kick could send
+ * then, the transport's own lh_host_tx_ready() for the free NIC sends at
+ * the same instant. A transport may drop such a timer instead of firing it.
+ */
+bool lh_host_timer_idle(const struct lh_host *h, uint64_t cookie);
+
+/*
  * lh_frame_data_len - how many leading bytes of @frame (@len bytes, built
  * by a host) carry data. The rest is padding no host reads (the payload of
  * background traffic): a transport may drop it and deliver zeros, or

@@ -528,6 +528,8 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie)
 				send_done(r, 0, false);
 				lh_req_timer(r, lh_now(r) + r->st.retx_timeout, LH_ARG_BARRIER);
 			}
+		} else if (r->ops->timer_idle && r->ops->timer_idle(r, LH_COOKIE_ARG(cookie))) {
+			break;	/* idle: not even the kick (see lh_host_timer_idle()) */
 		} else if (r->ops->timer) {
 			r->ops->timer(r, LH_COOKIE_ARG(cookie));
 		}
@@ -542,6 +544,17 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie)
 	default:
 		break;
 	}
+}
+
+bool lh_host_timer_idle(const struct lh_host *h, uint64_t cookie)
+{
+	unsigned slot = LH_COOKIE_SLOT(cookie);
+	const struct lh_req *r;
+
+	if (LH_COOKIE_KIND(cookie) != LH_T_REQ || slot >= h->ncomms || LH_COOKIE_ARG(cookie) == LH_ARG_BARRIER)
+		return false;
+	r = h->comms[slot]->req;
+	return r && r->ops->timer_idle && r->ops->timer_idle(r, LH_COOKIE_ARG(cookie));
 }
 
 /* ---------- background traffic ---------- */

@@ -118,6 +118,8 @@ struct lh_algo_ops {
 	void (*rx_canary)(struct lh_req *r, const uint8_t *p, uint32_t len, const struct emu_canary_hdr *h,
 			  unsigned nelem);
 	void (*timer)(struct lh_req *r, uint64_t arg);
+	/* optional: would timer(@arg) do nothing, now or at any later time of the request? */
+	bool (*timer_idle)(const struct lh_req *r, uint64_t arg);
 	void (*fini)(struct lh_req *r);
 	/* the bytes start() and the run allocate at least (lh_allreduce_mem) */
 	size_t (*mem)(const struct lh_ar_cfg *cfg, unsigned P, size_t count);
