@@ -35,6 +35,7 @@ static struct timer {
 	uint64_t cookie;
 } tm[TIMERS];
 static unsigned ntm;
+static unsigned nidle, nlive;	/* timers lh_host_timer_idle() calls idle / not, before any fires */
 static struct {
 	uint32_t seq;		/* RETX_REQ seen: block id of the first one... */
 	int counter;		/* ...its counter, -1: none yet */
@@ -149,6 +150,13 @@ static unsigned tail(unsigned nblocks, const struct lh_peer *peers)
 		now += 5 * LH_US;
 		bcast(h, b);
 	}
+	nidle = nlive = 0;
+	for (unsigned i = 0; i < ntm; i++) {
+		if (lh_host_timer_idle(h, tm[i].cookie))
+			nidle++;
+		else
+			nlive++;
+	}
 	run_timers(h);
 	lh_host_destroy(h);
 	return last;
@@ -158,7 +166,7 @@ int main(void)
 {
 	struct lh_peer peers[P];
 
-	plan(6);
+	plan(10);
 	for (unsigned i = 0; i < P; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
 
@@ -166,12 +174,17 @@ int main(void)
 	unsigned last = tail(11, peers);
 
 	is_int(last, 10, "11 blocks: the host sends block 10 last");
+	is_int(nidle, 7, "...the timers of the 7 blocks broadcast back (0, 2-4, 6-8) are idle");
+	/* the tail timer was armed again when a block came back after the last was sent: only block timers are idle */
+	is_int(nlive, 3, "...block 10's and the two tail timers are not");
 	is_int(req.seq, last, "...its first request is for the block whose broadcast never came");
 	is_int(req.counter, 3, "...a tail probe (counter 3), not the timeout's request");
 
 	/* 10 blocks: the last (9) is rank 1's own; it sends block 8 last */
 	last = tail(10, peers);
 	is_int(last, 8, "10 blocks, the last led by the host: it sends block 8 last");
+	is_int(nidle, 6, "...the timers of the 6 blocks broadcast back (0, 2-4, 6, 7) are idle");
+	is_int(nlive, 2, "...block 8's and the tail timer are not");
 	is_int(req.seq, last, "...its first request is for block 8");
 	is_int(req.counter, 3, "...a tail probe (counter 3), not the timeout's request");
 	return done_testing();

@@ -57,6 +57,9 @@ struct emu_node;
  * @rx:      a frame arrived on @port. The model owns it: forward it with
  *           emu_send() or release it with emu_frame_free().
  * @timer:   a timer armed with emu_timer_at() fired (not while the node is down).
+ * @timer_idle: optional; would @timer(@cookie) do nothing at all (no state,
+ *           no frame, no timer), now and at any later time until it is due?
+ *           The engine may then drop the timer unfired.
  * @txdone:  optional; @port's serializer went idle with an empty queue.
  * @link:    optional; the link on @port went down or up.
  * @state:   optional; the node itself failed or recovered.
@@ -68,6 +71,7 @@ struct emu_model_ops {
 	int (*init)(struct emu_node *n, void *arg);
 	void (*rx)(struct emu_node *n, struct emu_frame *f, unsigned port);
 	void (*timer)(struct emu_node *n, uint64_t cookie);
+	bool (*timer_idle)(struct emu_node *n, uint64_t cookie);
 	void (*txdone)(struct emu_node *n, unsigned port);
 	void (*link)(struct emu_node *n, unsigned port, bool up);
 	void (*state)(struct emu_node *n, bool up);

@@ -281,7 +281,8 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 		tmr_wake(n, tmr_min(n));
 }
 
-void emu_timer_fired(struct emu_node *n)
+/* take the node's earliest timer out (there is one) */
+static void tmr_drop_min(struct emu_node *n)
 {
 	if (tmr_min(n) != n->theap.ev) {
 		emu_evfifo_drop(&n->tfifo);
@@ -290,6 +291,28 @@ void emu_timer_fired(struct emu_node *n)
 
 		emu_heap_pop(&n->theap, &gone);
 	}
+}
+
+/*
+ * Before the next earliest timer is woken, the timers the model calls idle
+ * (ops->timer_idle: firing would do nothing) are taken out unfired, from
+ * the front and while not woken yet; they would have been events doing
+ * nothing at their (t, key), and the sequence numbers they took are gaps
+ * that reorder nothing. The node's latest timer always stays, idle or not:
+ * the time of the run's last event, which ends a run that runs dry, and
+ * whether anything is still pending when a run stops do not change.
+ */
+void emu_timer_fired(struct emu_node *n)
+{
+	tmr_drop_min(n);
+	if (n->ops->timer_idle)
+		while (n->tfifo.n + n->theap.n > 1) {
+			struct emu_ev *m = tmr_min(n);
+
+			if (m->port || !n->ops->timer_idle(n, m->arg))
+				break;
+			tmr_drop_min(n);
+		}
 	if (n->tfifo.n || n->theap.n) {
 		struct emu_ev *m = tmr_min(n);
 

@@ -29,7 +29,7 @@ void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f);
 void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c);
 /* emu_post - give @ev its (source, sequence) key and queue it locally or on @chan */
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
-/* emu_timer_fired - the wake of @n's earliest timer popped: drop it, wake the next */
+/* emu_timer_fired - the wake of @n's earliest timer popped: drop it (and idle ones after it), wake the next */
 void emu_timer_fired(struct emu_node *n);
 
 #endif /* EMU_PORT_H */

@@ -256,6 +256,19 @@ static void host_timer(struct emu_node *n, uint64_t cookie)
 	dispatch(s, cookie);
 }
 
+/*
+ * host_timer_idle - a timer libhost calls idle (a retransmission timer of a
+ * completed block): nothing happens when it fires, for a host that starts
+ * one allreduce and whose timers are not recorded for a return (resume).
+ */
+static bool host_timer_idle(struct emu_node *n, uint64_t cookie)
+{
+	const struct emu_host_state *s = emu_node_state(n);
+
+	/* T_START, T_RESUME and T_HOLD are no libhost timer kind: never idle */
+	return s->lh && !s->cfg->resume && lh_host_timer_idle(s->lh, cookie);
+}
+
 static void host_state(struct emu_node *n, bool up)
 {
 	struct emu_host_state *s = emu_node_state(n);
@@ -299,6 +312,7 @@ const struct emu_model_ops emu_host_ops = {
 	.init = host_init,
 	.rx = host_rx,
 	.timer = host_timer,
+	.timer_idle = host_timer_idle,
 	.txdone = host_txdone,
 	.link = host_link,
 	.state = host_state,
