@@ -276,7 +276,9 @@ EMU_ELEM_CLONES static void host_check_wire(const struct emu_host_cfg *c, void *
 	if (t->e) {
 		const uint8_t *e = t->e + 4 * off;
 
-		/* byte for byte: no conversion */
+		if (!emu_wire_elems_differ(p, e, n))
+			return;
+		/* byte for byte: no conversion; count the wrong elements */
 		for (size_t k = 0; k < n; k++) {
 			uint32_t x, y;
 

@@ -134,6 +134,34 @@ EMU_ELEM_CLONES void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *re
 		acc[i] = (int32_t)((uint32_t)acc[i] + emu_get32(p + 4 * i));
 }
 
+/* GCC's vector extension (AVX2 in the clone), read from any address as any type */
+typedef uint32_t emu_v8u32 __attribute__((vector_size(32), aligned(1), may_alias));
+
+EMU_ELEM_CLONES bool emu_wire_elems_differ(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	emu_v8u32 acc = { 0 };
+	size_t k = 0;
+	uint32_t d = 0;
+
+	/* eight vectors a step: mostly loads, xors and ors */
+	for (; k + 64 <= n; k += 64) {
+		const emu_v8u32 *x = (const emu_v8u32 *)(a + 4 * k), *y = (const emu_v8u32 *)(b + 4 * k);
+
+		acc |= (x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]) | (x[5] ^ y[5]) |
+		       (x[6] ^ y[6]) | (x[7] ^ y[7]);
+	}
+	for (unsigned j = 0; j < 8; j++)
+		d |= acc[j];
+	for (; k < n; k++) {
+		uint32_t x, y;
+
+		memcpy(&x, a + 4 * k, 4);
+		memcpy(&y, b + 4 * k, 4);
+		d |= x ^ y;
+	}
+	return d != 0;
+}
+
 uint32_t emu_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
 			       const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem)
 {

@@ -181,6 +181,11 @@ void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t
 void emu_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n);
 /* emu_wire_add_elems - @acc[i] += element i at @p (wrapping int32 sum) */
 void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n);
+/*
+ * emu_wire_elems_differ - do the @n elements (32-bit words) at @a and @b
+ * differ anywhere? Exact: the or of every pair's xor, not a digest.
+ */
+bool emu_wire_elems_differ(const uint8_t *a, const uint8_t *b, size_t n);
 
 
 /*
