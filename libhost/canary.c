@@ -692,8 +692,10 @@ static bool lead_recover(struct lh_req *r, struct canary *c, size_t b, struct cl
 
 /*
  * canary_timer_idle - would canary_timer(@arg) do nothing, now or at any
- * later time of this request? True for a block's timer whose block is
- * complete (a complete block stays complete); false for every other timer.
+ * later time of this request? True for a block's retransmission or held
+ * re-issue timer whose block is complete (a complete block stays
+ * complete: both return at once then); false for the tail and leader
+ * timers.
  */
 static bool canary_timer_idle(const struct lh_req *r, uint64_t arg)
 {
