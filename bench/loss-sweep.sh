@@ -95,4 +95,5 @@ for seed in $SEEDS; do for bg in $BGS; do for loss in $LOSSES; do
 		done ;;
 	esac
 done; done; done
+bench_flush
 table
