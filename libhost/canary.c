@@ -35,8 +35,8 @@
  * a host for its data, which it sends unicast (bypass); the leader sums
  * what it has not yet counted (one contribution per rank) and sends the
  * result to each host. The leader pulls: it asks at most pull_max hosts at
- * a time, over all the blocks it leads in fallback (a round trip of frames
- * on its link), and asks the next one as each copy arrives, so the
+ * a time, over all the blocks it leads in fallback (two base round trips of
+ * frames on its link), and asks the next one as each copy arrives, so the
  * fallback is a paced transfer into the leader, not an incast of every
  * host at once into one switch port (which a drop-tail queue would mostly
  * drop). Its timer asks again whoever was asked and did not answer
@@ -169,7 +169,7 @@ struct canary {
 	uint32_t *pullq;	/* blocks with ranks still to ask, in order */
 	size_t pullh, npull, cappull;
 	unsigned pull_out;	/* data asked for, not yet here (all blocks) */
-	unsigned pull_max;	/* ...at most this many: a round trip of frames */
+	unsigned pull_max;	/* ...at most this many: two round trips of frames */
 	unsigned inflight;
 	size_t remaining;	/* blocks not yet complete here */
 	/* adaptive retransmission timeout (RFC 6298 estimator) */
@@ -884,6 +884,19 @@ static void lead_bcast(struct lh_req *r, const struct canary *c, size_t b, const
 	lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
 }
 
+/* a fallback's result to every host, unicast; the pull's room goes to other blocks */
+static void lead_fallback_result(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
+{
+	uint32_t id = attempt_id(r, c, b, l->attempt);
+
+	lead_pull_end(c, l);
+	for (unsigned k = 0; k < r->P; k++)
+		if (k != r->rank)
+			send_small(r, k, id, EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc,
+				   (unsigned)block_len(r, c, b));
+	lead_pull(r, c);
+}
+
 static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
 {
 	size_t n = block_len(r, c, b);
@@ -892,12 +905,7 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 	l->complete = true;
 	l->done_at = lh_now(r);
 	if (l->fallback) {
-		/* host-based: the result to every host, unicast */
-		lead_pull_end(c, l);
-		for (unsigned k = 0; k < r->P; k++)
-			if (k != r->rank)
-				send_small(r, k, id, EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc, (unsigned)n);
-		lead_pull(r, c);
+		lead_fallback_result(r, c, b, l);
 	} else {
 		void *hd;
 		uint8_t *buf;
@@ -1358,15 +1366,8 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 				memcpy(l->acc, c->buf, nelem * sizeof(int32_t));
 				l->complete = true;
 				l->done_at = lh_now(r);
-				if (l->fallback) {
-					lead_pull_end(c, l);
-					for (unsigned k = 0; k < r->P; k++)
-						if (k != r->rank)
-							send_small(r, k, attempt_id(r, c, b, l->attempt),
-								   EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc,
-								   nelem);
-					lead_pull(r, c);
-				}
+				if (l->fallback)
+					lead_fallback_result(r, c, b, l);
 			}
 		}
 		block_complete(r, c, b, c->buf, NULL, bcast_sample(op, &h, cb));
