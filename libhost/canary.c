@@ -124,6 +124,8 @@ struct clead {
 	bool recovering;	/* sketch: missing hosts known, asked directly */
 	bool ltimer;		/* the quiet timer is armed */
 	bool rebcast;		/* sketch: the result was broadcast again on a probe */
+	bool again;		/* ...and once more past the switches the first passed */
+	uint16_t nprobe;	/* ...probes for it since that it did not reach (see lead_again) */
 	uint8_t nmiss;
 	uint8_t ltries;		/* RECOVER rounds so far (backoff) */
 	uint16_t ltgen;		/* leader timer generation */
@@ -855,6 +857,8 @@ static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clea
 	l->direct = 0;
 	l->ltries = 0;
 	l->rebcast = false;
+	l->again = false;
+	l->nprobe = 0;
 	l->pull_cnt = 0;
 	if (l->seen) {
 		memset(l->seen, 0, r->P);
@@ -865,23 +869,67 @@ static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clea
 /*
  * lead_bcast - send block @b's result to the root switch, which multicasts
  * it along the descriptors of the attempt's tree. Every switch passes one
- * broadcast of an id on and frees its descriptor, so a second one goes
- * down exactly the branches the first has not reached (a switch that
- * passed the first drops it: bcast_dropped). @nosample: children bit 0,
- * the hosts keep the block's round trip out of their RTT estimate.
+ * broadcast of an id on, so a second one goes down exactly the branches
+ * the first has not reached (a switch that passed the first drops it:
+ * bcast_dropped), unless @flags has EMU_CANARY_BCAST_AGAIN: then every
+ * switch that passed the first passes it too, down the same ports (see
+ * lead_again). EMU_CANARY_BCAST_NOSAMPLE: the hosts keep the block's round
+ * trip out of their RTT estimate.
  */
-static void lead_bcast(struct lh_req *r, const struct canary *c, size_t b, const struct clead *l, bool nosample)
+static void lead_bcast(struct lh_req *r, const struct canary *c, size_t b, const struct clead *l, uint32_t flags)
 {
 	size_t n = block_len(r, c, b);
 	void *hd;
 	uint8_t *buf = lh_frame(r, LH_CANARY_LEN(n), &hd);
 	struct emu_canary_hdr h = {
 		.dst = r->comm->host->self.ipv4, .id = attempt_id(r, c, b, l->attempt), .counter = (uint16_t)r->P,
-		.hosts = (uint16_t)r->P, .children = nosample ? 1 : 0,
+		.hosts = (uint16_t)r->P, .children = flags,
 		.flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
 	};
 
 	lh_send_ctl(r, hd, lh_canary_frame(r, buf, NULL, &h, l->acc, (unsigned)n));
+}
+
+/*
+ * lead_again - with the sketch (whose probes it relies on), a probe or a
+ * request (after the host's timeout) for a complete block, from a host that the broadcast did not reach, nor a
+ * second one if the block had it (a probe comes after the second
+ * broadcast's quiet period and after bcast_wait): the first was lost
+ * below a switch it had passed, where a second dies (a leaf's uplink to a
+ * spine: every host behind that spine misses it, hundreds at the paper's
+ * scale). Once LH_AGAIN_PROBES such probes or requests have come, the
+ * result goes down the whole tree once more (EMU_CANARY_BCAST_AGAIN: one
+ * frame on every host's link) instead of one unicast per host from our
+ * link, which would hold it for that many frame times and make this host
+ * everyone's straggler; those before are answered one by one, as before.
+ * Probes that crossed the second broadcast are not counted: under
+ * background traffic a broadcast that is late, not lost, draws many of
+ * them, and the whole tree again would cost every host a frame (counting
+ * them cost 2-4 % of the lossless goodput with background at the paper's
+ * scale). Returns true when a probe (not a @request) needs nothing more:
+ * it made that broadcast, or crossed it. A request is always answered
+ * with a unicast copy too: its host has waited a whole timeout, and the
+ * broadcast again may take the path that lost the first (a failed switch;
+ * taking such requests as answered by it cost 50 % there). Without the
+ * sketch (no probes: requests alone) it is not sent: with noisy hosts and
+ * a short switch timeout (t/0031's slow blocks) it made blocks fail until
+ * they fell back.
+ */
+#define LH_AGAIN_PROBES 16
+
+static bool lead_again(struct lh_req *r, const struct canary *c, size_t b, struct clead *l, bool request)
+{
+	unsigned min = LH_AGAIN_PROBES < r->P / 2 ? LH_AGAIN_PROBES : r->P / 2;
+
+	if (l->again)
+		return !request && lh_now(r) - l->rebcast_at < c->quiet;
+	if (++l->nprobe < (min > 2 ? min : 2))
+		return false;
+	l->again = true;
+	l->rebcast_at = lh_now(r);
+	r->st.rebroadcasts++;
+	lead_bcast(r, c, b, l, EMU_CANARY_BCAST_NOSAMPLE | EMU_CANARY_BCAST_AGAIN);
+	return !request;
 }
 
 /* a fallback's result to every host, unicast; the pull's room goes to other blocks */
@@ -914,7 +962,7 @@ static void lead_complete(struct lh_req *r, struct canary *c, size_t b, struct c
 			.flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
 		};
 
-		lead_bcast(r, c, b, l, l->direct != 0);
+		lead_bcast(r, c, b, l, l->direct ? EMU_CANARY_BCAST_NOSAMPLE : 0);
 		/* the hosts whose direct copies were counted may be cut off from the tree */
 		for (unsigned i = 0; i < l->nmiss; i++)
 			if (l->direct & 1u << i)
@@ -1200,6 +1248,8 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 
 		if (from >= r->P || from == r->rank)
 			return;
+		bool probe = h->counter >= 1 && h->counter <= 3;
+
 		if (c->K && h->counter == 1 && l->complete && !l->fallback && a == l->attempt && !l->rebcast) {
 			/*
 			 * The first probe for a block we completed: broadcast it
@@ -1211,12 +1261,11 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			l->rebcast = true;
 			l->rebcast_at = lh_now(r);
 			r->st.rebroadcasts++;
-			lead_bcast(r, c, b, l, true);
+			lead_bcast(r, c, b, l, EMU_CANARY_BCAST_NOSAMPLE);
 		} else if (h->counter == 1 && l->complete && l->rebcast && lh_now(r) - l->rebcast_at < c->quiet) {
 			/* probes that crossed the second broadcast */
 			return;
 		}
-		bool probe = h->counter >= 1 && h->counter <= 3;
 
 		/*
 		 * A tail probe (counter 3) comes after probe_gap without any
@@ -1227,6 +1276,9 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			/* a probe overtaken by our broadcast: still on its way, most likely */
 			return;
 		}
+		if (c->K && (probe || h->counter == 0) && l->complete && !l->fallback && a == l->attempt &&
+		    lead_again(r, c, b, l, !probe))
+			return;
 		if (probe && !l->complete) {
 			/* a probe: recover if the sketch can, never fail the block */
 			if (a == l->attempt && !l->fallback && !l->recovering)
@@ -1303,7 +1355,7 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 static bool bcast_sample(unsigned op, const struct emu_canary_hdr *h, const struct cblock *cb)
 {
 	return op == EMU_CANARY_OP_TREE_BCAST ||
-	       (!(h->children & 1) && !(op == EMU_CANARY_OP_RETX_DATA && cb->probed));
+	       (!(h->children & EMU_CANARY_BCAST_NOSAMPLE) && !(op == EMU_CANARY_OP_RETX_DATA && cb->probed));
 }
 
 static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, const struct emu_canary_hdr *hdr,

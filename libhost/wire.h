@@ -53,6 +53,10 @@
 #define EMU_CANARY_F_MULTICAST 0x40
 #define EMU_CANARY_OP_MASK 0x3f
 
+/* BCAST: bits of the children field */
+#define EMU_CANARY_BCAST_NOSAMPLE 1u	/* keep the block's round trip out of the hosts' RTT estimate */
+#define EMU_CANARY_BCAST_AGAIN 2u	/* also down the ports of switches a broadcast of this id passed */
+
 enum emu_canary_op {
 	EMU_CANARY_OP_REDUCE = 1,	/* host/switch -> leader: partial sum */
 	EMU_CANARY_OP_BCAST = 2,	/* leader -> hosts, multicast along the tree */

@@ -57,7 +57,7 @@ int main(void)
 	struct run r = { 0 };
 	struct emu_sw_cfg c;
 
-	plan(32);
+	plan(36);
 
 	/* 1. full aggregation: 4 hosts + leader H0 (5 hosts), all send at 0 */
 	r.fab = star(5);
@@ -145,6 +145,46 @@ int main(void)
 	is_int(got_bcast, 3, "broadcast: every child gets the result exactly once");
 	is_int(sw(&r)->live, 0, "broadcast: the table is empty at the end");
 	is_int(sw(&r)->bcast_dropped, 1, "a broadcast without a descriptor is dropped");
+	done(&r);
+
+	/*
+	 * 4b. "again": after the broadcast (and a plain second one, dropped)
+	 * a broadcast with EMU_CANARY_BCAST_AGAIN goes down the same ports
+	 * once more; a second "again" finds nothing. A reduce frame of the
+	 * same id after the broadcast opens a new descriptor.
+	 */
+	r.fab = star(4);
+	lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
+	for (unsigned i = 1; i < 4; i++) {
+		r.sc[i].tx[0] = reduce_frame(0, lip, 11, 1, 4, 1, 1);
+		r.sc[i].ntx = 1;
+	}
+	r.sc[0].tx[0] = (struct script_frame){
+		.at = 10 * EMU_US, .nelem = 2, .data = { 42, 43 },
+		.h = { .dst = lip, .id = 11, .counter = 4, .hosts = 4, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST },
+	};
+	r.sc[0].tx[1] = r.sc[0].tx[0];
+	r.sc[0].tx[1].at = 20 * EMU_US;
+	r.sc[0].tx[2] = r.sc[0].tx[0];
+	r.sc[0].tx[2].at = 30 * EMU_US;
+	r.sc[0].tx[2].h.children = EMU_CANARY_BCAST_AGAIN;
+	r.sc[0].tx[3] = r.sc[0].tx[2];
+	r.sc[0].tx[3].at = 40 * EMU_US;
+	r.sc[0].ntx = 4;
+	r.sc[1].tx[1] = reduce_frame(50 * EMU_US, lip, 11, 1, 4, 1, 1);
+	r.sc[1].ntx = 2;
+	c = swc(1024, 1 * EMU_US);
+	run_star(&r, 4, &c);
+	got_bcast = 0;
+	for (unsigned i = 1; i < 4; i++)
+		for (unsigned k = 0; k < host(&r, i)->nrx; k++)
+			if ((host(&r, i)->rx[k].h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_BCAST &&
+			    host(&r, i)->rx[k].d0 == 42)
+				got_bcast++;
+	is_int(got_bcast, 6, "again: every child gets the result twice (the broadcast and the one again)");
+	is_int(sw(&r)->bcast_dropped, 2, "...the plain second broadcast and the second again are dropped");
+	is_int(sw(&r)->allocated, 2, "...a reduce frame of the id after them opens a new descriptor");
+	is_int(host(&r, 0)->nrx, 2, "...which reaches the leader: the first sum and that frame");
 	done(&r);
 
 	/* 5. pktgen: a flush within [timeout, timeout + table x tick] */

@@ -11,7 +11,10 @@
  * host behind a link of 2 us or 20 us): a little late triggers no RECOVER;
  * late past the leader's quiet period it is asked for, but the tree's copy
  * arriving first is counted (recovered_late) and the allreduce takes no
- * longer than without the sketch. The stall watchdog against the hosts'
+ * longer than without the sketch. A broadcast lost on the root's uplink
+ * to a spine: a second broadcast dies at the root, the third goes down
+ * the whole tree (BCAST "again") instead of a unicast per host behind the
+ * lost link. The stall watchdog against the hosts'
  * timeouts: a run that only waits on a retransmission timeout longer than
  * --stall finishes, as with the default; one that cannot finish (a leaf
  * failed for good) is still called stuck. Bad --sketch values are refused.
@@ -147,7 +150,7 @@ int main(void)
 	struct emu_scn_result r;
 	char err[256];
 
-	plan(73);
+	plan(83);
 
 	late("2us", false);
 	late("20us", true);
@@ -237,6 +240,42 @@ int main(void)
 	ok(r.ar[0].probes >= 1 && r.ar[0].probes <= 2, "...the host probed (%llu)", (unsigned long long)r.ar[0].probes);
 	is_int(r.ar[0].resends, 1, "...the leader resent the block to it");
 	is_int(r.ar[0].retransmissions, 0, "...no host waited for its timeout");
+	emu_scenario_result_fini(&r);
+
+	/*
+	 * A broadcast lost below a switch it had passed: the root leaf's
+	 * uplink to the spine (L0's 104th frame there: the broadcast of a
+	 * block led on L0), so the 32 hosts of the other leaf miss it. The
+	 * second broadcast dies at the root, which passed the first. With a
+	 * retransmission timeout long enough that their second probes come
+	 * first, the leader answers 15 of them with unicast copies and then
+	 * (LH_AGAIN_PROBES: 16) sends the block down the whole tree again (the
+	 * switches kept the ports for it): 15 unicast copies, not 32. With
+	 * the default timeout the hosts' requests come first: each still gets
+	 * its copy (the broadcast again may take the path that lost the
+	 * first), and the broadcast again goes out all the same.
+	 */
+	base(&c);
+	c.topology = "fattree2:leaves=2,spines=1,hosts=32";
+	c.hosts = 64;
+	c.size_bytes = 256 * 1024;
+	c.sketch = 4;
+	c.retx_timeout = 100 * EMU_US;
+	emu_drop_parse("L0/32#104", &c.drop[0]);
+	c.ndrop = 1;
+	ok(run(&c, &r, "broadcast lost above a leaf") && r.exact, "broadcast lost on the root's uplink: exact");
+	is_int(r.drops_loss, 1, "...one frame lost");
+	is_int(r.ar[0].recoveries + r.ar[0].failures + r.ar[0].retransmissions, 0,
+	       "...nothing recovered, failed or asked after a timeout");
+	is_int(r.sw.bcast_dropped, 1, "...the second broadcast died at the root");
+	is_int(r.ar[0].rebroadcasts, 2, "...and the leader broadcast it a third time, down the whole tree");
+	is_int(r.ar[0].resends, 15, "...after 15 unicast copies to the 32 hosts behind the lost link");
+	emu_scenario_result_fini(&r);
+	c.retx_timeout = 0;
+	ok(run(&c, &r, "broadcast lost above a leaf, default timeout") && r.exact, "the same, default timeout: exact");
+	is_int(r.ar[0].retransmissions, 31, "...31 hosts asked after their timeout");
+	is_int(r.ar[0].resends, 32, "...each request got its unicast copy");
+	is_int(r.ar[0].rebroadcasts, 2, "...and the broadcast went down the whole tree again");
 	emu_scenario_result_fini(&r);
 
 	/* the loss collapse: 1 % loss on every link, 32 hosts */

@@ -28,7 +28,16 @@
 
 #define EMU_SW_RECLAIM (1 * EMU_MS)
 
-enum { D_FREE = 0, D_OPEN, D_FLUSHED };
+/*
+ * D_SENT: the broadcast passed and freed the slot (any block takes it, as
+ * D_FREE), but the children stay for a second broadcast of the same id:
+ * the leader's, when a host probes for a result it did not get. It is
+ * copied down the same ports again and the slot is D_FREE for good. Were
+ * the descriptor gone, a broadcast lost on a link below a switch it had
+ * passed (a leaf's uplink to a spine: every host behind that spine) could
+ * only be made up for by a unicast per host from the leader's link.
+ */
+enum { D_FREE = 0, D_OPEN, D_FLUSHED, D_SENT };
 
 #define T_DESC (1ULL << 60)
 #define T_PKTGEN (2ULL << 60)
@@ -451,6 +460,8 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		emu_frame_free(n, f);
 		return;
 	}
+	if (d->state == D_SENT)
+		d->state = D_FREE;	/* a new block, or a straggler after the broadcast: a new descriptor */
 	if (d->state != D_FREE && d->id != h->id && d->state == D_FLUSHED && now - d->ts > EMU_SW_RECLAIM) {
 		s->st.reclaimed++;
 		desc_free(n, s, d, slot);	/* abandoned block: reclaim */
@@ -526,8 +537,21 @@ static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_fram
 	bool root = s->ato && is_root(n, d->leader);
 
 	ato_hint(s, f, h, d->id, root);
+	if (d->state == D_SENT) {
+		if (!(h->children & EMU_CANARY_BCAST_AGAIN)) {
+			/* a second broadcast that goes only where the first did not */
+			s->st.bcast_dropped++;
+			emu_frame_free(n, f);
+			return;
+		}
+		/* the leader's broadcast again: down the same ports once more */
+		d->state = D_FREE;
+		multicast(n, f, children, &s->st.bcast_copies);
+		return;
+	}
 	ato_complete(s, d->id, root);
 	desc_free(n, s, d, slot);
+	d->state = D_SENT;
 	multicast(n, f, children, &s->st.bcast_copies);
 }
 
@@ -663,6 +687,8 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 	emu_time_t now = emu_node_now(n);
 
 	s->st.reduce_rx++;
+	if (d->state == D_SENT)
+		d->state = D_FREE;	/* a Canary block's, broadcast */
 	if (d->state != D_FREE && d->id != h->id && now - d->ts > EMU_SW_RECLAIM)
 		tree_reclaim(n, s, d, slot);	/* its block was recovered by the hosts */
 	if (d->state != D_FREE && d->id != h->id) {
@@ -923,6 +949,8 @@ static void sw_state_change(struct emu_node *n, bool up)
 			d->held = f->next;
 			emu_frame_free(n, f);
 		}
+		if (d->state == D_SENT)
+			d->state = D_FREE;
 		if (d->state != D_FREE) {
 			s->st.wiped++;
 			desc_free(n, s, d, s->table.key[i] - 1);

@@ -22,7 +22,11 @@
  *    leader hangs off) also sends as soon as the counter reaches hosts - 1
  *    (every host but the leader, which never sends its own data).
  *  - BCAST (multicast flag): with a descriptor of that id, copy to every
- *    child port and free the descriptor; without one, drop.
+ *    child port and free the descriptor's slot for any block, keeping its
+ *    ports for a BCAST of the same id marked again (children bit 1,
+ *    EMU_CANARY_BCAST_AGAIN), which is copied to them once more and frees
+ *    the slot for good; without one (or a second BCAST not marked again),
+ *    drop.
  *  - RESTORE addressed to this switch: copy the data (as a BCAST) to the
  *    ports of the bitmap it carries (ports 0..31); otherwise route toward
  *    the addressed switch.
