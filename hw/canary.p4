@@ -11,7 +11,9 @@
  *
  * Descriptor registers, indexed by a CRC16 hash of id (N_DESC = 32768), each
  * read or written at most once per packet (one stateful ALU each):
- *   r_id        block id (0: free)
+ *   r_id        a pair: the block holding the slot (0: free), and the
+ *               block last broadcast from it (for a BCAST marked again:
+ *               children bit 1, which goes down the same ports once more)
  *   r_tstate    0 free, TS_FLUSHED flushed, else the first arrival time
  *               (the timeout and the flushed state in one register); its
  *               output is what the counter and the elements do (elem_op)
@@ -30,7 +32,9 @@
  * one stateful ALU each, so four fit a stage): ADD adds and returns the new
  * sums (the root's last contribution sends them), READ returns them (a timer
  * flush sends them), CLEAR zeroes them when a broadcast frees the
- * descriptor, so a new block starts from zero.
+ * descriptor, so a new block starts from zero. A broadcast keeps the
+ * children (read, not cleared) for a broadcast marked again; the first
+ * REDUCE of the next block in the slot sets them instead of adding to them.
  * Timeouts: the packet generator's periodic app sends one clock packet per
  * tick; packet i of a batch checks slot i (packet_id), so with a batch of
  * N_DESC packets and an inter-packet gap g the table is swept every
@@ -101,6 +105,14 @@ const bit<6> OP_BCAST = 2;
 const bit<6> OP_RESTORE = 3;
 
 const bit<32> TS_FLUSHED = 1;
+/* r_id's answers: REDUCE */
+const bit<2> ID_SAME = 0;
+const bit<2> ID_HELD = 1;       /* another block holds the slot: a collision */
+const bit<2> ID_NEW = 2;        /* the slot was free (or broadcast): taken */
+/* ...BCAST */
+const bit<2> ID_NONE = 0;       /* no descriptor: dropped */
+const bit<2> ID_FIRST = 1;      /* the broadcast: slot freed, ports kept */
+const bit<2> ID_AGAIN = 2;      /* marked again, the slot's last broadcast: its ports once more */
 const bit<16> CNT_DONE = 0x8000;
 
 
@@ -186,6 +198,12 @@ header qprobe_h {
     bit<8>  idx;
 }
 
+/* r_id: the block holding a descriptor's slot (0: free) and the block last broadcast from it */
+struct id_pair_t {
+    bit<32> lo;
+    bit<32> hi;
+}
+
 struct best_t {
     bit<16> depth;
     bit<16> port;
@@ -223,7 +241,7 @@ struct ig_md_t {
     bit<15> slot;
     bit<32> onehot;
     bit<32> old_id;
-    bit<1>  id_res;
+    bit<2>  id_res;
     bit<1>  unreach;     /* no route */
     bit<16> cnt;
     bit<16> need;        /* the root is done when old_cnt >= need */
@@ -458,23 +476,30 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         size = 1;
     }
 
-    /* ---- r_id ---- */
-    Register<bit<32>, bit<15>>(N_DESC, 0) r_id;
-    RegisterAction<bit<32>, bit<15>, bit<1>>(r_id) id_reduce = {    /* 1: held by another block */
-        void apply(inout bit<32> v, out bit<1> rv) {
-            rv = 0;
-            if (v == 0) { v = hdr.canary.id; }
-            else if (v != hdr.canary.id) { rv = 1; }
+    /* ---- r_id: {lo: the block holding the slot (0: free), hi: the block last broadcast from it} ---- */
+    Register<id_pair_t, bit<15>>(N_DESC, { 0, 0 }) r_id;
+    RegisterAction<id_pair_t, bit<15>, bit<2>>(r_id) id_reduce = {    /* ID_NEW, ID_SAME or ID_HELD */
+        void apply(inout id_pair_t v, out bit<2> rv) {
+            rv = ID_SAME;
+            if (v.lo == 0) { v.lo = hdr.canary.id; v.hi = 0; rv = ID_NEW; }
+            else if (v.lo != hdr.canary.id) { rv = ID_HELD; }
         }
     };
-    RegisterAction<bit<32>, bit<15>, bit<1>>(r_id) id_free = {      /* 1: freed this block's slot */
-        void apply(inout bit<32> v, out bit<1> rv) {
-            rv = 0;
-            if (v == hdr.canary.id) { v = 0; rv = 1; }
+    RegisterAction<id_pair_t, bit<15>, bit<2>>(r_id) id_bcast = {     /* ID_FIRST or ID_NONE */
+        void apply(inout id_pair_t v, out bit<2> rv) {
+            rv = ID_NONE;
+            if (v.lo == hdr.canary.id) { v.lo = 0; v.hi = hdr.canary.id; rv = ID_FIRST; }
         }
     };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_id) id_read = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    RegisterAction<id_pair_t, bit<15>, bit<2>>(r_id) id_again = {     /* marked again: also ID_AGAIN */
+        void apply(inout id_pair_t v, out bit<2> rv) {
+            rv = ID_NONE;
+            if (v.lo == hdr.canary.id) { v.lo = 0; v.hi = hdr.canary.id; rv = ID_FIRST; }
+            else if (v.hi == hdr.canary.id) { v.hi = 0; rv = ID_AGAIN; }
+        }
+    };
+    RegisterAction<id_pair_t, bit<15>, bit<32>>(r_id) id_read = {
+        void apply(inout id_pair_t v, out bit<32> rv) { rv = v.lo; }
     };
 
     /* ---- r_tstate: first arrival, or flushed; returns the element operation ---- */
@@ -534,6 +559,12 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
     Register<bit<32>, bit<15>>(N_DESC, 0) r_children;
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_or = {
         void apply(inout bit<32> v) { v = v | md.onehot; }
+    };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_set = {    /* a new block's first port */
+        void apply(inout bit<32> v) { v = md.onehot; }
+    };
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_read = {   /* kept for a broadcast again */
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
     RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_take = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; v = 0; }
@@ -1179,7 +1210,7 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             md.slot = slot_hash.get({ hdr.canary.id });
             md.id_res = id_reduce.execute(md.slot);
             md.route_ip = hdr.canary.dst;
-            if (md.id_res == 1) {
+            if (md.id_res == ID_HELD) {
                 /* collision: to the leader with this switch and the ingress port */
                 hdr.canary.bypass = 1;
                 hdr.canary.switch_addr = md.this_switch;
@@ -1198,14 +1229,25 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
                 /* every frame of a block carries the same leader and hosts */
                 leader_set.execute(md.slot);
                 hosts_set.execute(md.slot);
-                children_or.execute(md.slot);
+                if (md.id_res == ID_NEW) {
+                    children_set.execute(md.slot);    /* the slot's last block may have left its ports */
+                } else {
+                    children_or.execute(md.slot);
+                }
             }
         } else if (hdr.canary.isValid() && hdr.canary.bypass == 0 && hdr.canary.opcode == OP_BCAST) {
             md.slot = slot_hash.get({ hdr.canary.id });
-            md.id_res = id_free.execute(md.slot);
-            if (md.id_res == 1) {
-                md.elem_op = tstate_clear.execute(md.slot);    /* CLEAR */
+            if (hdr.canary.children[1:1] == 1) {
+                md.id_res = id_again.execute(md.slot);    /* EMU_CANARY_BCAST_AGAIN */
+            } else {
+                md.id_res = id_bcast.execute(md.slot);
+            }
+            if (md.id_res == ID_AGAIN) {
+                /* the leader's broadcast again: down the ports the first took */
                 md.children = children_take.execute(md.slot);
+            } else if (md.id_res == ID_FIRST) {
+                md.elem_op = tstate_clear.execute(md.slot);    /* CLEAR */
+                md.children = children_read.execute(md.slot);
 #ifdef CANARY_ADAPTIVE_TIMEOUT
                 /* a completed block (the BCAST's dst is its leader: leader_local gave the role): down */
                 ig_dprsr_md.mirror_type = ATO_MIRROR;
