@@ -52,6 +52,42 @@ static void done(struct run *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/*
+ * Three hosts of a star of four send block 11 (one element pair each);
+ * the leader H0 broadcasts its result (42, 43) at 10 us and again, not
+ * marked, at 20 us.
+ */
+static void bcast_script(struct run *r)
+{
+	r->fab = star(4);
+	uint32_t lip = r->fab->nodes[r->fab->hosts[0]].ipv4;
+
+	for (unsigned i = 1; i < 4; i++) {
+		r->sc[i].tx[0] = reduce_frame(0, lip, 11, 1, 4, 1, 1);
+		r->sc[i].ntx = 1;
+	}
+	r->sc[0].tx[0] = (struct script_frame){
+		.at = 10 * EMU_US, .nelem = 2, .data = { 42, 43 },
+		.h = { .dst = lip, .id = 11, .counter = 4, .hosts = 4, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST },
+	};
+	r->sc[0].tx[1] = r->sc[0].tx[0];
+	r->sc[0].tx[1].at = 20 * EMU_US;
+	r->sc[0].ntx = 2;
+}
+
+/* broadcasts of block 11's result that reached H1..H3 */
+static unsigned bcasts_got(struct run *r)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 1; i < 4; i++)
+		for (unsigned k = 0; k < host(r, i)->nrx; k++)
+			if ((host(r, i)->rx[k].h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_BCAST &&
+			    host(r, i)->rx[k].d0 == 42)
+				n++;
+	return n;
+}
+
 int main(void)
 {
 	struct run r = { 0 };
@@ -119,30 +155,11 @@ int main(void)
 	ok(byp && byp->t < 5 * EMU_US, "...at once, not after the timeout");
 	done(&r);
 
-	/* 4. broadcast frees the descriptor and reaches every child */
-	r.fab = star(4);
-	lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
-	for (unsigned i = 1; i < 4; i++) {
-		r.sc[i].tx[0] = reduce_frame(0, lip, 11, 1, 4, 1, 1);
-		r.sc[i].ntx = 1;
-	}
-	r.sc[0].tx[0] = (struct script_frame){
-		.at = 10 * EMU_US, .nelem = 2, .data = { 42, 43 },
-		.h = { .dst = lip, .id = 11, .counter = 4, .hosts = 4, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST },
-	};
-	r.sc[0].tx[1] = r.sc[0].tx[0];
-	r.sc[0].tx[1].at = 20 * EMU_US;	/* a second broadcast finds no descriptor */
-	r.sc[0].ntx = 2;
+	/* 4. broadcast frees the descriptor and reaches every child; a second finds none */
+	bcast_script(&r);
 	c = swc(1024, 1 * EMU_US);
 	run_star(&r, 4, &c);
-	unsigned got_bcast = 0;
-
-	for (unsigned i = 1; i < 4; i++)
-		for (unsigned k = 0; k < host(&r, i)->nrx; k++)
-			if ((host(&r, i)->rx[k].h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_BCAST &&
-			    host(&r, i)->rx[k].d0 == 42)
-				got_bcast++;
-	is_int(got_bcast, 3, "broadcast: every child gets the result exactly once");
+	is_int(bcasts_got(&r), 3, "broadcast: every child gets the result exactly once");
 	is_int(sw(&r)->live, 0, "broadcast: the table is empty at the end");
 	is_int(sw(&r)->bcast_dropped, 1, "a broadcast without a descriptor is dropped");
 	done(&r);
@@ -153,18 +170,8 @@ int main(void)
 	 * once more; a second "again" finds nothing. A reduce frame of the
 	 * same id after the broadcast opens a new descriptor.
 	 */
-	r.fab = star(4);
+	bcast_script(&r);
 	lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
-	for (unsigned i = 1; i < 4; i++) {
-		r.sc[i].tx[0] = reduce_frame(0, lip, 11, 1, 4, 1, 1);
-		r.sc[i].ntx = 1;
-	}
-	r.sc[0].tx[0] = (struct script_frame){
-		.at = 10 * EMU_US, .nelem = 2, .data = { 42, 43 },
-		.h = { .dst = lip, .id = 11, .counter = 4, .hosts = 4, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST },
-	};
-	r.sc[0].tx[1] = r.sc[0].tx[0];
-	r.sc[0].tx[1].at = 20 * EMU_US;
 	r.sc[0].tx[2] = r.sc[0].tx[0];
 	r.sc[0].tx[2].at = 30 * EMU_US;
 	r.sc[0].tx[2].h.children = EMU_CANARY_BCAST_AGAIN;
@@ -175,13 +182,7 @@ int main(void)
 	r.sc[1].ntx = 2;
 	c = swc(1024, 1 * EMU_US);
 	run_star(&r, 4, &c);
-	got_bcast = 0;
-	for (unsigned i = 1; i < 4; i++)
-		for (unsigned k = 0; k < host(&r, i)->nrx; k++)
-			if ((host(&r, i)->rx[k].h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_BCAST &&
-			    host(&r, i)->rx[k].d0 == 42)
-				got_bcast++;
-	is_int(got_bcast, 6, "again: every child gets the result twice (the broadcast and the one again)");
+	is_int(bcasts_got(&r), 6, "again: every child gets the result twice (the broadcast and the one again)");
 	is_int(sw(&r)->bcast_dropped, 2, "...the plain second broadcast and the second again are dropped");
 	is_int(sw(&r)->allocated, 2, "...a reduce frame of the id after them opens a new descriptor");
 	is_int(host(&r, 0)->nrx, 2, "...which reaches the leader: the first sum and that frame");
