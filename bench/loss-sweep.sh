@@ -21,7 +21,11 @@
 # goodput 0, and is counted as such in the table. Rows go to
 # bench/results/loss-sweep-SCALE.csv (appended: remove it for a fresh run);
 # the table of means over the seeds is printed (markdown) at the end, and by
-# `bench/loss-sweep.sh --table` for the existing CSV.
+# `bench/loss-sweep.sh --table` for the existing CSV; `--plot` (also at the
+# end, with gnuplot) draws it, min-max over seeds as error bars, to
+# bench/results/loss-sweep-SCALE.png: one panel without background, one
+# with background on the credit fabric (credit:P, lossless 0), one on the
+# drop-tail fabric (P, no injected loss: droptail).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -66,8 +70,86 @@ table() {
 		}' < "$F"
 }
 
+# plot: the CSV's means and min-max per panel, algorithm and loss, as
+# gnuplot data blocks (one per panel and column), then the figure
+plot() {
+	command -v gnuplot >/dev/null || { echo "bench/loss-sweep.sh: no gnuplot, no plot" >&2; return 0; }
+	local dat=$RESULTS/loss-sweep-$SCALE.dat png=$RESULTS/loss-sweep-$SCALE.png
+	perl -MText::ParseWords -e '
+		my $hdr = <STDIN>; chomp $hdr; my @c = parse_line(",", 0, $hdr); my %i; @i{@c} = 0..$#c;
+		my %v; my %cols;
+		my @x = ("0.00001", "0.0001", "0.001", "0.01");
+		while (<STDIN>) {
+			chomp; my @f = parse_line(",", 0, $_);
+			my $col = $f[$i{algo}] . ($f[$i{recovery}] eq "-" ? "" : " ($f[$i{recovery}])");
+			my $ok = $f[$i{result_exact}] eq "yes" || $f[$i{result_exact}] eq "true";
+			my ($bg, $l) = ($f[$i{bg}], $f[$i{loss}]);
+			# panel and x (0: no injected loss) of the row; a row may serve two panels
+			my @at;
+			if ($bg eq "none") {
+				push @at, ["none", $l eq "0" ? 0 : $l] unless $l eq "droptail";
+			} else {
+				push @at, ["credit", 0] if $l eq "0";
+				push @at, ["credit", $1] if $l =~ /^credit:(.*)/;
+				push @at, ["droptail", 0] if $l eq "droptail";
+				push @at, ["droptail", $l] if $l =~ /^[0-9.]+$/ && $l ne "0";
+			}
+			for my $a (@at) { push @{$v{$a->[0]}{$col}{$a->[1]}}, $ok ? $f[$i{goodput_gbps}] : 0; $cols{$col} = 1; }
+		}
+		for my $p ("none", "credit", "droptail") {
+			for my $col (sort keys %cols) {
+				print "# $p	$col
+";
+				my $k = 0;
+				for my $x ("0", @x) {
+					my $s = $v{$p}{$col}{$x} or do { $k++; next };
+					my ($sum, $lo, $hi) = (0, 1e9, -1);
+					for (@$s) { $sum += $_; $lo = $_ if $_ < $lo; $hi = $_ if $_ > $hi; }
+					printf "%d\t%.3f\t%.3f\t%.3f\n", $k++, $sum / @$s, $lo, $hi;
+				}
+				print "\n\n";
+			}
+		}' < "$F" > "$dat"
+	local cols
+	cols=$(awk -F'\t' '/^# none/ { print $2 }' "$dat")
+	{
+		echo 'set encoding utf8'
+		echo 'set terminal pngcairo size 1440,480 font "sans,11" noenhanced'
+		echo "set output '$png'"
+		echo 'set multiplot layout 1,3'
+		echo 'set grid ytics'
+		echo 'set key top right'
+		echo 'set ylabel "goodput (Gb/s)"'
+		echo 'set xrange [-0.3:4.3]'
+		echo 'set yrange [0:*]'
+		echo 'set xtics ("0" 0, "0.001 %%" 1, "0.01 %%" 2, "0.1 %%" 3, "1 %%" 4)'
+		echo 'set xlabel "loss per link"'
+		local b=0 title
+		for p in none credit droptail; do
+			case $p in
+			none) title="$SCALE scale, no background" ;;
+			credit) title="background, credit fabric (0: lossless)" ;;
+			droptail) title="background, drop-tail (0: no injected loss)" ;;
+			esac
+			echo "set title '$title'"
+			local cmd="plot" k=0 col
+			while IFS= read -r col; do
+				cmd="$cmd '$dat' index $((b + k)) using 1:2:3:4 with yerrorlines lt $((k + 1)) title '$col',"
+				k=$((k + 1))
+			done <<< "$cols"
+			echo "${cmd%,}"
+			b=$((b + k))
+		done
+		echo 'unset multiplot'
+	} | gnuplot && echo "plot: $png"
+}
+
 if [ "${1:-}" = --table ]; then
 	table
+	exit 0
+fi
+if [ "${1:-}" = --plot ]; then
+	plot
 	exit 0
 fi
 for seed in $SEEDS; do for bg in $BGS; do for loss in $LOSSES; do
@@ -97,3 +179,4 @@ for seed in $SEEDS; do for bg in $BGS; do for loss in $LOSSES; do
 done; done; done
 bench_flush
 table
+plot
