@@ -65,7 +65,9 @@
  * complete block makes the leader broadcast it once more through the
  * tree (lead_bcast: it goes only where the first did not); a probe is
  * answered with a unicast copy only once the broadcast is overdue by the
- * leader's own measured block round trip (bcast_wait).
+ * leader's own measured block round trip (bcast_wait), and once 16 such
+ * probes or requests have come, the result goes down the whole tree again
+ * (lead_again: the switches keep a broadcast's ports for it).
  *
  * Static trees (LH_ALGO_STATIC) run on the same machinery: every host,
  * the leader too, sends block b once up tree tree_base + (b mod N) as
@@ -125,7 +127,7 @@ struct clead {
 	bool ltimer;		/* the quiet timer is armed */
 	bool rebcast;		/* sketch: the result was broadcast again on a probe */
 	bool again;		/* ...and once more past the switches the first passed */
-	uint16_t nprobe;	/* ...probes for it since that it did not reach (see lead_again) */
+	uint16_t nprobe;	/* ...probes and requests that passed the unicast gates (see lead_again) */
 	uint8_t nmiss;
 	uint8_t ltries;		/* RECOVER rounds so far (backoff) */
 	uint16_t ltgen;		/* leader timer generation */
@@ -891,22 +893,23 @@ static void lead_bcast(struct lh_req *r, const struct canary *c, size_t b, const
 }
 
 /*
- * lead_again - with the sketch (whose probes it relies on), a probe or a
- * request (after the host's timeout) for a complete block, from a host that the broadcast did not reach, nor a
- * second one if the block had it (a probe comes after the second
- * broadcast's quiet period and after bcast_wait): the first was lost
- * below a switch it had passed, where a second dies (a leaf's uplink to a
- * spine: every host behind that spine misses it, hundreds at the paper's
- * scale). Once LH_AGAIN_PROBES such probes or requests have come, the
+ * lead_again - with the sketch (whose probes it relies on), a probe past
+ * bcast_wait or a request (after the host's timeout) for a complete block:
+ * the broadcast did not reach that host, nor a second one if the block had
+ * it (first probes within its quiet period are not counted: they crossed
+ * it). The first was lost below a switch it had passed, where a second
+ * dies (a leaf's uplink to a spine: every host behind that spine misses
+ * it, hundreds at the paper's scale). Once LH_AGAIN_PROBES such probes or requests have come, the
  * result goes down the whole tree once more (EMU_CANARY_BCAST_AGAIN: one
  * frame on every host's link) instead of one unicast per host from our
  * link, which would hold it for that many frame times and make this host
  * everyone's straggler; those before are answered one by one, as before.
- * Probes that crossed the second broadcast are not counted: under
- * background traffic a broadcast that is late, not lost, draws many of
- * them, and the whole tree again would cost every host a frame (counting
- * them cost 2-4 % of the lossless goodput with background at the paper's
- * scale). Returns true when a probe (not a @request) needs nothing more:
+ * Counting every probe (those that crossed the second broadcast, and
+ * those before bcast_wait) sends it sooner, but under background traffic a
+ * broadcast that is late, not lost, draws many, and the whole tree again
+ * costs every host a frame (2-4 % of the lossless goodput with background
+ * at the paper's scale). The count is of frames, not hosts: one host's
+ * probes and request count once each. Returns true when a probe (not a @request) needs nothing more:
  * it made that broadcast, or crossed it. A request is always answered
  * with a unicast copy too: its host has waited a whole timeout, and the
  * broadcast again may take the path that lost the first (a failed switch;

@@ -93,7 +93,7 @@ int main(void)
 	struct run r = { 0 };
 	struct emu_sw_cfg c;
 
-	plan(36);
+	plan(40);
 
 	/* 1. full aggregation: 4 hosts + leader H0 (5 hosts), all send at 0 */
 	r.fab = star(5);
@@ -161,7 +161,7 @@ int main(void)
 	run_star(&r, 4, &c);
 	is_int(bcasts_got(&r), 3, "broadcast: every child gets the result exactly once");
 	is_int(sw(&r)->live, 0, "broadcast: the table is empty at the end");
-	is_int(sw(&r)->bcast_dropped, 1, "a broadcast without a descriptor is dropped");
+	is_int(sw(&r)->bcast_dropped, 1, "a second broadcast, not marked again, is dropped");
 	done(&r);
 
 	/*
@@ -186,6 +186,28 @@ int main(void)
 	is_int(sw(&r)->bcast_dropped, 2, "...the plain second broadcast and the second again are dropped");
 	is_int(sw(&r)->allocated, 2, "...a reduce frame of the id after them opens a new descriptor");
 	is_int(host(&r, 0)->nrx, 2, "...which reaches the leader: the first sum and that frame");
+	done(&r);
+
+	/*
+	 * 4c. a table of one slot: after block 11's broadcast, block 12 takes
+	 * the slot at once (no collision), and block 11's broadcast again then
+	 * finds another block there and is dropped.
+	 */
+	bcast_script(&r);
+	lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
+	r.sc[0].ntx = 1;
+	r.sc[2].tx[1] = reduce_frame(15 * EMU_US, lip, 12, 1, 4, 5, 5);
+	r.sc[2].ntx = 2;
+	r.sc[0].tx[1] = r.sc[0].tx[0];
+	r.sc[0].tx[1].at = 30 * EMU_US;
+	r.sc[0].tx[1].h.children = EMU_CANARY_BCAST_AGAIN;
+	r.sc[0].ntx = 2;
+	c = swc(1, 1 * EMU_US);
+	run_star(&r, 4, &c);
+	is_int(sw(&r)->collisions, 0, "table of 1: a block takes a broadcast block's slot, no collision");
+	is_int(sw(&r)->allocated, 2, "...a descriptor each");
+	is_int(bcasts_got(&r), 3, "...and block 11's broadcast again finds block 12 there: the children got it once");
+	is_int(sw(&r)->bcast_dropped, 1, "...the again dropped");
 	done(&r);
 
 	/* 5. pktgen: a flush within [timeout, timeout + table x tick] */

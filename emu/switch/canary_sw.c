@@ -12,7 +12,8 @@
  * a 32K-entry table of 256-element descriptors does not cost 32 MiB per
  * switch in the emulator. A descriptor is OPEN from its first packet until
  * its timeout, FLUSHED (kept for stragglers and the broadcast, accumulator
- * released) until the broadcast frees it. A FLUSHED descriptor whose block
+ * released) until the broadcast frees it, SENT after that (free for any
+ * block; its ports kept for a broadcast marked again, see D_SENT). A FLUSHED descriptor whose block
  * was abandoned (re-issued under a new id after a failure) would hold its
  * slot forever; a new block that collides with a FLUSHED descriptor older
  * than EMU_SW_RECLAIM takes the slot over (counted as a reclaim).
@@ -536,7 +537,6 @@ static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_fram
 	uint64_t children = d->children;
 	bool root = s->ato && is_root(n, d->leader);
 
-	ato_hint(s, f, h, d->id, root);
 	if (d->state == D_SENT) {
 		if (!(h->children & EMU_CANARY_BCAST_AGAIN)) {
 			/* a second broadcast that goes only where the first did not */
@@ -544,11 +544,12 @@ static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_fram
 			emu_frame_free(n, f);
 			return;
 		}
-		/* the leader's broadcast again: down the same ports once more */
+		/* the leader's broadcast again: down the same ports once more (no hint: hw/canary.p4 adds none) */
 		d->state = D_FREE;
 		multicast(n, f, children, &s->st.bcast_copies);
 		return;
 	}
+	ato_hint(s, f, h, d->id, root);
 	ato_complete(s, d->id, root);
 	desc_free(n, s, d, slot);
 	d->state = D_SENT;
@@ -867,7 +868,8 @@ static void sw_timer(struct emu_node *n, uint64_t cookie)
 		uint32_t slot = (uint32_t)cookie;
 		struct desc *d = desc_at(s, slot);
 
-		if (d->state != D_FREE && (d->gen & 0x0fffffff) == ((uint32_t)(cookie >> 32) & 0x0fffffff) && d->held &&
+		if (d->state != D_FREE && d->state != D_SENT &&
+		    (d->gen & 0x0fffffff) == ((uint32_t)(cookie >> 32) & 0x0fffffff) && d->held &&
 		    emu_node_now(n) - d->ts > EMU_SW_RECLAIM)
 			tree_reclaim(n, s, d, slot);
 		break;

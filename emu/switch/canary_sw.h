@@ -182,7 +182,7 @@ struct emu_sw_stats {
 	uint64_t bypassed;		/* bypass frames forwarded */
 	uint64_t bcast_rx;
 	uint64_t bcast_copies;
-	uint64_t bcast_dropped;		/* broadcast without a descriptor */
+	uint64_t bcast_dropped;		/* broadcast without a descriptor (or a second one, not marked again) */
 	uint64_t restores;		/* restoration frames applied here */
 	uint64_t restore_copies;
 	uint64_t malformed;		/* dropped: truncated/inconsistent */
