@@ -46,6 +46,12 @@ SCENARIOS = [
     ("canary-bg-random", SMALL + " --algo canary --background random --bg-msg 16KiB"),
     ("canary-loss", SMALL + " --algo canary --loss 0.002"),
     ("canary-sketch-loss", SMALL + " --algo canary --loss 0.002 --sketch 16"),
+    # 128 hosts at 0.1 % loss: broadcasts lost below a switch they passed, sent again
+    ("canary-sketch-loss-128", "--topology fattree2:leaves=16,spines=16,hosts=16 --hosts 128 --size 1MiB"
+     " --elements 256 --workers 2 --algo canary --sketch 16 --loss 0.001 --background none"),
+    # t/0033's forced case: one broadcast lost on the root's uplink, 32 hosts behind it
+    ("canary-sketch-bcast-again", "--topology fattree2:leaves=2,spines=1,hosts=32 --hosts 64 --size 256KiB"
+     " --elements 64 --workers 2 --algo canary --sketch 4 --background none --drop L0/32#104 --retx-timeout 100us"),
     ("static4-loss", SMALL + " --algo static:4 --loss 0.002"),
     ("ring-loss", SMALL + " --algo ring --loss 0.002"),
     ("canary-lossy", SMALL + " --algo canary --lossy --buffer 16KiB"),
