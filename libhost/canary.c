@@ -899,21 +899,23 @@ static void lead_bcast(struct lh_req *r, const struct canary *c, size_t b, const
  * it (first probes within its quiet period are not counted: they crossed
  * it). The first was lost below a switch it had passed, where a second
  * dies (a leaf's uplink to a spine: every host behind that spine misses
- * it, hundreds at the paper's scale). Once LH_AGAIN_PROBES such probes or requests have come, the
- * result goes down the whole tree once more (EMU_CANARY_BCAST_AGAIN: one
- * frame on every host's link) instead of one unicast per host from our
- * link, which would hold it for that many frame times and make this host
- * everyone's straggler; those before are answered one by one, as before.
- * Counting every probe (those that crossed the second broadcast, and
- * those before bcast_wait) sends it sooner, but under background traffic a
- * broadcast that is late, not lost, draws many, and the whole tree again
- * costs every host a frame (2-4 % of the lossless goodput with background
- * at the paper's scale). The count is of frames, not hosts: one host's
- * probes and request count once each. Returns true when a probe (not a @request) needs nothing more:
- * it made that broadcast, or crossed it. A request is always answered
- * with a unicast copy too: its host has waited a whole timeout, and the
- * broadcast again may take the path that lost the first (a failed switch;
- * taking such requests as answered by it cost 50 % there). Without the
+ * it, hundreds at the paper's scale). Once LH_AGAIN_PROBES such probes or
+ * requests have come, the result goes down the whole tree once more
+ * (EMU_CANARY_BCAST_AGAIN: one frame on every host's link) instead of one
+ * unicast per host from our link, which would hold it for that many frame
+ * times and make this host everyone's straggler; those before are
+ * answered one by one, as before. Counting every probe (those that crossed
+ * the second broadcast, and those before bcast_wait) sends it sooner, but
+ * under background traffic a broadcast that is late, not lost, draws many,
+ * and the whole tree again costs every host a frame (2-4 % of the lossless
+ * goodput with background at the paper's scale). The count is of frames,
+ * not hosts: one host's probes and request count once each.
+ *
+ * Returns true when a probe (not a @request) needs nothing more: it made
+ * that broadcast, or crossed it. A request is always answered with a
+ * unicast copy too: its host has waited a whole timeout, and the broadcast
+ * again may take the path that lost the first (a failed switch: taking
+ * such requests as answered by it made that run 52 % longer). Without the
  * sketch (no probes: requests alone) it is not sent: with noisy hosts and
  * a short switch timeout (t/0031's slow blocks) it made blocks fail until
  * they fell back.
