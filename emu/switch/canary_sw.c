@@ -13,8 +13,8 @@
  * switch in the emulator. A descriptor is OPEN from its first packet until
  * its timeout, FLUSHED (kept for stragglers and the broadcast, accumulator
  * released) until the broadcast frees it, SENT after that (free for any
- * block; its ports kept for a broadcast marked again, see D_SENT). A FLUSHED descriptor whose block
- * was abandoned (re-issued under a new id after a failure) would hold its
+ * block; its ports kept for a broadcast marked again, see D_SENT). A
+ * FLUSHED descriptor whose block was abandoned (re-issued under a new id after a failure) would hold its
  * slot forever; a new block that collides with a FLUSHED descriptor older
  * than EMU_SW_RECLAIM takes the slot over (counted as a reclaim).
  */
@@ -31,9 +31,10 @@
 
 /*
  * D_SENT: the broadcast passed and freed the slot (any block takes it, as
- * D_FREE), but the children stay for a second broadcast of the same id:
- * the leader's, when a host probes for a result it did not get. It is
- * copied down the same ports again and the slot is D_FREE for good. Were
+ * D_FREE), but the children stay for a broadcast of the same id marked
+ * again (EMU_CANARY_BCAST_AGAIN): the leader's, when many hosts still ask
+ * for a result. It is copied down the same ports again and the slot is
+ * D_FREE for good; a second broadcast not so marked is dropped, as before. Were
  * the descriptor gone, a broadcast lost on a link below a switch it had
  * passed (a leaf's uplink to a spine: every host behind that spine) could
  * only be made up for by a unicast per host from the leader's link.
