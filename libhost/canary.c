@@ -932,6 +932,7 @@ static bool lead_again(struct lh_req *r, const struct canary *c, size_t b, struc
 	if (++l->nprobe < (min > 2 ? min : 2))
 		return false;
 	l->again = true;
+	l->rebcast = true;	/* a first probe after it sends no plain second broadcast, which every switch drops */
 	l->rebcast_at = lh_now(r);
 	r->st.rebroadcasts++;
 	lead_bcast(r, c, b, l, EMU_CANARY_BCAST_NOSAMPLE | EMU_CANARY_BCAST_AGAIN);
