@@ -24,19 +24,17 @@
 #define P 4
 #define TENANT 3
 
-static lh_time_t now_ps;
 static unsigned nsent, nrestore;
 static uint32_t max_seq;	/* highest sequence number sent (but the barrier's) */
 
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
 	struct emu_canary_hdr h;
-	unsigned n;
 
 	(void)ctx;
 	(void)handle;
 	nsent++;
-	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) != EMU_WIRE_OK)
+	if (!lhm_sent_canary(len, &h))
 		return;
 	if ((h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_RESTORE)
 		nrestore++;
@@ -44,23 +42,10 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 		max_seq = h.id & 0xffffff;
 }
 
-static lh_time_t t_now(void *ctx)
-{
-	(void)ctx;
-	return now_ps;
-}
-
 static const struct lh_transport_ops ops = {
-	.frame_get = lhm_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = lhm_timer_none,
+	.frame_get = lhm_frame_get, .frame_send = t_frame_send, .now = lhm_now, .timer = lhm_timer_none,
 	.tx_busy = lhm_tx_idle, .random = lhm_random,
 };
-
-static void input(void *arg, size_t off, int32_t *out, size_t n)
-{
-	(void)arg;
-	for (size_t i = 0; i < n; i++)
-		out[i] = 100 + (int32_t)(off + i);
-}
 
 /* a frame about block 0 (led by rank 0): @op with @counter, @children and @sw */
 static void frame(struct lh_host *h, uint8_t op, uint16_t counter, uint16_t sw, uint32_t children, int32_t a,
@@ -97,7 +82,7 @@ int main(void)
 	struct lh_comm *c = lh_comm_create(h, peers, P, 0, TENANT);
 	struct lh_ar_cfg cfg = {
 		.algo = LH_ALGO_CANARY, .elements = 2, .rtt = 2 * LH_US, .switch_timeout = LH_US, .max_failures = 3,
-		.input_block = input,
+		.input_block = lhm_input,
 	};
 	struct lh_req *r = lh_allreduce(c, &cfg, NULL, out, 2);
 

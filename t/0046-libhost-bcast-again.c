@@ -26,17 +26,15 @@
 #define E 4
 #define K 1
 
-static lh_time_t now_ps;
 static unsigned nbcast, nagain, nplain, ncopy;
 
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
 	struct emu_canary_hdr h;
-	unsigned n;
 
 	(void)ctx;
 	(void)handle;
-	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) != EMU_WIRE_OK)
+	if (!lhm_sent_canary(len, &h))
 		return;
 	switch (h.flags & EMU_CANARY_OP_MASK) {
 	case EMU_CANARY_OP_BCAST:
@@ -54,23 +52,10 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 	}
 }
 
-static lh_time_t t_now(void *ctx)
-{
-	(void)ctx;
-	return now_ps;
-}
-
 static const struct lh_transport_ops ops = {
-	.frame_get = lhm_frame_get, .frame_send = t_frame_send, .now = t_now, .timer = lhm_timer_none,
+	.frame_get = lhm_frame_get, .frame_send = t_frame_send, .now = lhm_now, .timer = lhm_timer_none,
 	.tx_busy = lhm_tx_idle, .random = lhm_random,
 };
-
-static void input(void *arg, size_t off, int32_t *out, size_t n)
-{
-	(void)arg;
-	for (size_t i = 0; i < n; i++)
-		out[i] = 100 + (int32_t)(off + i);
-}
 
 /* a frame about block 0 (led by rank 0): @op with @counter and @children */
 static void frame(struct lh_host *h, uint8_t op, uint16_t counter, uint32_t children, const int32_t *d, unsigned n)
@@ -99,7 +84,7 @@ int main(void)
 	struct lh_comm *c = lh_comm_create(h, peers, P, 0, TENANT);
 	struct lh_ar_cfg cfg = {
 		.algo = LH_ALGO_CANARY, .elements = E, .sketch = K, .rtt = 2 * LH_US, .switch_timeout = LH_US,
-		.max_failures = 3, .input_block = input,
+		.max_failures = 3, .input_block = lhm_input,
 	};
 	struct lh_req *r = lh_allreduce(c, &cfg, NULL, out, E - K);
 	const struct lh_ar_stats *st = r ? lh_req_stats(r) : NULL;
@@ -111,13 +96,13 @@ int main(void)
 	frame(h, EMU_CANARY_OP_REDUCE, P - 1, 0, red, E);
 	ok(lh_req_data_done(r) && out[0] == 400 && out[1] == 404 && out[2] == 408 && nbcast == 1,
 	   "the block completes with the exact sum (%d %d %d) and is broadcast once", out[0], out[1], out[2]);
-	now_ps += 50 * LH_US;	/* past the broadcast wait */
+	lhm_now_ps += 50 * LH_US;	/* past the broadcast wait */
 	frame(h, EMU_CANARY_OP_RETX_REQ, 0, 1, NULL, 0);
 	ok(nbcast == 1 && ncopy == 1, "the first request: a unicast copy, no broadcast (copies %u)", ncopy);
 	frame(h, EMU_CANARY_OP_RETX_REQ, 0, 2, NULL, 0);
 	ok(nagain == 1 && nplain == 0 && ncopy == 2,
 	   "the second request: the broadcast again, marked (%u marked, %u not), and a unicast copy", nagain, nplain);
-	now_ps += 50 * LH_US;	/* past the quiet period after it */
+	lhm_now_ps += 50 * LH_US;	/* past the quiet period after it */
 	frame(h, EMU_CANARY_OP_RETX_REQ, 1, 3, NULL, 0);
 	is_int(nplain, 0, "a first probe after it: no unmarked broadcast, which every switch would drop");
 	is_int(ncopy, 3, "...but a unicast copy to its host");
