@@ -9,6 +9,10 @@
 #   bench/instr.sh [WORKLOAD...]   (default: canary forwarding lockstep)
 #   ROUTER=merlin bench/instr.sh canary lockstep   (the switch model of the
 #              canary-emu workloads; default fifo)
+#   CACHE=1 bench/instr.sh ...   also simulate the caches (a 32 KiB 8-way L1
+#              data cache, 64-byte lines) and print L1 data misses per
+#              frame-hop: how many cache lines a hop touches that the L1
+#              no longer holds (slower: about twice the time)
 #
 #   canary     the default scenario's Canary run: 1024 hosts, 512 in a 4 MiB
 #              allreduce, 512 sending background traffic (20 vs 60 us)
@@ -32,9 +36,13 @@ count() {
 		--workers 1 --time-limit "${t}us" --json --no-progress ;;
 	*) echo "bench/instr.sh: unknown workload $name" >&2; exit 2 ;;
 	esac
-	valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" >"$out" 2>"$out.err" || true
-	local ir hops ev
+	local sim=no
+	[ "${CACHE:-0}" = 1 ] && sim="yes --D1=32768,8,64 --LL=33554432,16,64"
+	# shellcheck disable=SC2086
+	valgrind --tool=cachegrind --cache-sim=$sim --cachegrind-out-file=/dev/null "$@" >"$out" 2>"$out.err" || true
+	local ir hops ev d1=0
 	ir=$(sed -n 's/.*I *refs: *//p' "$out.err" | tr -d ,)
+	[ "${CACHE:-0}" = 1 ] && d1=$(sed -n 's/.*D1  misses: *\([0-9,]*\).*/\1/p' "$out.err" | tr -d ,)
 	if [ "$name" = forwarding ]; then
 		hops=$(tail -1 "$out" | awk -F, '{print $(NF-7)}')
 		ev=$(tail -1 "$out" | awk -F, '{print $(NF-3)}')
@@ -43,16 +51,18 @@ count() {
 		ev=$(sed -n 's/.*"events": \([0-9]*\).*/\1/p' "$out")
 	fi
 	[ -n "$ir" ] && [ -n "$hops" ] || { echo "bench/instr.sh: $name ${t}us gave no figures:" >&2; tail -3 "$out.err" >&2; exit 1; }
-	echo "$ir $hops $ev"
+	echo "$ir $hops $ev $d1"
 }
 
-printf '  %-11s %14s %14s %12s %12s\n' workload instructions frame_hops instr/hop events/hop
+printf '  %-11s %14s %14s %12s %12s %12s\n' workload instructions frame_hops instr/hop events/hop L1d-miss/hop
 for w in "${@:-canary forwarding lockstep}"; do
 	for name in $w; do
 		case $name in canary) t1=20 t2=60 ;; *) t1=10 t2=30 ;; esac
-		read -r i1 h1 e1 < <(count "$name" $t1)
-		read -r i2 h2 e2 < <(count "$name" $t2)
-		awk -v n="$name" -v i1="$i1" -v i2="$i2" -v h1="$h1" -v h2="$h2" -v e1="$e1" -v e2="$e2" 'BEGIN {
-			printf "  %-11s %14.0f %14.0f %12.0f %12.2f\n", n, i2 - i1, h2 - h1, (i2 - i1) / (h2 - h1), (e2 - e1) / (h2 - h1) }'
+		read -r i1 h1 e1 m1 < <(count "$name" $t1)
+		read -r i2 h2 e2 m2 < <(count "$name" $t2)
+		awk -v n="$name" -v i1="$i1" -v i2="$i2" -v h1="$h1" -v h2="$h2" -v e1="$e1" -v e2="$e2" \
+			-v m1="$m1" -v m2="$m2" -v c="${CACHE:-0}" 'BEGIN {
+			printf "  %-11s %14.0f %14.0f %12.0f %12.2f %12s\n", n, i2 - i1, h2 - h1, (i2 - i1) / (h2 - h1),
+				(e2 - e1) / (h2 - h1), c == 1 ? sprintf("%.2f", (m2 - m1) / (h2 - h1)) : "-" }'
 	done
 done

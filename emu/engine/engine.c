@@ -272,8 +272,8 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 	eng->lookahead = fab->min_latency;
 
 	/* nodes and ports */
-	eng->nodes = emu_xcalloc(fab->nnodes, sizeof(*eng->nodes));
-	eng->ports = emu_xcalloc(fab->nports + 1, sizeof(*eng->ports));
+	eng->nodes = emu_xaligned(fab->nnodes * sizeof(*eng->nodes));
+	eng->ports = emu_xaligned((fab->nports + 1) * sizeof(*eng->ports));
 	eng->part = emu_xcalloc(fab->nnodes, sizeof(*eng->part));
 	partition(eng);
 	eng->workers = emu_xaligned(eng->nworkers * sizeof(*eng->workers));

@@ -32,6 +32,7 @@
 #ifndef EMU_ENGINE_H
 #define EMU_ENGINE_H
 
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,7 @@
 #include "emu/engine/rng.h"
 #include "emu/engine/route.h"
 #include "emu/engine/time.h"
+#include "emu/engine/util.h"
 
 struct emu_engine;
 struct emu_worker;
@@ -79,15 +81,16 @@ struct emu_model_ops {
 };
 
 struct emu_port_stats {
+	/* written on every frame-hop: first, in one cache line (struct emu_port) */
 	uint64_t tx_frames, tx_bytes;
 	uint64_t rx_frames, rx_bytes;
 	emu_time_t busy_ps;		/* serializer busy time within the run (a frame on the wire at its end counts up to it) */
+	uint64_t q_peak_bytes;		/* egress queue high-water mark */
+	uint64_t in_peak_bytes;		/* ingress buffer high-water mark (lossless) */
 	uint64_t drops_queue;		/* lossy: egress queue full */
 	uint64_t drops_loss;		/* injected loss */
 	uint64_t drops_down;		/* sent into / in flight on a down link */
 	uint64_t drops_mtu;		/* larger than the link's MTU */
-	uint64_t q_peak_bytes;		/* egress queue high-water mark */
-	uint64_t in_peak_bytes;		/* ingress buffer high-water mark (lossless) */
 	uint64_t credit_stalls;		/* times the head frame waited for credit */
 };
 
@@ -118,31 +121,37 @@ struct emu_credq {
 };
 
 struct emu_port {
-	/* configuration (from the fabric) */
-	uint64_t rate_bps;
-	uint64_t ps_per_byte;		/* 8e12 / rate when exact, else 0 */
+	/*
+	 * Laid out by what a frame-hop touches, a cache line each (the array
+	 * is cache-line aligned and a port is a multiple of 64 bytes): the
+	 * serializer's line, the egress queue's, the credits', the counters'
+	 * (st); the rest after them. A port that sends touches the four, one
+	 * that receives the first, third and fourth.
+	 */
+	/* serializer: configuration (from the fabric) and its run-time state */
+	alignas(EMU_CACHELINE) uint64_t ps_per_byte;	/* 8e12 / rate when exact, else 0 */
 	emu_time_t latency;
+	emu_time_t busy_until;
 	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
-	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
-	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
+	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
+	struct emu_port *peer;		/* the peer's port (connected ports) */
 	uint32_t peer_node;
+	uint32_t gen;			/* link generation: bumps on every state change */
 	uint16_t peer_port;
 	bool connected;
-	/* run-time state, owned by the node's worker */
 	bool up;
 	bool txdone_pending;
 	bool tap;
-	uint32_t gen;			/* link generation: bumps on every state change */
-	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
-	struct emu_port *peer;		/* the peer's port (connected ports) */
-	struct emu_frame *qhead[EMU_TC_N], *qtail[EMU_TC_N];	/* egress queue per class */
+	bool stalled;			/* waits for credit (see cq) */
+	/* the egress queue, per class */
+	alignas(EMU_CACHELINE) struct emu_frame *qhead[EMU_TC_N];
+	struct emu_frame *qtail[EMU_TC_N];
 	uint32_t qframes;
 	uint64_t qbytes;		/* all classes */
 	uint64_t qbytes_tc[EMU_TC_N];
-	uint64_t xwait;			/* merlin router: bytes in the node's input buffers bound for this port */
-	emu_time_t busy_until;
-	int64_t credits[EMU_TC_N];	/* lossless: free bytes in the peer's ingress buffer, per class */
-	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
+	/* lossless flow control */
+	alignas(EMU_CACHELINE) int64_t credits[EMU_TC_N];	/* free bytes in the peer's ingress buffer, per class */
+	uint64_t in_bytes;		/* bytes held in this port's ingress buffer */
 	/*
 	 * Credits on their way back from the peer, not yet applied, in
 	 * (t, key) order. They are applied
@@ -151,28 +160,35 @@ struct emu_port {
 	 * are they real events, since one of them has to wake it.
 	 */
 	struct emu_credq cq;
-	bool stalled;
-	struct emu_port_stats st;
+	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
+	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
+	alignas(EMU_CACHELINE) struct emu_port_stats st;
+	/* seldom read */
+	uint64_t rate_bps;
+	uint64_t xwait;			/* merlin router: bytes in the node's input buffers bound for this port */
 };
 
 struct emu_node {
-	uint32_t id;
+	/*
+	 * What every event of the node reads first, in one cache line (the
+	 * array is cache-line aligned), then its key and timers, then the rest.
+	 */
+	alignas(EMU_CACHELINE) uint32_t id;
 	uint16_t nports;
 	bool up;
 	struct emu_worker *w;
 	struct emu_engine *eng;
-	const struct emu_fab_node *fn;
 	const struct emu_model_ops *ops;
 	void *state;
-	void *arg;
 	struct emu_port *ports;
+	struct emu_xbar *xb;		/* merlin router (xbar.h); NULL: the FIFO egress model */
+	void *arg;
 	/*
 	 * The key of the node's next event: EMU_EV_KEY(id, per-source
 	 * sequence), kept whole so that an event takes it with one increment
 	 * (the sequence cannot reach 2^EMU_SEQ_BITS in any run).
 	 */
-	uint64_t key;
-	struct emu_rng rng;
+	alignas(EMU_CACHELINE) uint64_t key;
 	/*
 	 * Pending timers, ordered on (t, key). Only the earliest is always in
 	 * the worker's event queue (a "wake"); the others wait here, so a
@@ -182,7 +198,8 @@ struct emu_node {
 	 */
 	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events; port = 1: woken */
 	struct emu_heap theap;		/* the same, out of order */
-	struct emu_xbar *xb;		/* merlin router (xbar.h); NULL: the FIFO egress model */
+	const struct emu_fab_node *fn;
+	struct emu_rng rng;
 };
 
 /*
