@@ -306,6 +306,7 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 		n->w = emu_engine_node_local(eng, i) ? &eng->workers[eng->part[i] - eng->wbase] : NULL;
 		n->eng = eng;
 		n->fn = fn;
+		n->host = fn->kind == EMU_NODE_HOST;
 		n->ports = &eng->ports[fn->port0];
 		emu_rng_init(&n->rng, cfg->seed, i);
 		for (unsigned p = 0; p < fn->nports; p++) {

@@ -123,16 +123,17 @@ struct emu_credq {
 struct emu_port {
 	/*
 	 * Laid out by what a frame-hop touches, a cache line each (the array
-	 * is cache-line aligned and a port is a multiple of 64 bytes): the
-	 * serializer's line, the egress queue's, the credits', the counters'
-	 * (st); the rest after them. A port that sends touches the four, one
-	 * that receives the first, third and fourth.
+	 * is cache-line aligned and a port is five lines): the serializer's
+	 * line, the egress queue's, the credits', the counters' (st), then
+	 * what is seldom read. A port that sends a frame touches the first
+	 * four; one that receives it the first and the counters'; a credit on
+	 * its way back only the credits' line of the port it goes to.
 	 */
 	/* serializer: configuration (from the fabric) and its run-time state */
 	alignas(EMU_CACHELINE) uint64_t ps_per_byte;	/* 8e12 / rate when exact, else 0 */
 	emu_time_t latency;
 	emu_time_t busy_until;
-	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
+	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
 	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
 	struct emu_port *peer;		/* the peer's port (connected ports) */
 	uint32_t peer_node;
@@ -142,16 +143,15 @@ struct emu_port {
 	bool up;
 	bool txdone_pending;
 	bool tap;
-	bool stalled;			/* waits for credit (see cq) */
 	/* the egress queue, per class */
 	alignas(EMU_CACHELINE) struct emu_frame *qhead[EMU_TC_N];
 	struct emu_frame *qtail[EMU_TC_N];
 	uint32_t qframes;
+	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
 	uint64_t qbytes;		/* all classes */
 	uint64_t qbytes_tc[EMU_TC_N];
-	/* lossless flow control */
+	/* lossless flow control, and what transmit() reads besides */
 	alignas(EMU_CACHELINE) int64_t credits[EMU_TC_N];	/* free bytes in the peer's ingress buffer, per class */
-	uint64_t in_bytes;		/* bytes held in this port's ingress buffer */
 	/*
 	 * Credits on their way back from the peer, not yet applied, in
 	 * (t, key) order. They are applied
@@ -160,8 +160,9 @@ struct emu_port {
 	 * are they real events, since one of them has to wake it.
 	 */
 	struct emu_credq cq;
+	bool stalled;
+	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
 	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
-	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
 	alignas(EMU_CACHELINE) struct emu_port_stats st;
 	/* seldom read */
 	uint64_t rate_bps;
@@ -170,25 +171,26 @@ struct emu_port {
 
 struct emu_node {
 	/*
-	 * What every event of the node reads first, in one cache line (the
-	 * array is cache-line aligned), then its key and timers, then the rest.
+	 * What every event of the node reads first, its key included, in one
+	 * cache line (the array is cache-line aligned), then its timers, then
+	 * the rest.
 	 */
 	alignas(EMU_CACHELINE) uint32_t id;
 	uint16_t nports;
 	bool up;
+	bool host;			/* fn->kind == EMU_NODE_HOST, here for emu_route() */
 	struct emu_worker *w;
 	struct emu_engine *eng;
 	const struct emu_model_ops *ops;
 	void *state;
 	struct emu_port *ports;
 	struct emu_xbar *xb;		/* merlin router (xbar.h); NULL: the FIFO egress model */
-	void *arg;
 	/*
 	 * The key of the node's next event: EMU_EV_KEY(id, per-source
 	 * sequence), kept whole so that an event takes it with one increment
 	 * (the sequence cannot reach 2^EMU_SEQ_BITS in any run).
 	 */
-	alignas(EMU_CACHELINE) uint64_t key;
+	uint64_t key;
 	/*
 	 * Pending timers, ordered on (t, key). Only the earliest is always in
 	 * the worker's event queue (a "wake"); the others wait here, so a
@@ -198,8 +200,9 @@ struct emu_node {
 	 */
 	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events; port = 1: woken */
 	struct emu_heap theap;		/* the same, out of order */
-	const struct emu_fab_node *fn;
+	alignas(EMU_CACHELINE) const struct emu_fab_node *fn;
 	struct emu_rng rng;
+	void *arg;
 };
 
 /*

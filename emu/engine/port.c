@@ -596,7 +596,7 @@ uint64_t emu_route(struct emu_node *n, uint32_t dst_host)
 {
 	struct emu_routes *r = rcu_dereference(n->eng->routes);
 
-	if (n->fn->kind == EMU_NODE_HOST)
+	if (n->host)
 		return 1;
 	return emu_routes_mask(r, n->eng->fab, n->id, dst_host);
 }
@@ -605,7 +605,7 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
 {
 	struct emu_routes *r = rcu_dereference(n->eng->routes);
 
-	if (n->fn->kind == EMU_NODE_HOST)
+	if (n->host)
 		return 1;
 	if (dst_sw == n->id)
 		return 0;
@@ -619,9 +619,10 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
  * or two and would say nothing; with the inputs counted, adaptive routing
  * sees the same quantity under both models.
  */
-static inline uint64_t port_occupancy(const struct emu_port *p)
+static inline uint64_t port_occupancy(const struct emu_node *n, const struct emu_port *p)
 {
-	return p->qbytes + p->xwait;
+	/* xwait is 0 without merlin: not read there (a cache line of its own) */
+	return n->xb ? p->qbytes + p->xwait : p->qbytes;
 }
 
 static unsigned nth_bit(uint64_t mask, unsigned k)
@@ -642,14 +643,14 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 
 	if (policy == EMU_ROUTE_ECMP)
 		return def;
-	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(&n->ports[def]) * 2 <= n->eng->cfg.buffer_bytes)
+	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(n, &n->ports[def]) * 2 <= n->eng->cfg.buffer_bytes)
 		return def;
 	/*
 	 * Least queued bytes; ties go to the first in hash rotation order:
 	 * the ports above the default in ascending order, then those below.
 	 */
 	unsigned best = def;
-	uint64_t bestq = port_occupancy(&n->ports[def]);
+	uint64_t bestq = port_occupancy(n, &n->ports[def]);
 	uint64_t below = mask & ((1ULL << def) - 1);
 
 	for (uint64_t m = mask & ~below & ~(1ULL << def); m || below; m &= m - 1) {
@@ -658,7 +659,7 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 			below = 0;
 		}
 		unsigned p = (unsigned)__builtin_ctzll(m);
-		uint64_t q = port_occupancy(&n->ports[p]);
+		uint64_t q = port_occupancy(n, &n->ports[p]);
 
 		if (q < bestq) {
 			best = p;
