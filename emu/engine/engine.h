@@ -168,6 +168,7 @@ struct emu_port {
 	uint64_t rate_bps;
 	uint64_t xwait;			/* merlin router: bytes in the node's input buffers bound for this port */
 };
+_Static_assert(sizeof(struct emu_port) == 5 * EMU_CACHELINE, "struct emu_port: five cache lines, laid out by use");
 
 struct emu_node {
 	/*
@@ -204,6 +205,7 @@ struct emu_node {
 	struct emu_rng rng;
 	void *arg;
 };
+_Static_assert(sizeof(struct emu_node) == 3 * EMU_CACHELINE, "struct emu_node: three cache lines, laid out by use");
 
 /*
  * Switch queueing models. FIFO: a frame goes straight to its output's
