@@ -26,7 +26,8 @@ command -v valgrind >/dev/null || { echo "bench/instr.sh: needs valgrind (apt-ge
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# count NAME T: run the workload for T us under cachegrind; print "instructions frame_hops events"
+# count NAME T: run the workload for T us under cachegrind; print "instructions frame_hops events
+# L1d_misses" (the misses 0 without CACHE=1)
 count() {
 	local name=$1 t=$2 out=$tmp/$1.$2
 	case $name in
@@ -50,7 +51,7 @@ count() {
 		hops=$(sed -n 's/.*"frame_hops": \([0-9]*\).*/\1/p' "$out")
 		ev=$(sed -n 's/.*"events": \([0-9]*\).*/\1/p' "$out")
 	fi
-	[ -n "$ir" ] && [ -n "$hops" ] || { echo "bench/instr.sh: $name ${t}us gave no figures:" >&2; tail -3 "$out.err" >&2; exit 1; }
+	[ -n "$ir" ] && [ -n "$hops" ] && [ -n "$d1" ] || { echo "bench/instr.sh: $name ${t}us gave no figures:" >&2; tail -3 "$out.err" >&2; exit 1; }
 	echo "$ir $hops $ev $d1"
 }
 

@@ -125,7 +125,7 @@ struct clead {
 	bool fallback;
 	bool recovering;	/* sketch: missing hosts known, asked directly */
 	bool ltimer;		/* the quiet timer is armed */
-	bool rebcast;		/* sketch: the result was broadcast again on a probe */
+	bool rebcast;		/* sketch: the result was broadcast again (a first probe, or lead_again) */
 	bool again;		/* ...and once more past the switches the first passed */
 	uint16_t nprobe;	/* ...probes and requests that passed the unicast gates (see lead_again) */
 	uint8_t nmiss;
@@ -932,7 +932,12 @@ static bool lead_again(struct lh_req *r, const struct canary *c, size_t b, struc
 	if (++l->nprobe < (min > 2 ? min : 2))
 		return false;
 	l->again = true;
-	l->rebcast = true;	/* a first probe after it sends no plain second broadcast, which every switch drops */
+	/*
+	 * A first probe after it sends no plain broadcast: every switch the
+	 * broadcast again passed drops one (a plain one would pass only where
+	 * both were lost on our own link; the hosts there get a unicast copy).
+	 */
+	l->rebcast = true;
 	l->rebcast_at = lh_now(r);
 	r->st.rebroadcasts++;
 	lead_bcast(r, c, b, l, EMU_CANARY_BCAST_NOSAMPLE | EMU_CANARY_BCAST_AGAIN);

@@ -7,12 +7,12 @@
  * One leader (rank 0 of 4, sketch 1) completes block 0 from one REDUCE of
  * the three other hosts and broadcasts it. Past its broadcast wait, two
  * hosts' retransmission requests (counter 0) reach it: the second makes it
- * send the broadcast again (P / 2 = 2 frames), and each request still gets
- * a unicast copy. A first probe (counter 1) that comes after that, past
- * the quiet period, must not make it broadcast a third time, unmarked:
- * every switch drops a second broadcast of an id without the mark, so it
- * would be one frame on the leader's link for nothing. The probe gets a
- * unicast copy instead.
+ * send the broadcast again (P / 2 = 2 of them), and each request still
+ * gets a unicast copy. A first probe (counter 1) right after it crossed
+ * it: nothing is sent. One that comes past the quiet period must not make
+ * it broadcast a third time, unmarked (every switch drops a second
+ * broadcast of an id without the mark: one frame on the leader's link for
+ * nothing); it gets a unicast copy.
  */
 #include <string.h>
 
@@ -26,7 +26,7 @@
 #define E 4
 #define K 1
 
-static unsigned nbcast, nagain, nplain, ncopy;
+static unsigned nframes, nbcast, nagain, nplain, ncopy;
 
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
@@ -34,6 +34,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 
 	(void)ctx;
 	(void)handle;
+	nframes++;
 	if (!lhm_sent_canary(len, &h))
 		return;
 	switch (h.flags & EMU_CANARY_OP_MASK) {
@@ -77,7 +78,7 @@ int main(void)
 	struct lh_peer peers[P];
 	int32_t out[E - K] = { 0 };
 
-	plan(7);
+	plan(8);
 	for (unsigned i = 0; i < P; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
 	struct lh_host *h = lh_host_create(&t, &peers[0]);
@@ -102,6 +103,10 @@ int main(void)
 	frame(h, EMU_CANARY_OP_RETX_REQ, 0, 2, NULL, 0);
 	ok(nagain == 1 && nplain == 0 && ncopy == 2,
 	   "the second request: the broadcast again, marked (%u marked, %u not), and a unicast copy", nagain, nplain);
+	unsigned before = nframes;
+
+	frame(h, EMU_CANARY_OP_RETX_REQ, 1, 3, NULL, 0);
+	is_int(nframes - before, 0, "a first probe right after it (it crossed it): nothing sent");
 	lhm_now_ps += 50 * LH_US;	/* past the quiet period after it */
 	frame(h, EMU_CANARY_OP_RETX_REQ, 1, 3, NULL, 0);
 	is_int(nplain, 0, "a first probe after it: no unmarked broadcast, which every switch would drop");

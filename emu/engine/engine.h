@@ -164,7 +164,7 @@ struct emu_port {
 	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
 	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
 	alignas(EMU_CACHELINE) struct emu_port_stats st;
-	/* seldom read */
+	/* seldom read (xwait: only under merlin) */
 	uint64_t rate_bps;
 	uint64_t xwait;			/* merlin router: bytes in the node's input buffers bound for this port */
 };
