@@ -105,14 +105,21 @@ const bit<6> OP_BCAST = 2;
 const bit<6> OP_RESTORE = 3;
 
 const bit<32> TS_FLUSHED = 1;
-/* r_id's answers: REDUCE */
-const bit<2> ID_SAME = 0;
-const bit<2> ID_HELD = 1;       /* another block holds the slot: a collision */
-const bit<2> ID_NEW = 2;        /* the slot was free (or broadcast): taken */
-/* ...BCAST */
-const bit<2> ID_NONE = 0;       /* no descriptor: dropped */
-const bit<2> ID_FIRST = 1;      /* the broadcast: slot freed, ports kept */
-const bit<2> ID_AGAIN = 2;      /* marked again, the slot's last broadcast: its ports once more */
+/*
+ * r_id's answers. A dual-word stateful ALU of Tofino 1 can output a stored
+ * word or its predicate, not a constant chosen by a condition: so r_id's
+ * actions return the predicate, one-hot over the outcome of its two
+ * comparisons, bit (cmplo + 2 x cmphi).
+ * REDUCE: cmplo = (lo == 0), cmphi = (lo == id); id is never 0.
+ */
+const bit<4> ID_HELD = 1;       /* neither: another block holds the slot, a collision */
+const bit<4> ID_NEW = 2;        /* the slot was free (or broadcast): taken */
+const bit<4> ID_SAME = 4;       /* this block holds it */
+/* BCAST: cmplo = (lo == id), cmphi = (hi == again_id: the id if marked again, else 0) */
+const bit<4> ID_NONE = 1;       /* no descriptor: dropped */
+const bit<4> ID_FIRST = 2;      /* the broadcast: slot freed, ports kept */
+const bit<4> ID_AGAIN = 4;      /* marked again, the slot's last broadcast: its ports once more */
+const bit<4> ID_BOTH = 8;       /* both: the slot is this block's (as ID_FIRST); hi is 0 or another id then */
 const bit<16> CNT_DONE = 0x8000;
 
 
@@ -241,7 +248,8 @@ struct ig_md_t {
     bit<15> slot;
     bit<32> onehot;
     bit<32> old_id;
-    bit<2>  id_res;
+    bit<4>  id_res;
+    bit<32> again_id;    /* a BCAST marked again: its id, else 0 (set by the parser) */
     bit<1>  unreach;     /* no route */
     bit<16> cnt;
     bit<16> need;        /* the root is done when old_cnt >= need */
@@ -262,9 +270,10 @@ struct ig_md_t {
     bit<9>  ato_idx;     /* r_ato entry of this tenant as a plain switch (tenant ++ 0) */
     bit<9>  ato_idx_root;/* ... and as the block's root (tenant ++ 1) */
     bit<8>  ato_tenant;
-    bit<32> q;           /* Q - floor of this tenant and role (REDUCE) */
-    bit<32> now_floor;   /* now + ATO_FLOOR_NS */
+    bit<32> deadline;    /* a REDUCE: now + Q - floor of this tenant and role (r_ato) */
+    bit<32> q;           /* a BCAST: Q - floor of this tenant and role (r_ato), for the hint */
     bit<16> hint;        /* a BCAST: Q in ns, for the hosts' window */
+    bit<1>  hinted;      /* this BCAST's switch field got the hint */
     bit<1>  ato_up;      /* the sample: a straggler (1) or a completed block (0) */
     MirrorId_t ato_sess;
 #endif
@@ -278,6 +287,7 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.onehot = 0;
         md.old_id = 0;
         md.id_res = 0;
+        md.again_id = 0;
         md.unreach = 0;
         md.cnt = 0;
         md.need = 0;
@@ -298,8 +308,9 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.ato_idx = 0;
         md.ato_idx_root = 0;
         md.ato_tenant = 0;
+        md.deadline = 0;
         md.q = 0;
-        md.now_floor = 0;
+        md.hinted = 0;
         md.hint = 0;
         md.ato_up = 0;
         md.ato_sess = 0;
@@ -343,12 +354,18 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.ato_idx = hdr.canary.id[31:24] ++ 1w0;
         md.ato_idx_root = hdr.canary.id[31:24] ++ 1w1;
 #endif
-        transition select(hdr.canary.opcode) {
-            OP_REDUCE: parse_data;
-            OP_BCAST: parse_data;
-            OP_RESTORE: parse_data;
+        transition select(hdr.canary.opcode, hdr.canary.children[1:1]) {
+            (OP_BCAST, 1): parse_again;
+            (OP_REDUCE, _): parse_data;
+            (OP_BCAST, _): parse_data;
+            (OP_RESTORE, _): parse_data;
             default: accept;
         }
+    }
+    state parse_again {
+        /* a BCAST marked again (EMU_CANARY_BCAST_AGAIN): r_id's id_bcast compares hi with its id */
+        md.again_id = hdr.canary.id;
+        transition parse_data;
     }
     state parse_data {
         pkt.extract(hdr.data);
@@ -382,7 +399,10 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 #ifdef CANARY_ADAPTIVE_TIMEOUT
     /* ---- r_ato: Q - floor per (tenant, root); stage 0, indexed by the header ---- */
     Register<bit<32>, bit<9>>(512, TIMEOUT_NS - ATO_FLOOR_NS) r_ato;
-    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_read = {
+    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_deadline = {     /* a REDUCE: now + Q - floor */
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v + md.now; }
+    };
+    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_hint_read = {    /* a BCAST: Q - floor */
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
     RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_step_up = {      /* min(Q + up, ceiling) */
@@ -392,22 +412,10 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         }
     };
     RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_step_down = {    /* max(Q - down, floor) */
-        void apply(inout bit<32> v) {
-            if (v > ATO_DOWN_NS) { v = v - ATO_DOWN_NS; }
-            else { v = 0; }
-        }
+        void apply(inout bit<32> v) { v = v |-| ATO_DOWN_NS; }    /* saturating: one constant */
     };
 
-    /* a REDUCE reads its Q here; for other Canary frames the read is unused */
-    action set_root() { md.is_root = 1; md.q = ato_read.execute(md.ato_idx_root); }
-    action not_root() { md.q = ato_read.execute(md.ato_idx); }
-    table leader_local {          /* leaders hanging off this switch */
-        key = { hdr.canary.dst : exact; }
-        actions = { set_root; not_root; }
-        size = 256;
-        default_action = not_root();
-    }
-#else
+#endif
     action set_root() { md.is_root = 1; }
     table leader_local {          /* leaders hanging off this switch */
         key = { hdr.canary.dst : exact; }
@@ -415,7 +423,6 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         size = 256;
         default_action = NoAction();
     }
-#endif
 
     /*
      * Routing, IPv4 and Canary destinations alike: LPM on the destination,
@@ -478,24 +485,25 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 
     /* ---- r_id: {lo: the block holding the slot (0: free), hi: the block last broadcast from it} ---- */
     Register<id_pair_t, bit<15>>(N_DESC, { 0, 0 }) r_id;
-    RegisterAction<id_pair_t, bit<15>, bit<2>>(r_id) id_reduce = {    /* ID_NEW, ID_SAME or ID_HELD */
-        void apply(inout id_pair_t v, out bit<2> rv) {
-            rv = ID_SAME;
-            if (v.lo == 0) { v.lo = hdr.canary.id; v.hi = 0; rv = ID_NEW; }
-            else if (v.lo != hdr.canary.id) { rv = ID_HELD; }
+    RegisterAction<id_pair_t, bit<15>, bit<4>>(r_id) id_reduce = {    /* ID_NEW, ID_SAME or ID_HELD */
+        void apply(inout id_pair_t v, out bit<4> rv) {
+            rv = this.predicate(v.lo == 0, v.lo == hdr.canary.id);
+            if (v.lo == 0) { v.lo = hdr.canary.id; v.hi = 0; }
         }
     };
-    RegisterAction<id_pair_t, bit<15>, bit<2>>(r_id) id_bcast = {     /* ID_FIRST or ID_NONE */
-        void apply(inout id_pair_t v, out bit<2> rv) {
-            rv = ID_NONE;
-            if (v.lo == hdr.canary.id) { v.lo = 0; v.hi = hdr.canary.id; rv = ID_FIRST; }
-        }
-    };
-    RegisterAction<id_pair_t, bit<15>, bit<2>>(r_id) id_again = {     /* marked again: also ID_AGAIN */
-        void apply(inout id_pair_t v, out bit<2> rv) {
-            rv = ID_NONE;
-            if (v.lo == hdr.canary.id) { v.lo = 0; v.hi = hdr.canary.id; rv = ID_FIRST; }
-            else if (v.hi == hdr.canary.id) { v.hi = 0; rv = ID_AGAIN; }
+    /*
+     * A BCAST: lo == id frees the slot (ID_FIRST, marked again or not);
+     * else hi == again_id (the id if marked again, else 0) goes down the
+     * first's ports once more (ID_AGAIN, which the caller takes only when
+     * marked: unmarked, hi == 0 matches a slot never broadcast, and the
+     * write of 0 to it changes nothing). One action for both, as
+     * bf-p4c cannot place two of r_id's actions chosen by a header bit.
+     */
+    RegisterAction<id_pair_t, bit<15>, bit<4>>(r_id) id_bcast = {     /* ID_FIRST, ID_AGAIN or ID_NONE */
+        void apply(inout id_pair_t v, out bit<4> rv) {
+            rv = this.predicate(v.lo == hdr.canary.id, v.hi == md.again_id);
+            if (v.lo == hdr.canary.id) { v.lo = 0; v.hi = hdr.canary.id; }
+            else if (v.hi == md.again_id) { v.hi = 0; }
         }
     };
     RegisterAction<id_pair_t, bit<15>, bit<32>>(r_id) id_read = {
@@ -505,17 +513,21 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
     /* ---- r_tstate: first arrival, or flushed; returns the element operation ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_tstate;
 #ifdef CANARY_ADAPTIVE_TIMEOUT
-    /* the deadline now + floor + Q instead of the first arrival (two PHV operands) */
+    /*
+     * now + Q - floor instead of the first arrival: the deadline less the
+     * floor (r_tstate's two PHV inputs, now and q: the stateful ALU adds).
+     */
     RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_reduce = {    /* ADD; NONE: straggler */
         void apply(inout bit<32> v, out bit<2> rv) {
-            if (v == 0) { v = md.now_floor + md.q; rv = ELEM_ADD; }
+            if (v == 0) { v = md.deadline; rv = ELEM_ADD; }
             else if (v == TS_FLUSHED) { rv = ELEM_NONE; }
             else { rv = ELEM_ADD; }
         }
     };
     RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_timer = {    /* open, deadline passed: READ */
         void apply(inout bit<32> v, out bit<2> rv) {
-            if (v != TS_FLUSHED && md.now - v < 0x80000000) { v = TS_FLUSHED; rv = ELEM_READ; }
+            /* now - (v + floor) >= 0, in wrapping 32-bit time */
+            if (v != TS_FLUSHED && (int<32>)(md.now - v) >= ATO_FLOOR_NS) { v = TS_FLUSHED; rv = ELEM_READ; }
             else { rv = ELEM_NONE; }
         }
     };
@@ -557,17 +569,20 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 
     /* ---- r_children ---- */
     Register<bit<32>, bit<15>>(N_DESC, 0) r_children;
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_or = {
-        void apply(inout bit<32> v) { v = v | md.onehot; }
+    /*
+     * One call per branch, each a logical table of r_children's stage: a
+     * REDUCE adds its port (the first of a new block sets it: the slot's
+     * last block may have left its ports); a BCAST reads them, and keeps
+     * them for a broadcast again (the next block's first REDUCE sets them).
+     */
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_add = {
+        void apply(inout bit<32> v) {
+            if (md.id_res == ID_NEW) { v = md.onehot; }
+            else { v = v | md.onehot; }
+        }
     };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_set = {    /* a new block's first port */
-        void apply(inout bit<32> v) { v = md.onehot; }
-    };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_read = {   /* kept for a broadcast again */
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_read = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
-    };
-    RegisterAction<bit<32>, bit<15>, bit<32>>(r_children) children_take = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; v = 0; }
     };
 
     /* ---- r_counter ---- */
@@ -1168,6 +1183,16 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
     action prepare2() {
         md.need = md.need - 1;    /* hosts - counter - 1: a second stage, one operation each */
     }
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+    /* each its own action (bf-p4c: one operation per field per stage) */
+    action ato_cap() {            /* min (a mux bf-p4c selects as minu) */
+        hdr.canary.switch_addr = hdr.canary.switch_addr > ATO_FLOOR_NS + ATO_SPAN_NS ?
+                                 ATO_FLOOR_NS + ATO_SPAN_NS : hdr.canary.switch_addr;
+    }
+    action ato_hint() {
+        md.hint = md.q[15:0] + ATO_FLOOR_NS;    /* Q in ns, before a step down: a BCAST's hint */
+    }
+#endif
 
     apply {
         /* ns clock, bit 1 forced: 0 means free and 1 flushed in r_tstate */
@@ -1176,7 +1201,6 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         prepare2();
         switch_addr.apply();
 #ifdef CANARY_ADAPTIVE_TIMEOUT
-        md.now_floor = md.now + ATO_FLOOR_NS;
         if (hdr.ato.isValid()) {
             /* a sample back from ATO_PORT: step Q (then dropped: neither Canary nor IPv4) */
             if (hdr.ato.up == 1) {
@@ -1185,8 +1209,16 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
                 ato_step_down.execute(hdr.ato.tenant ++ hdr.ato.root);
             }
         } else if (hdr.canary.isValid()) {
-            /* the role (and a REDUCE's Q) of every Canary frame: REDUCE and BCAST need it */
+            /* the role, then Q of this tenant and role, of every Canary frame: REDUCE and BCAST need them */
             leader_local.apply();
+            if (hdr.canary.opcode == OP_REDUCE) {
+                md.deadline = ato_deadline.execute(md.ato_tenant ++ md.is_root);    /* now + Q - floor */
+            } else {
+                /* Q for the hint: a read of its own (an ALU op from the deadline's 32-bit
+                   fields would tie them to the 16-bit switch field's containers) */
+                md.q = ato_hint_read.execute(md.ato_tenant ++ md.is_root);
+                ato_hint();
+            }
         }
 #endif
         if (md.is_timer == 1) {
@@ -1229,36 +1261,25 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
                 /* every frame of a block carries the same leader and hosts */
                 leader_set.execute(md.slot);
                 hosts_set.execute(md.slot);
-                if (md.id_res == ID_NEW) {
-                    children_set.execute(md.slot);    /* the slot's last block may have left its ports */
-                } else {
-                    children_or.execute(md.slot);
-                }
+                children_add.execute(md.slot);
             }
         } else if (hdr.canary.isValid() && hdr.canary.bypass == 0 && hdr.canary.opcode == OP_BCAST) {
             md.slot = slot_hash.get({ hdr.canary.id });
-            if (hdr.canary.children[1:1] == 1) {
-                md.id_res = id_again.execute(md.slot);    /* EMU_CANARY_BCAST_AGAIN */
-            } else {
-                md.id_res = id_bcast.execute(md.slot);
-            }
-            if (md.id_res == ID_AGAIN) {
-                /* the leader's broadcast again: down the ports the first took */
-                md.children = children_take.execute(md.slot);
-            } else if (md.id_res == ID_FIRST) {
+            md.id_res = id_bcast.execute(md.slot);
+            /* read whatever the answer: a BCAST without a descriptor is dropped below */
+            md.children = children_read.execute(md.slot);
+            if (md.id_res == ID_AGAIN && hdr.canary.children[1:1] == 1) {
+                /* the leader's broadcast again: down the ports the first took, the slot free for good */
+            } else if (md.id_res == ID_FIRST || md.id_res == ID_BOTH) {
                 md.elem_op = tstate_clear.execute(md.slot);    /* CLEAR */
-                md.children = children_read.execute(md.slot);
 #ifdef CANARY_ADAPTIVE_TIMEOUT
                 /* a completed block (the BCAST's dst is its leader: leader_local gave the role): down */
                 ig_dprsr_md.mirror_type = ATO_MIRROR;
                 md.ato_sess = ATO_SESSION;
                 md.ato_up = 0;
                 /* the hosts' hint: Q (before this step down) added to the switch field, at most the ceiling */
-                md.hint = md.q[15:0] + ATO_FLOOR_NS;
                 hdr.canary.switch_addr = hdr.canary.switch_addr |+| md.hint;
-                if (hdr.canary.switch_addr > ATO_FLOOR_NS + ATO_SPAN_NS) {
-                    hdr.canary.switch_addr = ATO_FLOOR_NS + ATO_SPAN_NS;
-                }
+                md.hinted = 1;    /* capped below, a gateway of its own */
 #endif
             } else {
                 ig_dprsr_md.drop_ctl = 1;    /* no descriptor: dropped */
@@ -1285,6 +1306,11 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
          * sums), READ (timer flush: return the sums, take the counter),
          * CLEAR (freed by a broadcast: zero, so a new block starts from zero).
          */
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+        if (md.hinted == 1) {
+            ato_cap();    /* the hint: at most the ceiling */
+        }
+#endif
         t_counter.apply();
         t_e00.apply();
         t_e01.apply();
