@@ -44,21 +44,22 @@
  * Adaptive timeout (the emulator's --timeout adaptive; off unless
  * -DCANARY_ADAPTIVE_TIMEOUT): r_ato holds Q - ATO_FLOOR_NS per allreduce
  * (the id's tenant byte) and role (whether the block's leader hangs off
- * this switch: leader_local). A REDUCE reads it in stage 0 through
- * leader_local's actions and r_tstate stores the deadline now + floor + Q
- * instead of the first arrival; the clock packet flushes once now has
- * passed it. A straggler (tstate_reduce returns NONE) and a BCAST that
- * frees a descriptor each mirror a 2-byte sample (tenant, role, up or
- * down) to ATO_PORT, a second port in loopback; back in ingress the sample
- * steps r_ato (up: +ATO_UP_NS up to the ceiling, down: -ATO_DOWN_NS down to
- * the floor) and is dropped. The hosts' hint: that BCAST also leaves with
- * this switch's Q (read by leader_local, before the step down) added to
- * its switch field, saturating, at most the ceiling; the hosts size their
- * window for the sum along their branch. One more stateful ALU (43 of 48 with the
- * adaptive next hop), what the tofino1 model counts for --timeout
- * adaptive. NOT COMPILED: written after the model's placement
- * (hw/README.md), with no Tofino compiler at hand; the risks are listed
- * there.
+ * this switch: leader_local, stage 0). Every Canary frame reads it in
+ * stage 1 beside r_id, adding ato_base: a REDUCE gets now + Q - floor,
+ * which r_tstate stores instead of the first arrival, and the clock
+ * packet flushes once now - stored >= floor; a BCAST gets Q itself. A
+ * straggler (tstate_reduce returns NONE) and a BCAST that frees a
+ * descriptor each mirror a 2-byte sample (tenant, role, up or down) to
+ * ATO_PORT, a second port in loopback; back in ingress the sample steps
+ * r_ato (up: +ATO_UP_NS up to the ceiling, down: -ATO_DOWN_NS down to the
+ * floor) and is dropped. The hosts' hint: that BCAST also leaves with this
+ * switch's Q (before the step down) added to its switch field, saturating,
+ * at most the ceiling; the hosts size their window for the sum along their
+ * branch. One more stateful ALU, what the tofino1 model counts for
+ * --timeout adaptive. Compiled (bf-p4c 9.13.4 + bfas) with
+ * -DCANARY_NO_ADAPTIVE: 40 stateful ALUs in 12 of 12 stages. With the
+ * adaptive next hop (43) bf-p4c needs 15 stages: it does not fit Tofino 1
+ * (hw/README.md).
  */
 #include <core.p4>
 #include <tna.p4>
@@ -85,8 +86,8 @@
  * [200 ns, 8 us], +128 ns per straggler, -32 ns per completed block,
  * starting at TIMEOUT_NS. r_ato keeps Q - floor, so the floor is a
  * saturating subtract to 0. Every step and start value is a multiple of 4 ns:
- * now has bit 1 set (below), so the deadline now + floor + Q keeps it and
- * is never 0 (free) or TS_FLUSHED.
+ * now has bit 1 set (below), so the stored now + Q - floor keeps it and is
+ * never 0 (free) or TS_FLUSHED.
  */
 #define ATO_FLOOR_NS 200
 #define ATO_SPAN_NS 7800        /* ceiling - floor */
@@ -271,8 +272,7 @@ struct ig_md_t {
     bit<9>  ato_idx_root;/* ... and as the block's root (tenant ++ 1) */
     bit<8>  ato_tenant;
     bit<32> deadline;    /* a REDUCE: now + Q - floor of this tenant and role (r_ato) */
-    bit<32> q;           /* a BCAST: Q - floor of this tenant and role (r_ato), for the hint */
-    bit<16> hint;        /* a BCAST: Q in ns, for the hosts' window */
+    bit<32> ato_base;    /* r_ato's read adds it: a REDUCE now, else the floor */
     bit<1>  hinted;      /* this BCAST's switch field got the hint */
     bit<1>  ato_up;      /* the sample: a straggler (1) or a completed block (0) */
     MirrorId_t ato_sess;
@@ -309,9 +309,8 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.ato_idx_root = 0;
         md.ato_tenant = 0;
         md.deadline = 0;
-        md.q = 0;
+        md.ato_base = 0;
         md.hinted = 0;
-        md.hint = 0;
         md.ato_up = 0;
         md.ato_sess = 0;
 #endif
@@ -399,11 +398,9 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 #ifdef CANARY_ADAPTIVE_TIMEOUT
     /* ---- r_ato: Q - floor per (tenant, root); stage 0, indexed by the header ---- */
     Register<bit<32>, bit<9>>(512, TIMEOUT_NS - ATO_FLOOR_NS) r_ato;
-    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_deadline = {     /* a REDUCE: now + Q - floor */
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v + md.now; }
-    };
-    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_hint_read = {    /* a BCAST: Q - floor */
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    /* a REDUCE: now + Q - floor (its deadline less the floor); other frames: Q (ato_base the floor) */
+    RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v + md.ato_base; }
     };
     RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_step_up = {      /* min(Q + up, ceiling) */
         void apply(inout bit<32> v) {
@@ -1189,14 +1186,18 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         hdr.canary.switch_addr = hdr.canary.switch_addr > ATO_FLOOR_NS + ATO_SPAN_NS ?
                                  ATO_FLOOR_NS + ATO_SPAN_NS : hdr.canary.switch_addr;
     }
-    action ato_hint() {
-        md.hint = md.q[15:0] + ATO_FLOOR_NS;    /* Q in ns, before a step down: a BCAST's hint */
-    }
 #endif
 
     apply {
         /* ns clock, bit 1 forced: 0 means free and 1 flushed in r_tstate */
         md.now = ig_prsr_md.global_tstamp[31:0] | 2;
+#ifdef CANARY_ADAPTIVE_TIMEOUT
+        if (hdr.canary.isValid() && hdr.canary.opcode == OP_REDUCE) {
+            md.ato_base = ig_prsr_md.global_tstamp[31:0] | 2;    /* now, in the same stage */
+        } else {
+            md.ato_base = ATO_FLOOR_NS;    /* a BCAST reads Q itself, for its hint */
+        }
+#endif
         prepare();
         prepare2();
         switch_addr.apply();
@@ -1211,14 +1212,7 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         } else if (hdr.canary.isValid()) {
             /* the role, then Q of this tenant and role, of every Canary frame: REDUCE and BCAST need them */
             leader_local.apply();
-            if (hdr.canary.opcode == OP_REDUCE) {
-                md.deadline = ato_deadline.execute(md.ato_tenant ++ md.is_root);    /* now + Q - floor */
-            } else {
-                /* Q for the hint: a read of its own (an ALU op from the deadline's 32-bit
-                   fields would tie them to the 16-bit switch field's containers) */
-                md.q = ato_hint_read.execute(md.ato_tenant ++ md.is_root);
-                ato_hint();
-            }
+            md.deadline = ato_read.execute(md.ato_tenant ++ md.is_root);
         }
 #endif
         if (md.is_timer == 1) {
@@ -1278,7 +1272,7 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
                 md.ato_sess = ATO_SESSION;
                 md.ato_up = 0;
                 /* the hosts' hint: Q (before this step down) added to the switch field, at most the ceiling */
-                hdr.canary.switch_addr = hdr.canary.switch_addr |+| md.hint;
+                hdr.canary.switch_addr = hdr.canary.switch_addr |+| md.deadline[15:0];
                 md.hinted = 1;    /* capped below, a gateway of its own */
 #endif
             } else {
