@@ -218,7 +218,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 26);
+	plan(58 + 28);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -384,13 +384,21 @@ int main(void)
 
 	/* the adaptive timeout starts from --timeout's value within the floor and ceiling */
 	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
-		"--no-progress --timeout 20us --timeout adaptive:200ns-2us");
+		"--no-progress --routing ecmp --timeout 20us --timeout adaptive:200ns-2us");
 	ok(rc == 0 && strstr(sh_out, "switches: timeout adaptive 200.000 ns-2.000 µs from 2.000 µs "),
 	   "--timeout 20us --timeout adaptive:200ns-2us: the header shows the start the switches take (2 us)");
 	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
-		"--no-progress --json --timeout 50ns --timeout adaptive");
+		"--no-progress --routing ecmp --json --timeout 50ns --timeout adaptive");
 	ok(rc == 0 && strstr(sh_out, "\"floor_ns\": 200.000, \"ceil_ns\": 8000.000, \"start_ns\": 200.000,"),
 	   "--timeout 50ns --timeout adaptive: JSON start_ns is the floor (200 ns)");
+	/* on tofino1 the adaptive timeout fits beside ECMP only, as hw/canary.p4 compiles */
+	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
+		"--no-progress --timeout adaptive");
+	ok(rc == 2 && strstr(sh_out, "MAU stages: 13 needed, 12 available") && strstr(sh_out, "--routing ecmp"),
+	   "--timeout adaptive with the adaptive next hop on tofino1: refused (exit 2), the fix named");
+	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
+		"--no-progress --timeout adaptive --profile tofino2");
+	ok(rc == 0, "--timeout adaptive with the adaptive next hop on tofino2: runs");
 
 	/* resources */
 	rc = sh(EMU " --resources --elements 32 --routing ecmp --topology fattree2:leaves=16,spines=16,hosts=16");

@@ -87,14 +87,20 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	n->salu_regs = 6 + words + (adaptive ? 3 : 0) + (adaptive_timeout ? 1 : 0);
 	n->salu = per_pass + n->salu_regs;
 	/*
-	 * Stages as bf-p4c placed hw/canary.p4: r_id alone in the first (every
-	 * other register needs its verdict; r_ato, indexed by the header,
-	 * beside it), then the rest salu_per_stage at a time (11 stages for
-	 * 39, 12 for 42; 12 for 43 with the adaptive timeout).
+	 * Stages as bf-p4c 9.13.4 placed hw/canary.p4: r_id alone in the first
+	 * (every other register needs its verdict), then the rest
+	 * salu_per_stage at a time (11 stages for 39, 12 for 42). With the
+	 * adaptive timeout r_ato is read by the role leader_local gives, so
+	 * the first stage holds that lookup and no ALU, the second r_ato and
+	 * r_id: 12 stages for 40 (ECMP, as compiled), 13 for 43 beside the
+	 * adaptive next hop, which bf-p4c placed in 15: it does not fit.
 	 */
-	unsigned spp = p->salu_per_stage, first = adaptive_timeout ? 2 : 1;
+	unsigned spp = p->salu_per_stage;
 
-	n->stages = 1 + (n->salu - first + spp - 1) / spp;
+	if (adaptive_timeout)
+		n->stages = 2 + (n->salu - 2 + spp - 1) / spp;
+	else
+		n->stages = 1 + (n->salu - 1 + spp - 1) / spp;
 	/* parse/port one-hot + hash + timeout check + routing + multicast select (+ sample mirror) */
 	n->tables = n->salu + 5 + (adaptive_timeout ? 1 : 0);
 	uint64_t words_per_block = 1024 * 4;	/* 1024 rows of 128 b = 4 x 32-bit words */
@@ -121,7 +127,10 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	} while (0)
 	OVER(n->salu > p->stages * p->salu_per_stage, "stateful ALUs: %u needed, %u available", n->salu,
 	     p->stages * p->salu_per_stage);
-	OVER(n->stages > p->stages, "MAU stages: %u needed, %u available", n->stages, p->stages);
+	OVER(n->stages > p->stages, "MAU stages: %u needed, %u available%s", n->stages, p->stages,
+	     adaptive_timeout && adaptive && 2 + (n->salu - 5 + spp - 1) / spp <= p->stages
+		     ? " (the adaptive timeout beside the adaptive next hop; with --routing ecmp it fits)"
+		     : "");
 	OVER(descriptors > p->max_descriptors, "descriptors: %u requested, %u available", descriptors,
 	     p->max_descriptors);
 	OVER(n->sram_blocks > (uint64_t)p->stages * p->sram_blocks_per_stage, "SRAM blocks: %llu needed, %u available",
@@ -171,9 +180,9 @@ void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_
 		words, words == 1 ? "" : "s", n->adaptive ? ", 3 for adaptive routing" : "",
 		n->adaptive_timeout ? ", 1 for the adaptive timeout: r_ato per allreduce and role" : "");
 	if (n->adaptive_timeout)
-		fprintf(f, "  adaptive timeout: r_ato 512 x 32 b beside r_id in stage 0; one 64 B sample per "
-			   "straggler and per completed block through the loopback port; a broadcast adds the Q "
-			   "leader_local read to its switch field for the hosts' window (one 16-bit PHV field, "
-			   "a saturating add and a min with the ceiling)\n");
+		fprintf(f, "  adaptive timeout: r_ato 512 x 32 b beside r_id in stage 1, after the role's "
+			   "lookup; one 64 B sample per straggler and per completed block through the loopback "
+			   "port; a broadcast adds the Q it reads to its switch field for the hosts' window (a "
+			   "saturating add and a min with the ceiling)\n");
 	fprintf(f, "  verdict: %s%s\n", n->fits ? "fits" : "DOES NOT FIT: ", n->fits ? "" : n->why);
 }

@@ -30,20 +30,20 @@
  *   multicast      2^(p/s) * s group entries for p ports in s shards.
  *
  * The adaptive timeout (--timeout adaptive, rule in canary_sw.h) adds one
- * stateful ALU: r_ato (the timeout Q per allreduce and role, 512 x 32 bit,
- * in stage 0 beside r_id: a REDUCE reads the Q of its header's allreduce,
- * through the actions of the leader_local lookup that gives the role; a
- * sample packet steps it). The descriptor's state register keeps the
- * deadline instead of the first arrival, so the clock packet's test needs
- * no extra register. A straggler (its REDUCE finds the descriptor flushed)
- * and a broadcast that frees a descriptor each leave a 64 B mirror copy
- * through the loopback port, which comes back as a sample packet (one more
- * logical table, the mirror session) and steps r_ato up or down; stage 0
- * then holds two stateful ALUs, which the stage count follows. The hosts'
- * hint costs no ALU: the leader_local lookup reads r_ato for every Canary
- * frame, a broadcast too (its step comes later with the sample), which adds
- * Q to its switch field (one 16-bit PHV field, a saturating add and a min
- * with the ceiling).
+ * stateful ALU: r_ato (the timeout Q per allreduce and role, 512 x 32 bit).
+ * Every Canary frame reads it in the stage after the leader_local lookup
+ * that gives the role (bf-p4c refuses a register a table's two actions
+ * index differently), beside r_id: a REDUCE gets now + Q - floor, which
+ * the descriptor's state register keeps instead of the first arrival, so
+ * the clock packet's test needs no extra register; a broadcast gets Q,
+ * which it adds to its switch field for the hosts' window (a saturating
+ * add and a min with the ceiling). A straggler (its REDUCE finds the
+ * descriptor flushed) and a broadcast that frees a descriptor each leave a
+ * 64 B mirror copy through the loopback port, which comes back as a sample
+ * packet (one more logical table, the mirror session) and steps r_ato up
+ * or down. The first stage then holds no ALU and the second two, which the
+ * stage count follows: 12 stages with ECMP, as hw/canary.p4 compiled; 13
+ * with the adaptive next hop (bf-p4c: 15), which does not fit tofino1.
  */
 #ifndef EMU_TOFINO_H
 #define EMU_TOFINO_H
