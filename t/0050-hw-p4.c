@@ -95,6 +95,27 @@ static int count_in(const char *src, const char *open, const char *needle)
 	return n;
 }
 
+/* the value of "const bit<W> NAME = V;", or -1 */
+static long constant(const char *src, const char *name)
+{
+	char key[64];
+
+	for (const char *p = strstr(src, "const bit<"); p; p = strstr(p + 1, "const bit<")) {
+		const char *q = strchr(p, '>');
+
+		snprintf(key, sizeof(key), " %s = ", name);
+		if (q && !strncmp(q + 1, key, strlen(key)))
+			return strtol(q + 1 + strlen(key), NULL, 0);
+	}
+	return -1;
+}
+
+/* the one-hot predicate of a Tofino 1 stateful ALU: bit (cmplo + 2 x cmphi) */
+static long pred(int cmplo, int cmphi)
+{
+	return 1L << (cmplo + 2 * cmphi);
+}
+
 static long define(const char *src, const char *name)
 {
 	char key[64];
@@ -113,7 +134,7 @@ int main(void)
 
 	if (!src)
 		skip_all("hw/canary.p4 not found (run from the top directory)");
-	plan(17);
+	plan(21);
 
 	/* the header, field by field, as wire.h lays it out */
 	static const struct {
@@ -193,6 +214,45 @@ int main(void)
 	is_int(adapt, 3, "adaptive routing: 3 registers (depth per up port, least-loaded port, last report)");
 	is_int(count(src, "Register<bit<32>, bit<15>>(N_DESC, 0) r_e"), 32, "32 element registers");
 	is_int(count(src, "key = { md.elem_op : exact; }"), 32, "32 element tables keyed by the operation r_tstate returns");
+
+	/*
+	 * r_id: a dual-word stateful ALU of Tofino 1 outputs a stored word or
+	 * its predicate, not a constant picked by a condition (bf-p4c: "cannot
+	 * output constant from Register"); the answers are the predicate's bits
+	 */
+	const char *rid = strstr(src, "Register<id_pair_t, bit<15>>");
+	const char *rid_end = rid ? strstr(rid, "(r_id) id_read") : NULL;
+	int preds = 0, consts = 0;
+
+	for (const char *q = rid ? strstr(rid, "this.predicate(") : NULL; q && q < rid_end; q = strstr(q + 1, "this.predicate("))
+		preds++;
+	for (const char *q = rid ? strstr(rid, "rv = ID_") : NULL; q && q < rid_end; q = strstr(q + 1, "rv = ID_"))
+		consts++;
+	ok(rid && rid_end && preds == 2 && consts == 0 && !strstr(src, "rv = ID_"),
+	   "r_id's id_reduce and id_bcast answer with the stateful ALU's predicate, no action returns a constant "
+	   "(%d predicates, %d constants)", preds, consts);
+	ok(constant(src, "ID_HELD") == pred(0, 0) && constant(src, "ID_NEW") == pred(1, 0) &&
+		   constant(src, "ID_SAME") == pred(0, 1),
+	   "REDUCE answers as the predicate of (lo == 0, lo == id): held %ld, new %ld, same %ld",
+	   constant(src, "ID_HELD"), constant(src, "ID_NEW"), constant(src, "ID_SAME"));
+	ok(constant(src, "ID_NONE") == pred(0, 0) && constant(src, "ID_FIRST") == pred(1, 0) &&
+		   constant(src, "ID_AGAIN") == pred(0, 1) && constant(src, "ID_BOTH") == pred(1, 1) &&
+		   strstr(src, "md.id_res == ID_FIRST || md.id_res == ID_BOTH") &&
+		   strstr(src, "md.id_res == ID_AGAIN && hdr.canary.children[1:1] == 1"),
+	   "BCAST answers as the predicate of (lo == id, hi == again_id); both counts as the first broadcast, "
+	   "the broadcast again only when marked");
+
+	/* again_id: set by the parser for a BCAST marked again, the mark being wire.h's bit */
+	const char *sel = strstr(src, "transition select(hdr.canary.opcode, hdr.canary.children[1:1])");
+	const char *again = strstr(src, "state parse_again {");
+	const char *again_end = again ? strstr(again, "}") : NULL;
+	const char *set = again ? strstr(again, "md.again_id = hdr.canary.id;") : NULL;
+
+	ok(EMU_CANARY_BCAST_AGAIN == 1u << 1 && sel && strstr(sel, "(OP_BCAST, 1): parse_again;") &&
+		   count(src, "md.again_id = hdr.canary.id;") == 1 && set && set < again_end &&
+		   strstr(src, "v.hi == md.again_id"),
+	   "again_id: the BCAST's id only when marked again (children bit 1, wire.h's EMU_CANARY_BCAST_AGAIN), "
+	   "set by the parser, compared with hi");
 	free(src);
 	return done_testing();
 }
