@@ -715,7 +715,8 @@ static const struct cli_opt opt_table[] = {
 	OPT("drop", "NODE/PORT#N", o_drop, NULL, "lose exactly the N-th frame sent on that port (repeatable)"),
 	{ .help = "switches:" },
 	OPT("timeout", "T", o_timeout, "1us", "Canary switch timeout; adaptive[:FLOOR-CEIL]: every switch learns one "
-	  "per allreduce and role from the stragglers it sees (from 1us, within 200ns-8us)"),
+	  "per allreduce and role from the stragglers it sees (from 1us, within 200ns-8us; on tofino1 with "
+	  "--routing ecmp only)"),
 	OPT("timer", "NAME", o_timer, "exact", "exact | pktgen: a deadline per descriptor, or a packet generator checking one slot per tick"),
 	OPT("pktgen-tick", "T", o_pktgen_tick, "1ns", "pktgen clock period"),
 	OPT("profile", "NAME", o_profile, "tofino1", "tofino1 | tofino2 | unbounded"),

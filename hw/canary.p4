@@ -120,7 +120,7 @@ const bit<4> ID_SAME = 4;       /* this block holds it */
 const bit<4> ID_NONE = 1;       /* no descriptor: dropped */
 const bit<4> ID_FIRST = 2;      /* the broadcast: slot freed, ports kept */
 const bit<4> ID_AGAIN = 4;      /* marked again, the slot's last broadcast: its ports once more */
-const bit<4> ID_BOTH = 8;       /* both: the slot is this block's (as ID_FIRST); hi is 0 or another id then */
+const bit<4> ID_BOTH = 8;       /* both: an unmarked BCAST of the slot's block (hi is 0 while lo is set): as ID_FIRST */
 const bit<16> CNT_DONE = 0x8000;
 
 
@@ -268,8 +268,6 @@ struct ig_md_t {
     bit<8>  up_idx;
     bit<1>  over;        /* that port's reported depth is above ADAPT_THRESH */
 #ifdef CANARY_ADAPTIVE_TIMEOUT
-    bit<9>  ato_idx;     /* r_ato entry of this tenant as a plain switch (tenant ++ 0) */
-    bit<9>  ato_idx_root;/* ... and as the block's root (tenant ++ 1) */
     bit<8>  ato_tenant;
     bit<32> deadline;    /* a REDUCE: now + Q - floor of this tenant and role (r_ato) */
     bit<32> ato_base;    /* r_ato's read adds it: a REDUCE now, else the floor */
@@ -305,8 +303,6 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.up_idx = 0;
         md.over = 0;
 #ifdef CANARY_ADAPTIVE_TIMEOUT
-        md.ato_idx = 0;
-        md.ato_idx_root = 0;
         md.ato_tenant = 0;
         md.deadline = 0;
         md.ato_base = 0;
@@ -350,8 +346,6 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         pkt.extract(hdr.canary);
 #ifdef CANARY_ADAPTIVE_TIMEOUT
         md.ato_tenant = hdr.canary.id[31:24];
-        md.ato_idx = hdr.canary.id[31:24] ++ 1w0;
-        md.ato_idx_root = hdr.canary.id[31:24] ++ 1w1;
 #endif
         transition select(hdr.canary.opcode, hdr.canary.children[1:1]) {
             (OP_BCAST, 1): parse_again;
@@ -396,7 +390,7 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
     }
 
 #ifdef CANARY_ADAPTIVE_TIMEOUT
-    /* ---- r_ato: Q - floor per (tenant, root); stage 0, indexed by the header ---- */
+    /* ---- r_ato: Q - floor per (tenant, root); stage 1, indexed by the tenant and leader_local's role ---- */
     Register<bit<32>, bit<9>>(512, TIMEOUT_NS - ATO_FLOOR_NS) r_ato;
     /* a REDUCE: now + Q - floor (its deadline less the floor); other frames: Q (ato_base the floor) */
     RegisterAction<bit<32>, bit<9>, bit<32>>(r_ato) ato_read = {
@@ -489,14 +483,15 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         }
     };
     /*
-     * A BCAST: lo == id frees the slot (ID_FIRST, marked again or not);
+     * A BCAST: lo == id frees the slot (ID_FIRST if marked again, ID_BOTH
+     * if not: hi == 0 then);
      * else hi == again_id (the id if marked again, else 0) goes down the
      * first's ports once more (ID_AGAIN, which the caller takes only when
      * marked: unmarked, hi == 0 matches a slot never broadcast, and the
      * write of 0 to it changes nothing). One action for both, as
      * bf-p4c cannot place two of r_id's actions chosen by a header bit.
      */
-    RegisterAction<id_pair_t, bit<15>, bit<4>>(r_id) id_bcast = {     /* ID_FIRST, ID_AGAIN or ID_NONE */
+    RegisterAction<id_pair_t, bit<15>, bit<4>>(r_id) id_bcast = {     /* ID_FIRST, ID_BOTH, ID_AGAIN or ID_NONE */
         void apply(inout id_pair_t v, out bit<4> rv) {
             rv = this.predicate(v.lo == hdr.canary.id, v.hi == md.again_id);
             if (v.lo == hdr.canary.id) { v.lo = 0; v.hi = hdr.canary.id; }
@@ -512,7 +507,8 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
 #ifdef CANARY_ADAPTIVE_TIMEOUT
     /*
      * now + Q - floor instead of the first arrival: the deadline less the
-     * floor (r_tstate's two PHV inputs, now and q: the stateful ALU adds).
+     * floor, as r_ato's read returned it (r_tstate's two PHV inputs:
+     * md.deadline and md.now).
      */
     RegisterAction<bit<32>, bit<15>, bit<2>>(r_tstate) tstate_reduce = {    /* ADD; NONE: straggler */
         void apply(inout bit<32> v, out bit<2> rv) {

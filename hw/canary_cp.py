@@ -91,8 +91,8 @@ def pktgen_config(timeout_ns, tick_ns, n_desc=N_DESC):
 def ato_start(timeout_ns):
     """-DCANARY_ADAPTIVE_TIMEOUT: the value every r_ato entry starts from
     (Q - floor) for a start timeout of timeout_ns, as the emulator clamps
-    it to [floor, ceiling]. A multiple of 4 ns: the deadline now + floor +
-    Q must keep bit 1 of now (0 and 1 mean free and flushed)."""
+    it to [floor, ceiling]. A multiple of 4 ns: the stored now + Q - floor
+    must keep bit 1 of now (0 and 1 mean free and flushed)."""
     q = min(max(int(timeout_ns), ATO_FLOOR_NS), ATO_FLOOR_NS + ATO_SPAN_NS)
     if q % 4:
         raise ValueError("the adaptive timeout's start must be a multiple of 4 ns")

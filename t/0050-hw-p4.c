@@ -134,7 +134,7 @@ int main(void)
 
 	if (!src)
 		skip_all("hw/canary.p4 not found (run from the top directory)");
-	plan(21);
+	plan(24);
 
 	/* the header, field by field, as wire.h lays it out */
 	static const struct {
@@ -201,6 +201,20 @@ int main(void)
 	is_int(atoregs, 1, "-DCANARY_ADAPTIVE_TIMEOUT: one more register (r_ato)");
 	is_int(regs + sels, ato.salu, "-DCANARY_ADAPTIVE_TIMEOUT: %d + %d = the model's %u with --timeout adaptive", regs,
 	       sels, ato.salu);
+	ok(!ato.fits && ato.stages == 13, "...which does not fit tofino1 beside the adaptive next hop (%u stages; bf-p4c: 15)",
+	   ato.stages);
+	struct tofino_need ato_ecmp;
+
+	tofino_need_ato(tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, true, &ato_ecmp);
+	ok(regs - adapt + sels == (int)ato_ecmp.salu && ato_ecmp.stages == 12 && ato_ecmp.fits,
+	   "-DCANARY_ADAPTIVE_TIMEOUT -DCANARY_NO_ADAPTIVE (compiled): %d + %d = the model's %u with ECMP, in %u stages",
+	   regs - adapt, sels, ato_ecmp.salu, ato_ecmp.stages);
+	ok(strstr(src, "void apply(inout bit<32> v, out bit<32> rv) { rv = v + md.ato_base; }") &&
+		   strstr(src, "md.ato_base = ig_prsr_md.global_tstamp[31:0] | 2;") &&
+		   strstr(src, "md.ato_base = ATO_FLOOR_NS;") && strstr(src, "if (v == 0) { v = md.deadline; rv = ELEM_ADD; }") &&
+		   strstr(src, "(int<32>)(md.now - v) >= ATO_FLOOR_NS"),
+	   "adaptive timeout: r_ato's read returns now + Q - floor for a REDUCE (stored by r_tstate) and Q otherwise; "
+	   "the clock packet flushes at stored + floor, the emulator's first arrival + Q");
 	ok(define(src, "ATO_FLOOR_NS") * EMU_NS == EMU_ATO_FLOOR &&
 		   (define(src, "ATO_FLOOR_NS") + define(src, "ATO_SPAN_NS")) * EMU_NS == EMU_ATO_CEIL,
 	   "adaptive timeout: floor %ld ns and ceiling %ld ns as the emulator's", define(src, "ATO_FLOOR_NS"),
@@ -228,7 +242,9 @@ int main(void)
 		preds++;
 	for (const char *q = rid ? strstr(rid, "rv = ID_") : NULL; q && q < rid_end; q = strstr(q + 1, "rv = ID_"))
 		consts++;
-	ok(rid && rid_end && preds == 2 && consts == 0 && !strstr(src, "rv = ID_"),
+	ok(rid && rid_end && preds == 2 && consts == 0 && !strstr(src, "rv = ID_") &&
+		   strstr(rid, "rv = this.predicate(v.lo == 0, v.lo == hdr.canary.id);") &&
+		   strstr(rid, "rv = this.predicate(v.lo == hdr.canary.id, v.hi == md.again_id);"),
 	   "r_id's id_reduce and id_bcast answer with the stateful ALU's predicate, no action returns a constant "
 	   "(%d predicates, %d constants)", preds, consts);
 	ok(constant(src, "ID_HELD") == pred(0, 0) && constant(src, "ID_NEW") == pred(1, 0) &&

@@ -79,6 +79,7 @@ SCENARIOS = [
     ("merlin-processes2", SMALL + " --algo canary,static:4,ring --router merlin --processes 2 --workers 1"),
     ("merlin-rr-bgload", SMALL + " --algo canary,static:1 --router merlin:rr --bg-load 0.4 --xbar-bw 150Gbps"),
     ("merlin-priority-loss", SMALL + " --algo canary,static:4 --router merlin --priority collective --loss 0.002"),
+    # tofino2: keeps the adaptive next hop around the failed spine beside the adaptive timeout
     ("merlin-fail-tenants", SMALL + " --algo canary --router merlin --concurrent 2 --fail switch:S3@10us --timeout adaptive --profile tofino2"),
     ("fifo-bgload", SMALL + " --algo canary,ring --bg-load 0.4"),
     ("fattree3", "--topology fattree3:k=4 --size 64KiB --hosts 10 --algo canary,ring,static:4 --noise 0.01 --workers 2"),

@@ -63,7 +63,7 @@
  * to the leader on its own. A root with the counter complete sends at
  * once, so a long root Q costs time only when a contribution is missing.
  * On a Tofino: one 512-entry register (Q - floor per allreduce and role,
- * one stateful ALU: read when a descriptor is claimed, add or saturating
+ * one stateful ALU: read by every Canary frame, add or saturating
  * subtract when a straggler or a broadcast passes), no per-descriptor
  * state beyond the deadline, which the descriptor's state register keeps
  * instead of the first arrival (tofino.h counts it, hw/README.md places
@@ -87,7 +87,7 @@
  * is 0 in a broadcast from the leader (and RESTORE's re-multicast starts
  * it at 0), and switches with a fixed timeout leave it alone, so their
  * hosts keep the window they computed. On a Tofino: the BCAST's read of
- * r_ato (leader_local's, as for a REDUCE), a saturating add to a header
+ * r_ato (after leader_local gives the role, as for a REDUCE), a saturating add to a header
  * field and a min with the ceiling (hw/canary.p4, hw/README.md).
  *
  * Failure: a switch that goes down loses its descriptors (counted in

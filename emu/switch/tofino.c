@@ -129,7 +129,7 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	     p->stages * p->salu_per_stage);
 	OVER(n->stages > p->stages, "MAU stages: %u needed, %u available%s", n->stages, p->stages,
 	     adaptive_timeout && adaptive && 2 + (n->salu - 5 + spp - 1) / spp <= p->stages
-		     ? " (the adaptive timeout beside the adaptive next hop; with --routing ecmp it fits)"
+		     ? " (the adaptive timeout beside the adaptive next hop; with --routing ecmp the stages fit)"
 		     : "");
 	OVER(descriptors > p->max_descriptors, "descriptors: %u requested, %u available", descriptors,
 	     p->max_descriptors);
