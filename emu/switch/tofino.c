@@ -106,8 +106,12 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	uint64_t words_per_block = 1024 * 4;	/* 1024 rows of 128 b = 4 x 32-bit words */
 	uint64_t per_array = (descriptors + words_per_block - 1) / words_per_block;
 
-	/* r_ato: 512 words, one block; every other register a word per descriptor */
-	n->sram_blocks = adaptive_timeout ? per_array * (n->salu - 1) + 1 + 2 : per_array * n->salu + 2;
+	/*
+	 * r_ato: 512 words, one block; r_id two words per descriptor (the block
+	 * holding the slot and the one last broadcast from it, for a broadcast
+	 * marked again); every other register a word per descriptor
+	 */
+	n->sram_blocks = (adaptive_timeout ? per_array * (n->salu - 1) + 1 + 2 : per_array * n->salu + 2) + per_array;
 	if (shards == 0) {
 		shards = 1;
 		while (shards < ports && mcast_entries(ports, shards) > p->mcast_entries)
