@@ -269,7 +269,7 @@ struct ig_md_t {
     bit<1>  over;        /* that port's reported depth is above ADAPT_THRESH */
 #ifdef CANARY_ADAPTIVE_TIMEOUT
     bit<8>  ato_tenant;
-    bit<32> deadline;    /* a REDUCE: now + Q - floor of this tenant and role (r_ato) */
+    bit<32> deadline;    /* r_ato's read: a REDUCE now + Q - floor of its tenant and role, other frames Q */
     bit<32> ato_base;    /* r_ato's read adds it: a REDUCE now, else the floor */
     bit<1>  hinted;      /* this BCAST's switch field got the hint */
     bit<1>  ato_up;      /* the sample: a straggler (1) or a completed block (0) */

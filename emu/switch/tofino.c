@@ -60,6 +60,12 @@ void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t des
 	tofino_need_ato(p, elements, descriptors, ports, shards, adaptive, false, n);
 }
 
+/* MAU stages for @salu stateful ALUs: @first stages as bf-p4c placed them (tofino_need_ato), then @spp a stage */
+static unsigned stages(unsigned salu, unsigned first, unsigned spp)
+{
+	return first + (salu - first + spp - 1) / spp;
+}
+
 void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
 		     unsigned shards, bool adaptive, bool adaptive_timeout, struct tofino_need *n)
 {
@@ -95,12 +101,9 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	 * r_id: 12 stages for 40 (ECMP, as compiled), 13 for 43 beside the
 	 * adaptive next hop, which bf-p4c placed in 15: it does not fit.
 	 */
-	unsigned spp = p->salu_per_stage;
+	unsigned spp = p->salu_per_stage, first = adaptive_timeout ? 2 : 1;
 
-	if (adaptive_timeout)
-		n->stages = 2 + (n->salu - 2 + spp - 1) / spp;
-	else
-		n->stages = 1 + (n->salu - 1 + spp - 1) / spp;
+	n->stages = stages(n->salu, first, spp);
 	/* parse/port one-hot + hash + timeout check + routing + multicast select (+ sample mirror) */
 	n->tables = n->salu + 5 + (adaptive_timeout ? 1 : 0);
 	uint64_t words_per_block = 1024 * 4;	/* 1024 rows of 128 b = 4 x 32-bit words */
@@ -111,7 +114,7 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	 * holding the slot and the one last broadcast from it, for a broadcast
 	 * marked again); every other register a word per descriptor
 	 */
-	n->sram_blocks = (adaptive_timeout ? per_array * (n->salu - 1) + 1 + 2 : per_array * n->salu + 2) + per_array;
+	n->sram_blocks = per_array * (n->salu - (adaptive_timeout ? 1 : 0) + 1) + (adaptive_timeout ? 1 : 0) + 2;
 	if (shards == 0) {
 		shards = 1;
 		while (shards < ports && mcast_entries(ports, shards) > p->mcast_entries)
@@ -132,7 +135,7 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	OVER(n->salu > p->stages * p->salu_per_stage, "stateful ALUs: %u needed, %u available", n->salu,
 	     p->stages * p->salu_per_stage);
 	OVER(n->stages > p->stages, "MAU stages: %u needed, %u available%s", n->stages, p->stages,
-	     adaptive_timeout && adaptive && 2 + (n->salu - 5 + spp - 1) / spp <= p->stages
+	     adaptive_timeout && adaptive && stages(n->salu - 3 /* the next hop's */, first, spp) <= p->stages
 		     ? " (the adaptive timeout beside the adaptive next hop; with --routing ecmp the stages fit)"
 		     : "");
 	OVER(descriptors > p->max_descriptors, "descriptors: %u requested, %u available", descriptors,
