@@ -995,7 +995,17 @@ static void process(struct emu_worker *w, emu_time_t end)
 		unsigned type = e->type, port = e->port;
 		uint64_t arg = e->arg;
 		struct emu_node *n = &eng->nodes[e->node];
+		const struct emu_ev *a;
 
+		/*
+		 * The nodes and ports the next events touch were last touched
+		 * long ago: fetch them now, the node three events ahead (its
+		 * ports pointer is read one event ahead), the port one ahead.
+		 */
+		if ((a = emu_evq_ahead(&w->q, 2)))
+			__builtin_prefetch(&eng->nodes[a->node]);
+		if ((a = emu_evq_ahead(&w->q, 0)))
+			__builtin_prefetch(&eng->nodes[a->node].ports[a->port]);
 		w->now = e->t;
 		w->cur_key = e->key;
 		w->events += type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */

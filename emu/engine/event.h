@@ -192,6 +192,16 @@ static inline const struct emu_ev *emu_evq_next(struct emu_evq *q, emu_time_t en
 	return emu_evq_pop_slow(q, end, spare) ? spare : NULL;
 }
 
+/*
+ * emu_evq_ahead - the event @i places after the next one in the current
+ * slot, or NULL: what will run soon, to prefetch what it touches. A later
+ * push may still come before it.
+ */
+static inline const struct emu_ev *emu_evq_ahead(const struct emu_evq *q, uint32_t i)
+{
+	return q->head + i < q->now.n ? &q->now.ev[q->head + i] : NULL;
+}
+
 /* emu_evq_min_time - time of the smallest event, EMU_TIME_INF if empty. */
 emu_time_t emu_evq_min_time(const struct emu_evq *q);
 

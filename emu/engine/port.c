@@ -408,16 +408,27 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 	}
 	if (!p->qframes)
 		return;
-	absorb_credits(n->w, p);
-	/* strict priority: the highest class whose head the peer has room for */
+	/*
+	 * Strict priority: the highest class whose head the peer has room
+	 * for. Credits only add up, so when the highest non-empty class has
+	 * room before the queued credits are applied it has room after, and
+	 * is the class the full test would pick: the queued credits stay
+	 * queued (their lines are cold: written by the peer long ago) until
+	 * a head does not fit. They are applied then, in the same order, to
+	 * the same sum.
+	 */
 	struct emu_frame *f = NULL;
 	unsigned c = EMU_TC_N;
 
-	while (c-- > 0) {
-		f = p->qhead[c];
-		if (f && (n->eng->cfg.lossy || p->credits[c] >= (int64_t)f->len))
-			break;
-		f = NULL;
+	while (c-- > 0 && !(f = p->qhead[c]))
+		;
+	if (!n->eng->cfg.lossy && p->credits[c] < (int64_t)f->len) {
+		absorb_credits(n->w, p);
+		for (c = EMU_TC_N; c-- > 0; f = NULL) {
+			f = p->qhead[c];
+			if (f && p->credits[c] >= (int64_t)f->len)
+				break;
+		}
 	}
 	if (!f) {
 		p->st.credit_stalls++;
@@ -428,6 +439,8 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 	p->qhead[c] = f->next;
 	if (!p->qhead[c])
 		p->qtail[c] = NULL;
+	else
+		__builtin_prefetch(p->qhead[c]);	/* the next kick reads its length */
 	p->qframes--;
 	p->qbytes -= f->len;
 	p->qbytes_tc[c] -= f->len;
