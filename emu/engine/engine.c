@@ -1000,12 +1000,17 @@ static void process(struct emu_worker *w, emu_time_t end)
 		/*
 		 * The nodes and ports the next events touch were last touched
 		 * long ago: fetch them now, the node three events ahead (its
-		 * ports pointer is read one event ahead), the port one ahead.
+		 * pointers are read one event ahead), its port and its model's
+		 * state one ahead.
 		 */
 		if ((a = emu_evq_ahead(&w->q, 2)))
 			__builtin_prefetch(&eng->nodes[a->node]);
-		if ((a = emu_evq_ahead(&w->q, 0)))
-			__builtin_prefetch(&eng->nodes[a->node].ports[a->port]);
+		if ((a = emu_evq_ahead(&w->q, 0))) {
+			const struct emu_node *an = &eng->nodes[a->node];
+
+			__builtin_prefetch(&an->ports[a->port]);
+			__builtin_prefetch(an->state);
+		}
 		w->now = e->t;
 		w->cur_key = e->key;
 		w->events += type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
