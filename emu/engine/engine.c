@@ -1008,7 +1008,16 @@ static void process(struct emu_worker *w, emu_time_t end)
 		if ((a = emu_evq_ahead(&w->q, 0))) {
 			const struct emu_node *an = &eng->nodes[a->node];
 
-			__builtin_prefetch(&an->ports[a->port]);
+			const char *ap = (const char *)&an->ports[a->port];
+
+			/* its serializer's line; the counters' for a frame; queue and credits for a TXDONE */
+			__builtin_prefetch(ap);
+			if (a->type == EMU_EV_FRAME) {
+				__builtin_prefetch(ap + 3 * EMU_CACHELINE);
+			} else if (a->type == EMU_EV_TXDONE) {
+				__builtin_prefetch(ap + EMU_CACHELINE);
+				__builtin_prefetch(ap + 2 * EMU_CACHELINE);
+			}
 			__builtin_prefetch(an->state);
 		}
 		w->now = e->t;
