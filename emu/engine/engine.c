@@ -998,19 +998,23 @@ static void process(struct emu_worker *w, emu_time_t end)
 		const struct emu_ev *a;
 
 		/*
-		 * The nodes and ports the next events touch were last touched
-		 * long ago: fetch them now, the node three events ahead (its
-		 * pointers are read one event ahead), its port and its model's
-		 * state one ahead.
+		 * What the next events touch was last touched long ago: fetch
+		 * it now. Three events ahead the node and a frame's first two
+		 * lines; one ahead what the node's pointers lead to: the port
+		 * (its serializer's line; the counters' for a frame, the queue's
+		 * and the credits' for a TXDONE) and the model's state.
 		 */
-		if ((a = emu_evq_ahead(&w->q, 2)))
+		if ((a = emu_evq_ahead(&w->q, 2))) {
 			__builtin_prefetch(&eng->nodes[a->node]);
+			if (a->type == EMU_EV_FRAME) {
+				__builtin_prefetch(a->frame);
+				__builtin_prefetch(a->frame->data);
+			}
+		}
 		if ((a = emu_evq_ahead(&w->q, 0))) {
 			const struct emu_node *an = &eng->nodes[a->node];
-
 			const char *ap = (const char *)&an->ports[a->port];
 
-			/* its serializer's line; the counters' for a frame; queue and credits for a TXDONE */
 			__builtin_prefetch(ap);
 			if (a->type == EMU_EV_FRAME) {
 				__builtin_prefetch(ap + 3 * EMU_CACHELINE);

@@ -362,14 +362,6 @@ static bool advance(struct emu_evq *q)
 	spare.n = 0;
 	*b = spare;
 	sort_now(q);
-	struct emu_ev *a = q->now.ev;
-
-	/* these run next: start fetching their frames now */
-	for (uint32_t k = 0; k < q->now.n; k++)
-		if (a[k].type == EMU_EV_FRAME) {
-			__builtin_prefetch(a[k].frame);
-			__builtin_prefetch(a[k].frame->data);
-		}
 	pull_far(q);
 	return true;
 }
