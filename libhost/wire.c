@@ -29,14 +29,21 @@ void emu_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16
 	emu_put16(p + 12, type);
 }
 
-static uint16_t ip_checksum(const uint8_t *h, size_t len)
+/*
+ * The Internet checksum (RFC 1071) of an IPv4 header without options: the
+ * ones' complement sum of its 16-bit words, summed here as five 32-bit
+ * words (the same sum once the carries are folded: RFC 1071 sec. 2 (B)).
+ */
+static uint16_t ip_checksum(const uint8_t *h)
 {
-	uint32_t sum = 0;
+	uint64_t sum = 0;
 
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
+	for (size_t i = 0; i < EMU_IPV4_HLEN; i += 4)
+		sum += emu_get32(h + i);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)~sum;
 }
 
@@ -57,7 +64,7 @@ uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], 
 	emu_put16(ip + 10, 0);
 	emu_put32(ip + 12, sip);
 	emu_put32(ip + 16, dip);
-	emu_put16(ip + 10, ip_checksum(ip, EMU_IPV4_HLEN));
+	emu_put16(ip + 10, ip_checksum(ip));
 	emu_put16(udp, sport);
 	emu_put16(udp + 2, dport);
 	emu_put16(udp + 4, (uint16_t)(EMU_UDP_HLEN + payload_len));
@@ -71,7 +78,7 @@ void emu_wire_ipv4_dscp(uint8_t *p, unsigned dscp)
 
 	ip[1] = (uint8_t)(dscp << 2 | (ip[1] & 3));
 	emu_put16(ip + 10, 0);
-	emu_put16(ip + 10, ip_checksum(ip, EMU_IPV4_HLEN));
+	emu_put16(ip + 10, ip_checksum(ip));
 }
 
 enum emu_wire_err emu_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
