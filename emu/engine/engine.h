@@ -154,10 +154,12 @@ struct emu_port {
 	alignas(EMU_CACHELINE) int64_t credits[EMU_TC_N];	/* free bytes in the peer's ingress buffer, per class */
 	/*
 	 * Credits on their way back from the peer, not yet applied, in
-	 * (t, key) order. They are applied
-	 * when the serializer next looks at its credits, exactly as if each
-	 * had been an event; only while the port waits for credit (stalled)
-	 * are they real events, since one of them has to wake it.
+	 * (t, key) order. They are applied, those due by now, when the
+	 * serializer's head frame does not fit the credits it has (they
+	 * only add up: a head that fits without them fits with them), to
+	 * the same sum as if each had been an event; only while the port
+	 * waits for credit (stalled) are they real events, since one of
+	 * them has to wake it.
 	 */
 	struct emu_credq cq;
 	bool stalled;
