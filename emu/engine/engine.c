@@ -1013,14 +1013,17 @@ static void process(struct emu_worker *w, emu_time_t end)
 		}
 		if ((a = emu_evq_ahead(&w->q, 0))) {
 			const struct emu_node *an = &eng->nodes[a->node];
-			const char *ap = (const char *)&an->ports[a->port];
 
-			__builtin_prefetch(ap);
-			if (a->type == EMU_EV_FRAME) {
-				__builtin_prefetch(ap + 3 * EMU_CACHELINE);
-			} else if (a->type == EMU_EV_TXDONE) {
-				__builtin_prefetch(ap + EMU_CACHELINE);
-				__builtin_prefetch(ap + 2 * EMU_CACHELINE);
+			if (a->type == EMU_EV_FRAME || a->type == EMU_EV_TXDONE) {
+				const char *ap = (const char *)&an->ports[a->port];
+
+				__builtin_prefetch(ap);
+				if (a->type == EMU_EV_FRAME) {
+					__builtin_prefetch(ap + 3 * EMU_CACHELINE);
+				} else {
+					__builtin_prefetch(ap + EMU_CACHELINE);
+					__builtin_prefetch(ap + 2 * EMU_CACHELINE);
+				}
 			}
 			__builtin_prefetch(an->state);
 		}
