@@ -1000,9 +1000,10 @@ static void process(struct emu_worker *w, emu_time_t end)
 		/*
 		 * What the next events touch was last touched long ago: fetch
 		 * it now. Three events ahead the node and a frame's first two
-		 * lines; one ahead what the node's pointers lead to: the port
-		 * (its serializer's line; the counters' for a frame, the queue's
-		 * and the credits' for a TXDONE) and the model's state.
+		 * lines; one ahead what the node's pointers lead to: the
+		 * model's state and, for a frame or a TXDONE, the port (its
+		 * link's line; the counters' for a frame, the queue's and the
+		 * serializer's for a TXDONE).
 		 */
 		if ((a = emu_evq_ahead(&w->q, 2))) {
 			__builtin_prefetch(&eng->nodes[a->node]);
@@ -1295,7 +1296,7 @@ void emu_engine_destroy(struct emu_engine *eng)
 		free(n->tfifo.ev);
 		emu_heap_fini(&n->theap);
 		for (unsigned p = 0; p < n->nports; p++)
-			free(n->ports[p].cq.c);
+			free(n->ports[p].rq);
 		emu_xbar_destroy(n->xb);
 	}
 	/* frames still queued or in flight belong to some chunk: free chunks last */

@@ -114,35 +114,45 @@ struct emu_credit {
 	uint64_t arg;
 };
 
-/* struct emu_credq - credits in (t, key) order: a ring of cap (a power of two) */
-struct emu_credq {
-	struct emu_credit *c;
-	uint32_t head, n, cap;
-};
-
 struct emu_port {
 	/*
 	 * Laid out by what a frame-hop touches, a cache line each (the array
-	 * is cache-line aligned and a port is five lines): the serializer's
-	 * line, the egress queue's, the credits', the counters' (st), then
-	 * what is seldom read. A port that sends a frame touches the first
-	 * four; one that receives it the first and the counters'; a credit on
-	 * its way back only the credits' line of the port it goes to.
+	 * is cache-line aligned and a port is five lines): the link's and
+	 * the ingress side's line, the egress queue's, the serializer's and
+	 * credits', the counters' (st), then what is seldom read. A port
+	 * that sends a frame touches the first four; one that receives it the
+	 * first and the counters'; giving back the buffer space of a frame
+	 * it received (a credit to the peer) only the first, and the ring
+	 * entry the credit goes to.
 	 */
-	/* serializer: configuration (from the fabric) and its run-time state */
-	alignas(EMU_CACHELINE) uint64_t ps_per_byte;	/* 8e12 / rate when exact, else 0 */
-	emu_time_t latency;
-	emu_time_t busy_until;
+	/* the link, the ingress buffer, and the credits it owes the peer */
+	alignas(EMU_CACHELINE) emu_time_t latency;
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
 	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
 	struct emu_port *peer;		/* the peer's port (connected ports) */
+	/*
+	 * Credits on their way back to a serializer, not yet applied, in
+	 * (t, key) order: a ring of 1 << rq_capl entries (none while rq is
+	 * NULL). On a link within one worker they are those this port owes
+	 * its peer, kept here, where giving back buffer space writes them;
+	 * on a link to another worker or process, those that came back to
+	 * this port's own serializer (see credq_of() in port.c). They are
+	 * applied, those due by now, when the serializer's head frame does
+	 * not fit the credits it has (they only add up: a head that fits
+	 * without them fits with them) and when the ring is full, to the
+	 * same sum as if each had been an event; only while the serializer
+	 * waits for credit (rq_stalled) are they real events, since one of
+	 * them has to wake it.
+	 */
+	struct emu_credit *rq;
+	uint32_t rq_head, rq_n;
 	uint32_t peer_node;
 	uint32_t gen;			/* link generation: bumps on every state change */
 	uint16_t peer_port;
+	uint8_t rq_capl;
+	bool rq_stalled;
 	bool connected;
 	bool up;
-	bool txdone_pending;
-	bool tap;
 	/* the egress queue, per class */
 	alignas(EMU_CACHELINE) struct emu_frame *qhead[EMU_TC_N];
 	struct emu_frame *qtail[EMU_TC_N];
@@ -150,21 +160,15 @@ struct emu_port {
 	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
 	uint64_t qbytes;		/* all classes */
 	uint64_t qbytes_tc[EMU_TC_N];
-	/* lossless flow control, and what transmit() reads besides */
-	alignas(EMU_CACHELINE) int64_t credits[EMU_TC_N];	/* free bytes in the peer's ingress buffer, per class */
-	/*
-	 * Credits on their way back from the peer, not yet applied, in
-	 * (t, key) order. They are applied, those due by now, when the
-	 * serializer's head frame does not fit the credits it has (they
-	 * only add up: a head that fits without them fits with them), to
-	 * the same sum as if each had been an event; only while the port
-	 * waits for credit (stalled) are they real events, since one of
-	 * them has to wake it.
-	 */
-	struct emu_credq cq;
-	bool stalled;
+	/* the serializer: its state, configuration and credits, and what transmit() reads besides */
+	alignas(EMU_CACHELINE) emu_time_t busy_until;
+	uint64_t ps_per_byte;		/* 8e12 / rate when exact, else 0 */
+	int64_t credits[EMU_TC_N];	/* free bytes in the peer's ingress buffer, per class */
 	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
 	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
+	bool stalled;			/* waits for credit (mirrored in the ring's rq_stalled) */
+	bool txdone_pending;
+	bool tap;
 	alignas(EMU_CACHELINE) struct emu_port_stats st;
 	/* seldom read (xwait: only under merlin) */
 	uint64_t rate_bps;

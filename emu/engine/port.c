@@ -10,9 +10,10 @@
  * bit left (store-and-forward). A TXDONE event is armed only while frames
  * wait behind a busy serializer (or when the model asked for txdone
  * notifications), so an idle fabric costs nothing. Credits coming back and
- * model timers wait in small per-port / per-node FIFOs instead of the
- * worker's event queue (see absorb_credits() and emu_timer_at()), in a way
- * that processes everything in exactly the (time, key) order of events.
+ * model timers wait in small per-link / per-node FIFOs instead of the
+ * worker's event queue (see absorb_credits() and emu_timer_at()): timers
+ * fire in exactly the (time, key) order of events, and every decision that
+ * reads a port's credits sees the sum the credit events would have made.
  */
 #include "emu/engine/port.h"
 #include "emu/engine/xbar.h"
@@ -102,15 +103,32 @@ static bool apply_credit(struct emu_port *p, uint64_t arg)
 	return true;
 }
 
-/* apply the queued credits that would have been processed by now */
+/*
+ * The port whose ring holds the credits coming back to @p's serializer:
+ * on a link within the worker its peer, which owes them and writes them
+ * there when it gives the buffer space back (a line it has just touched);
+ * @p itself when they come from another worker, as events.
+ */
+static inline struct emu_port *credq_of(struct emu_port *p)
+{
+	return p->chan || !p->peer ? p : p->peer;	/* (unconnected: a forged credit from a peer process lands here) */
+}
+
+static inline uint32_t rq_cap(const struct emu_port *q)
+{
+	return q->rq ? 1u << q->rq_capl : 0;
+}
+
+/* apply the queued credits of @p's serializer that would have been processed by now */
 static inline void absorb_credits(const struct emu_worker *w, struct emu_port *p)
 {
-	uint32_t n = p->cq.n;
+	struct emu_port *q = credq_of(p);
+	uint32_t n = q->rq_n;
 
 	if (!n)
 		return;
-	const struct emu_credit *a = p->cq.c;
-	uint32_t h = p->cq.head, mask = p->cq.cap - 1;
+	const struct emu_credit *a = q->rq;
+	uint32_t h = q->rq_head, mask = rq_cap(q) - 1;
 
 	do {
 		const struct emu_credit *c = &a[h];
@@ -120,39 +138,38 @@ static inline void absorb_credits(const struct emu_worker *w, struct emu_port *p
 		apply_credit(p, c->arg);
 		h = (h + 1) & mask;
 	} while (--n);
-	p->cq.head = h;
-	p->cq.n = n;
+	q->rq_head = h;
+	q->rq_n = n;
 }
 
-static __attribute__((noinline)) void credq_grow(struct emu_credq *q)
+static __attribute__((noinline)) void credq_grow(struct emu_port *q)
 {
-	uint32_t cap = q->cap ? 2 * q->cap : 16;
-	struct emu_credit *a = emu_xmalloc(cap * sizeof(*a));
+	uint32_t cap = rq_cap(q), ncap = cap ? 2 * cap : 16;
+	struct emu_credit *a = emu_xmalloc(ncap * sizeof(*a));
 
-	for (uint32_t i = 0; i < q->n; i++)
-		a[i] = q->c[(q->head + i) & (q->cap - 1)];
-	free(q->c);
-	q->c = a;
-	q->cap = cap;
-	q->head = 0;
+	for (uint32_t i = 0; i < q->rq_n; i++)
+		a[i] = q->rq[(q->rq_head + i) & (cap - 1)];
+	free(q->rq);
+	q->rq = a;
+	q->rq_capl = (uint8_t)__builtin_ctz(ncap);
+	q->rq_head = 0;
 }
 
 /*
- * Queue a credit for @p (not before the last one). What would have been
- * applied by now is, when the ring is full, before it grows: the ring holds
- * about the credits of one link latency.
+ * Queue a credit for @p's serializer in the ring of @q = credq_of(@p) (not
+ * before the last one). What would have been applied by now is, when the
+ * ring is full, before it grows: the ring holds about the credits of one
+ * link latency. Only then is @p touched.
  */
-static inline void credq_push(const struct emu_worker *w, struct emu_port *p, emu_time_t t, uint64_t key,
-			      uint64_t arg)
+static inline void credq_push(const struct emu_worker *w, struct emu_port *q, struct emu_port *p, emu_time_t t,
+			      uint64_t key, uint64_t arg)
 {
-	struct emu_credq *q = &p->cq;
-
-	if (emu_unlikely(q->n == q->cap)) {
+	if (emu_unlikely(q->rq_n == rq_cap(q))) {
 		absorb_credits(w, p);
-		if (q->n == q->cap)
+		if (q->rq_n == rq_cap(q))
 			credq_grow(q);
 	}
-	struct emu_credit *c = &q->c[(q->head + q->n++) & (q->cap - 1)];
+	struct emu_credit *c = &q->rq[(q->rq_head + q->rq_n++) & (rq_cap(q) - 1)];
 
 	c->t = t;
 	c->key = key;
@@ -162,9 +179,13 @@ static inline void credq_push(const struct emu_worker *w, struct emu_port *p, em
 /* the port waits for credit: what is on its way has to be able to wake it */
 static void stall(struct emu_node *n, struct emu_port *p)
 {
+	struct emu_port *q = credq_of(p);
+	uint32_t mask = rq_cap(q) - 1;
+
 	p->stalled = true;
-	for (; p->cq.n; p->cq.head = (p->cq.head + 1) & (p->cq.cap - 1), p->cq.n--) {
-		const struct emu_credit *c = &p->cq.c[p->cq.head];
+	q->rq_stalled = true;
+	for (; q->rq_n; q->rq_head = (q->rq_head + 1) & mask, q->rq_n--) {
+		const struct emu_credit *c = &q->rq[q->rq_head];
 		struct emu_ev ev = {
 			.t = c->t,
 			.key = c->key,
@@ -178,6 +199,15 @@ static void stall(struct emu_node *n, struct emu_port *p)
 	}
 }
 
+/* the serializer of @p no longer waits for credit */
+static inline void unstall(struct emu_port *p)
+{
+	if (emu_unlikely(p->stalled)) {
+		p->stalled = false;
+		credq_of(p)->rq_stalled = false;
+	}
+}
+
 void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 {
 	struct emu_port *p = &n->ports[ev->port];
@@ -185,12 +215,14 @@ void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 	if (p->stalled)
 		emu_evq_push(&n->w->q, ev);
 	else
-		credq_push(n->w, p, ev->t, ev->key, ev->arg);
+		credq_push(n->w, credq_of(p), p, ev->t, ev->key, ev->arg);
 }
 
 /*
  * Give back the ingress buffer space @f holds: a credit to the upstream.
- * Inline in the serializer's path (once per frame-hop).
+ * Inline in the serializer's path (once per frame-hop). Within a worker
+ * it goes to the ring this port keeps for its peer: the upstream port's
+ * lines are touched only when the ring is full.
  */
 static inline __attribute__((always_inline)) void ingress_release(struct emu_node *n, struct emu_frame *f)
 {
@@ -219,13 +251,11 @@ static inline __attribute__((always_inline)) void ingress_release(struct emu_nod
 		emu_post(n, &ev, ip->chan);
 		return;
 	}
-	struct emu_port *upp = ip->peer;
-
 	ev.key = n->key++;
-	if (emu_unlikely(upp->stalled))
+	if (emu_unlikely(ip->rq_stalled))
 		emu_evq_push(&n->w->q, &ev);
 	else
-		credq_push(n->w, upp, ev.t, ev.key, ev.arg);
+		credq_push(n->w, ip, ip->peer, ev.t, ev.key, ev.arg);
 }
 
 void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f)
@@ -435,7 +465,7 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 		stall(n, p);
 		return;	/* a credit event will kick us */
 	}
-	p->stalled = false;
+	unstall(p);
 	p->qhead[c] = f->next;
 	if (!p->qhead[c])
 		p->qtail[c] = NULL;
@@ -574,7 +604,7 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 		return;
 	p->up = up;
 	p->gen++;
-	p->stalled = false;
+	unstall(p);
 	if (!up) {
 		/* what waits for a dead link is lost */
 		for (unsigned c = 0; c < EMU_TC_N; c++) {
