@@ -31,9 +31,9 @@ void emu_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16
 
 /*
  * The Internet checksum (RFC 1071) of an IPv4 header without options: the
- * ones' complement sum of its 16-bit words, summed here as five 32-bit
- * words (the same sum once the carries are folded: RFC 1071 sec. 2 (C)
- * and (D)).
+ * ones' complement of the ones' complement sum of its 16-bit words, summed
+ * here as five 32-bit words with the carries folded at the end (RFC 1071
+ * sec. 2: (C) parallel summation, and deferred carries).
  */
 static uint16_t ip_checksum(const uint8_t *h)
 {

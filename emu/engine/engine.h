@@ -125,7 +125,7 @@ struct emu_port {
 	 * it received (a credit to the peer) only the first, and the ring
 	 * entry the credit goes to.
 	 */
-	/* the link, the ingress buffer, and the credits it owes the peer */
+	/* the link, the ingress buffer, and a ring of credits for a serializer (see rq) */
 	alignas(EMU_CACHELINE) emu_time_t latency;
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
 	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
@@ -137,12 +137,12 @@ struct emu_port {
 	 * its peer, kept here, where giving back buffer space writes them;
 	 * on a link to another worker or process, those that came back to
 	 * this port's own serializer (see credq_of() in port.c). They are
-	 * applied, those due by now, when the serializer's head frame does
-	 * not fit the credits it has (they only add up: a head that fits
-	 * without them fits with them) and when the ring is full, to the
-	 * same sum as if each had been an event; only while the serializer
-	 * waits for credit (rq_stalled) are they real events, since one of
-	 * them has to wake it.
+	 * applied, those due by now, when the head of the serializer's
+	 * highest non-empty class does not fit the credits it has (they only
+	 * add up: a head that fits without them fits with them) and when the
+	 * ring is full, to the same sum as if each had been an event; only
+	 * while the serializer waits for credit (rq_stalled) are they real
+	 * events, since one of them has to wake it.
 	 */
 	struct emu_credit *rq;
 	uint32_t rq_head, rq_n;

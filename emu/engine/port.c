@@ -13,7 +13,9 @@
  * model timers wait in small per-link / per-node FIFOs instead of the
  * worker's event queue (see absorb_credits() and emu_timer_at()): timers
  * fire in exactly the (time, key) order of events, and every decision that
- * reads a port's credits sees the sum the credit events would have made.
+ * depends on a port's credits comes out as the credit events would have
+ * made it: credits only add up, and the queued ones are applied, in order,
+ * before any test they could change.
  */
 #include "emu/engine/port.h"
 #include "emu/engine/xbar.h"
@@ -107,11 +109,12 @@ static bool apply_credit(struct emu_port *p, uint64_t arg)
  * The port whose ring holds the credits coming back to @p's serializer:
  * on a link within the worker its peer, which owes them and writes them
  * there when it gives the buffer space back (a line it has just touched);
- * @p itself when they come from another worker, as events.
+ * @p itself when they come from another worker or process, as events, or
+ * when it is unconnected (a forged credit from a peer process).
  */
 static inline struct emu_port *credq_of(struct emu_port *p)
 {
-	return p->chan || !p->peer ? p : p->peer;	/* (unconnected: a forged credit from a peer process lands here) */
+	return p->chan || !p->peer ? p : p->peer;
 }
 
 static inline uint32_t rq_cap(const struct emu_port *q)
@@ -157,9 +160,9 @@ static __attribute__((noinline)) void credq_grow(struct emu_port *q)
 
 /*
  * Queue a credit for @p's serializer in the ring of @q = credq_of(@p) (not
- * before the last one). What would have been applied by now is, when the
- * ring is full, before it grows: the ring holds about the credits of one
- * link latency. Only then is @p touched.
+ * before the last one). When the ring is full, the credits due by now are
+ * applied first, and it grows only if none were: it holds about one link
+ * latency's credits. Only then is @p touched.
  */
 static inline void credq_push(const struct emu_worker *w, struct emu_port *q, struct emu_port *p, emu_time_t t,
 			      uint64_t key, uint64_t arg)
