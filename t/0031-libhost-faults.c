@@ -50,7 +50,7 @@ int main(void)
 	struct emu_scn_cfg c;
 	struct emu_scn_result r;
 
-	plan(35);
+	plan(49);
 
 	/* stragglers: short timeout, noisy hosts */
 	base(&c);
@@ -205,5 +205,23 @@ int main(void)
 	   (unsigned long long)r.ar[0].retx_deferred);
 	is_int(r.ar[0].fallbacks, 0, "no block fell back to host-based reduction");
 	emu_scenario_result_fini(&r);
+
+	/*
+	 * Known bug: the deferral holds on the seed above only. On the other
+	 * seeds of the same case, slow blocks are still failed attempt after
+	 * attempt and fall back (hundreds of fallback contributions each): a
+	 * rule that tells a slow block from a lost one without delaying the
+	 * lost ones is missing. The results stay exact.
+	 */
+	static const unsigned seeds[] = { 1, 2, 4, 5, 6, 7, 8 };
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		c.seed = seeds[i];
+		ok(run(&c, &r, "slow blocks, another seed") && r.exact, "slow blocks, seed %u: exact", seeds[i]);
+		todo_ok(r.ar[0].fallbacks == 0, "slow blocks fail again on most seeds",
+			"slow blocks, seed %u: no block fell back (%llu fallback contributions)", seeds[i],
+			(unsigned long long)r.ar[0].fallbacks);
+		emu_scenario_result_fini(&r);
+	}
 	return done_testing();
 }
