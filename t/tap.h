@@ -54,14 +54,17 @@ static inline __attribute__((format(printf, 1, 2))) void diag(const char *fmt, .
 	pthread_mutex_unlock(&tap_lock);
 }
 
-static inline int tap_vok(int cond, const char *fmt, va_list ap)
+/* one test line; @todo: the TODO directive's reason (a known bug: not counted as a failure), or NULL */
+static inline int tap_vok(int cond, const char *todo, const char *fmt, va_list ap)
 {
 	pthread_mutex_lock(&tap_lock);
 	tap_run++;
-	if (!cond)
+	if (!cond && !todo)
 		tap_failed++;
 	printf("%sok %d - ", cond ? "" : "not ", tap_run);
 	vprintf(fmt, ap);
+	if (todo)
+		printf(" # TODO %s", todo);
 	putchar('\n');
 	fflush(stdout);
 	pthread_mutex_unlock(&tap_lock);
@@ -77,17 +80,12 @@ static inline int tap_vok(int cond, const char *fmt, va_list ap)
 static inline __attribute__((format(printf, 3, 4))) int todo_ok(int cond, const char *why, const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	pthread_mutex_lock(&tap_lock);
-	tap_run++;
-	printf("%sok %d - ", cond ? "" : "not ", tap_run);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	r = tap_vok(cond, why, fmt, ap);
 	va_end(ap);
-	printf(" # TODO %s\n", why);
-	fflush(stdout);
-	pthread_mutex_unlock(&tap_lock);
-	return cond;
+	return r;
 }
 
 static inline __attribute__((format(printf, 2, 3))) int ok(int cond, const char *fmt, ...)
@@ -96,7 +94,7 @@ static inline __attribute__((format(printf, 2, 3))) int ok(int cond, const char 
 	int r;
 
 	va_start(ap, fmt);
-	r = tap_vok(cond, fmt, ap);
+	r = tap_vok(cond, NULL, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -120,7 +118,7 @@ static inline __attribute__((format(printf, 3, 4))) int tap_is_i64(int64_t got, 
 	int r;
 
 	va_start(ap, fmt);
-	r = tap_vok(got == want, fmt, ap);
+	r = tap_vok(got == want, NULL, fmt, ap);
 	va_end(ap);
 	if (!r)
 		diag("    got: %" PRId64 "\n#   expected: %" PRId64, got, want);
@@ -133,7 +131,7 @@ static inline __attribute__((format(printf, 3, 4))) int tap_is_u64(uint64_t got,
 	int r;
 
 	va_start(ap, fmt);
-	r = tap_vok(got == want, fmt, ap);
+	r = tap_vok(got == want, NULL, fmt, ap);
 	va_end(ap);
 	if (!r)
 		diag("    got: %" PRIu64 "\n#   expected: %" PRIu64, got, want);

@@ -984,6 +984,43 @@ uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
 	       (uint64_t)(fab->nports + 1) * sizeof(struct emu_port) + nroutes * routes;
 }
 
+/*
+ * What the next events of @q touch was last touched long ago: fetch it
+ * now. Three events ahead the node and a frame's first two lines; one
+ * ahead what the node's pointers lead to: the model's state and, for a
+ * frame or a TXDONE, the port (its link's line; the counters' for a frame,
+ * the queue's and the serializer's for a TXDONE). Nothing else happens.
+ */
+static inline void prefetch_ahead(const struct emu_engine *eng, const struct emu_evq *q)
+{
+	const struct emu_ev *a = emu_evq_ahead(q, 2);
+
+	if (a) {
+		__builtin_prefetch(&eng->nodes[a->node]);
+		if (a->type == EMU_EV_FRAME) {
+			__builtin_prefetch(a->frame);
+			__builtin_prefetch(a->frame->data);
+		}
+	}
+	a = emu_evq_ahead(q, 0);
+	if (!a)
+		return;
+	const struct emu_node *n = &eng->nodes[a->node];
+
+	__builtin_prefetch(n->state);
+	if (a->type != EMU_EV_FRAME && a->type != EMU_EV_TXDONE)
+		return;
+	const char *p = (const char *)&n->ports[a->port];
+
+	__builtin_prefetch(p);
+	if (a->type == EMU_EV_FRAME) {
+		__builtin_prefetch(p + 3 * EMU_CACHELINE);
+	} else {
+		__builtin_prefetch(p + EMU_CACHELINE);
+		__builtin_prefetch(p + 2 * EMU_CACHELINE);
+	}
+}
+
 static void process(struct emu_worker *w, emu_time_t end)
 {
 	struct emu_engine *eng = w->eng;
@@ -995,39 +1032,8 @@ static void process(struct emu_worker *w, emu_time_t end)
 		unsigned type = e->type, port = e->port;
 		uint64_t arg = e->arg;
 		struct emu_node *n = &eng->nodes[e->node];
-		const struct emu_ev *a;
 
-		/*
-		 * What the next events touch was last touched long ago: fetch
-		 * it now. Three events ahead the node and a frame's first two
-		 * lines; one ahead what the node's pointers lead to: the
-		 * model's state and, for a frame or a TXDONE, the port (its
-		 * link's line; the counters' for a frame, the queue's and the
-		 * serializer's for a TXDONE).
-		 */
-		if ((a = emu_evq_ahead(&w->q, 2))) {
-			__builtin_prefetch(&eng->nodes[a->node]);
-			if (a->type == EMU_EV_FRAME) {
-				__builtin_prefetch(a->frame);
-				__builtin_prefetch(a->frame->data);
-			}
-		}
-		if ((a = emu_evq_ahead(&w->q, 0))) {
-			const struct emu_node *an = &eng->nodes[a->node];
-
-			if (a->type == EMU_EV_FRAME || a->type == EMU_EV_TXDONE) {
-				const char *ap = (const char *)&an->ports[a->port];
-
-				__builtin_prefetch(ap);
-				if (a->type == EMU_EV_FRAME) {
-					__builtin_prefetch(ap + 3 * EMU_CACHELINE);
-				} else {
-					__builtin_prefetch(ap + EMU_CACHELINE);
-					__builtin_prefetch(ap + 2 * EMU_CACHELINE);
-				}
-			}
-			__builtin_prefetch(an->state);
-		}
+		prefetch_ahead(eng, &w->q);
 		w->now = e->t;
 		w->cur_key = e->key;
 		w->events += type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */

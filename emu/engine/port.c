@@ -457,10 +457,11 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 		;
 	if (!n->eng->cfg.lossy && p->credits[c] < (int64_t)f->len) {
 		absorb_credits(n->w, p);
-		for (c = EMU_TC_N; c-- > 0; f = NULL) {
+		for (c = EMU_TC_N; c-- > 0;) {
 			f = p->qhead[c];
 			if (f && p->credits[c] >= (int64_t)f->len)
 				break;
+			f = NULL;
 		}
 	}
 	if (!f) {

@@ -60,6 +60,9 @@ void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t des
 	tofino_need_ato(p, elements, descriptors, ports, shards, adaptive, false, n);
 }
 
+/* stateful ALUs of the adaptive next hop: the depth per up port, the least-loaded up port, the last depth reported */
+#define SALU_ADAPTIVE 3
+
 /* MAU stages for @salu stateful ALUs: @first stages as bf-p4c placed them (tofino_need_ato), then @spp a stage */
 static unsigned stages(unsigned salu, unsigned first, unsigned spp)
 {
@@ -90,7 +93,7 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	 */
 	n->adaptive = adaptive;
 	n->adaptive_timeout = adaptive_timeout;
-	n->salu_regs = 6 + words + (adaptive ? 3 : 0) + (adaptive_timeout ? 1 : 0);
+	n->salu_regs = 6 + words + (adaptive ? SALU_ADAPTIVE : 0) + (adaptive_timeout ? 1 : 0);
 	n->salu = per_pass + n->salu_regs;
 	/*
 	 * Stages as bf-p4c 9.13.4 placed hw/canary.p4: r_id alone in the first
@@ -135,7 +138,7 @@ void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t
 	OVER(n->salu > p->stages * p->salu_per_stage, "stateful ALUs: %u needed, %u available", n->salu,
 	     p->stages * p->salu_per_stage);
 	OVER(n->stages > p->stages, "MAU stages: %u needed, %u available%s", n->stages, p->stages,
-	     adaptive_timeout && adaptive && stages(n->salu - 3 /* the next hop's */, first, spp) <= p->stages
+	     adaptive_timeout && adaptive && stages(n->salu - SALU_ADAPTIVE, first, spp) <= p->stages
 		     ? " (the adaptive timeout beside the adaptive next hop; with --routing ecmp the stages fit)"
 		     : "");
 	OVER(descriptors > p->max_descriptors, "descriptors: %u requested, %u available", descriptors,
@@ -179,7 +182,7 @@ void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_
 	if (n->passes > 1)
 		fprintf(f, "  recirculation: %u extra pass%s per Canary packet; each costs 1/%.1f ns of pipeline time\n",
 			n->passes - 1, n->passes == 2 ? "" : "es", p->pipe_gpps);
-	unsigned words = n->salu_regs - 6 - (n->adaptive ? 3 : 0) - (n->adaptive_timeout ? 1 : 0);
+	unsigned words = n->salu_regs - 6 - (n->adaptive ? SALU_ADAPTIVE : 0) - (n->adaptive_timeout ? 1 : 0);
 
 	fprintf(f, "  stateful ALUs: %u element registers + %u others (id, counter, hosts, leader, "
 		   "%s, %u children word%s, ECMP selector%s%s)\n",
