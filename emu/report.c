@@ -500,6 +500,7 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 			   "\"barrier_ns\": %.3f, \"goodput_gbps\": %.6f, \"result_exact\": %s, \"finished\": %s, "
 			   "\"mismatches\": %llu, \"frames_per_host\": %llu, \"leader_frames\": %llu, "
 			   "\"retransmissions\": %llu, \"failures\": %llu, \"reissues\": %llu, \"fallbacks\": %llu, "
+			   "\"polls\": %llu, "
 			   "\"restorations\": %llu, \"collisions_seen\": %llu, \"noise_delays\": %llu, \"window\": %u, "
 			   "\"retx_timeout_ns\": %.3f}%s\n",
 			ind, a->tenant, a->hosts, (unsigned long long)a->size_bytes, (double)a->runtime / 1e3,
@@ -508,7 +509,7 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 			(unsigned long long)a->frames_per_host, (unsigned long long)a->leader_frames,
 			(unsigned long long)a->retransmissions, (unsigned long long)a->failures,
 			(unsigned long long)a->reissues, (unsigned long long)a->fallbacks,
-			(unsigned long long)a->restorations, (unsigned long long)a->collisions_seen,
+			(unsigned long long)a->polls, (unsigned long long)a->restorations, (unsigned long long)a->collisions_seen,
 			(unsigned long long)a->noise_delays, a->window, (double)a->retx_timeout / 1e3,
 			i + 1 < res->nar ? "," : "");
 	}

@@ -1484,6 +1484,7 @@ static void tally_host(const struct emu_scn_cfg *cfg, const struct host_rec *h, 
 	a->collisions_seen += st->collisions_seen;
 	a->duplicates += st->duplicates;
 	a->noise_delays += st->noise_delays;
+	a->polls += st->polls;
 	a->nacks += st->nacks;
 	a->errors += st->errors;
 	if (st->window_max > a->window)

@@ -164,6 +164,7 @@ struct emu_scn_ar {
 	uint64_t collisions_seen;
 	uint64_t duplicates;
 	uint64_t noise_delays;
+	uint64_t polls;			/* leaders asked hosts whether they sent a block */
 	uint64_t nacks;
 	uint64_t errors;
 	unsigned window;		/* the largest window a host used (Canary, adaptive timeout: it moves) */

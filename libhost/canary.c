@@ -28,9 +28,13 @@
  * the FAILURE again. A block is only slow, not lost, while contributions of
  * its attempt still arrive: a request that comes within a quarter timeout
  * of the attempt's last contribution (or of its FAILURE) is deferred, the
- * requester backs off and asks again. A host that hears of a new attempt
- * cancels the old attempt's timer; its re-issue arms the new one, so a
- * request always names an attempt the host has sent. After max_failures
+ * requester backs off and asks again. A re-issue is failed only once data
+ * is provably missing, more hosts having asked than contributions were
+ * counted (lead_proven); the leader polls the few hosts that have not
+ * asked, and a host answers with a request only if its data of the block
+ * has left it (lead_poll). A host that hears of a new attempt cancels the
+ * old attempt's timer and starts its back-off afresh; its re-issue arms
+ * the new one, so a request always names an attempt the host has sent. After max_failures
  * attempts the block falls back to reduction at the leader: FALLBACK asks
  * a host for its data, which it sends unicast (bypass); the leader sums
  * what it has not yet counted (one contribution per rank) and sends the
@@ -138,6 +142,10 @@ struct clead {
 	uint32_t got;		/* ...bit i: miss[i]'s data counted (directly or through the tree) */
 	uint32_t direct;	/* ...bit i: counted from its direct copy */
 	uint8_t *seen;		/* fallback: per rank, PULL_NONE, PULL_GOT, PULL_ASKED or PULL_LATE */
+	uint8_t *req;		/* bit per rank: asked for the current attempt (see lead_proven) */
+	uint32_t nreq;		/* ...how many */
+	lh_time_t poll_at;	/* ...when the hosts that had not were polled (see lead_poll) */
+	uint8_t npoll;		/* ...how many times, this attempt (backoff) */
 	uint16_t pull_mark;	/* ...counter at the pull timer's last tick */
 	uint32_t pull_cnt;	/* ...ranks the pull has gone through (from rank + 1 on) */
 	uint32_t asked;		/* ...asked, data not yet here */
@@ -691,6 +699,7 @@ static void lead_fail(struct lh_req *r, struct canary *c, size_t b, struct clead
 static void lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t gen);
 static void lead_arm(struct lh_req *r, struct canary *c, size_t b, struct clead *l, lh_time_t at);
 static bool lead_recover(struct lh_req *r, struct canary *c, size_t b, struct clead *l);
+static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead *l);
 #define LH_LEAD_TIMER (1ULL << 30)	/* timer argument: the leader's, not the host's */
 #define LH_REISSUE_TIMER (1ULL << 28)	/* timer argument: a re-issue held back (see lead_fail) */
 
@@ -862,6 +871,10 @@ static void lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clea
 	l->again = false;
 	l->nprobe = 0;
 	l->pull_cnt = 0;
+	if (l->req)
+		memset(l->req, 0, (r->P + 7) / 8);
+	l->nreq = 0;
+	l->npoll = 0;
 	if (l->seen) {
 		memset(l->seen, 0, r->P);
 		l->seen[r->rank] = 1;
@@ -1122,9 +1135,11 @@ static bool lead_recover(struct lh_req *r, struct canary *c, size_t b, struct cl
 }
 
 /*
- * The leader's timer (sketch only): an attempt quiet for c->quiet is
- * decoded at once, without waiting for a host's timeout; a recovery whose
- * direct copies did not all come is asked again, backing off.
+ * The leader's timer: with the sketch, an attempt quiet for c->quiet is
+ * decoded at once, without waiting for a host's timeout, and a recovery
+ * whose direct copies did not all come is asked again, backing off; a
+ * block in fallback pulls again; a deferred request's attempt is failed
+ * or polled (lead_poll).
  */
 static void lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t gen)
 {
@@ -1146,11 +1161,12 @@ static void lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t ge
 		lead_arm(r, c, b, l, lh_now(r) + (rto(c, r) << l->ltries));
 		return;
 	}
-	if (lh_now(r) < l->last_rx + c->quiet) {
+	if (c->K && lh_now(r) < l->last_rx + c->quiet) {
 		lead_arm(r, c, b, l, l->last_rx + c->quiet);
 		return;
 	}
-	lead_recover(r, c, b, l);
+	if (!lead_recover(r, c, b, l))
+		lead_poll(r, c, b, l);
 }
 
 /*
@@ -1201,6 +1217,83 @@ static void lead_collision(struct lh_req *r, const struct canary *c, size_t b, s
 		l->coll = lh_xrealloc(l->coll, l->capcoll * sizeof(*l->coll));
 	}
 	l->coll[l->ncoll++] = (struct coll){ h->swaddr, (uint16_t)h->children };
+}
+
+/*
+ * lead_proven - may a request from @from fail the current attempt? The
+ * first attempt: yes (the paper's rule). A re-issue: only once a
+ * contribution that was sent is provably missing. Only a host that sent
+ * the attempt asks for it, and a host whose data has not left it yet
+ * (noise, a long send queue, a re-issue held back) does not: while fewer
+ * hosts have asked than contributions were counted (the leader's own
+ * aside), every asker may be among those counted, and what is missing may
+ * simply not have been sent. Once more have asked, the data of at least
+ * one asker is not here: lost, or queued for longer than its timeout.
+ * With one contribution missing, every other host must have asked; those
+ * whose requests were lost are polled (lead_poll). So a block that is
+ * merely slow fails at most once, and a re-issue that is lost again fails
+ * when every host has asked, a round trip later than on the first request.
+ */
+static bool lead_proven(struct lh_req *r, struct clead *l, unsigned from)
+{
+	if (l->attempt == 0)
+		return true;
+	if (!l->req)
+		l->req = lh_xcalloc((r->P + 7) / 8, 1);
+	if (!(l->req[from / 8] & 1u << from % 8)) {
+		l->req[from / 8] |= (uint8_t)(1u << from % 8);
+		l->nreq++;
+	}
+	return l->nreq >= l->counter;
+}
+
+/*
+ * lead_poll - a request for a re-issue was deferred. Proven (lead_proven):
+ * the attempt fails once it has been quiet for a quarter timeout, on this
+ * leader's timer if no request comes then. Not proven, once it is that
+ * quiet and at most max(2, P / 4) more askers would prove it: ask every
+ * host that has not asked whether it has sent its data (a RETX_REQ from
+ * the leader). A host that has answers with its own request at once; one
+ * whose data has not left it does not, and is waited for. So a lost
+ * request costs a round trip, not its host's backed-off timeout. While
+ * more are missing, their timers are still running: no poll. A round
+ * that brings no proof is repeated after half a timeout, doubling up to 8
+ * timeouts.
+ */
+static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
+{
+	lh_time_t t = rto(c, r), now = lh_now(r), at;
+	unsigned most = r->P / 4 > 2 ? r->P / 4 : 2;
+
+	if (l->attempt == 0 || l->complete || l->fallback || l->recovering || !l->nreq)
+		return;
+	at = l->last_rx + t / 4;
+	if (l->nreq >= l->counter) {
+		if (now < at)
+			lead_arm(r, c, b, l, at);
+		else
+			lead_fail(r, c, b, l);
+		return;
+	}
+	if (l->counter - l->nreq > most)
+		return;
+	if (l->npoll && at < l->poll_at + ((t / 2) << (l->npoll < 4 ? l->npoll - 1 : 4)))
+		at = l->poll_at + ((t / 2) << (l->npoll < 4 ? l->npoll - 1 : 4));
+	if (now < at) {
+		lead_arm(r, c, b, l, at);
+		return;
+	}
+	uint32_t id = attempt_id(r, c, b, l->attempt);
+
+	for (unsigned k = 0; k < r->P; k++)
+		if (k != r->rank && !(l->req[k / 8] & 1u << k % 8)) {
+			send_small(r, k, id, EMU_CANARY_OP_RETX_REQ, r->rank, 0, NULL, 0);
+			r->st.polls++;
+		}
+	l->poll_at = now;
+	if (l->npoll < 255)
+		l->npoll++;
+	lead_arm(r, c, b, l, now + ((t / 2) << (l->npoll < 4 ? l->npoll - 1 : 4)));
 }
 
 static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, const struct emu_canary_hdr *h,
@@ -1318,13 +1411,19 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 			/*
 			 * Slow, not lost: contributions of this attempt still
 			 * came in during the last quarter timeout (stragglers
-			 * queued behind the broadcasts into this host) or the
-			 * attempt has just been issued. Failing it would send
-			 * the whole block again from every host into the same
-			 * queues; the requester backs off and asks again.
+			 * queued behind the broadcasts into this host), the
+			 * attempt has just been issued, or it is a re-issue and
+			 * no data is provably missing yet (the hosts that have
+			 * not asked may not have sent theirs: lead_proven).
+			 * Failing it would send the whole block again from
+			 * every host into the same queues; the requester backs
+			 * off, and the leader fails or polls (lead_poll).
 			 */
-			if (lh_now(r) - l->last_rx < rto(c, r) / 4) {
+			bool proven = lead_proven(r, l, from);
+
+			if (!proven || lh_now(r) - l->last_rx < rto(c, r) / 4) {
 				r->st.retx_deferred++;
+				lead_poll(r, c, b, l);
 				return;
 			}
 			lead_fail(r, c, b, l);
@@ -1436,6 +1535,21 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 		}
 		block_complete(r, c, b, c->buf, NULL, bcast_sample(op, &h, cb));
 		return;
+	case EMU_CANARY_OP_RETX_REQ:
+		/*
+		 * The leader polls (lead_poll): if our data of the block has
+		 * left us, ask for the block now, naming the attempt we sent
+		 * (an older one than the poll's: we missed a FAILURE, which
+		 * the leader sends again). If it has not, say nothing: the
+		 * leader waits for it.
+		 */
+		if (c->tree || h.children != leader_of(r, b) || cb->state != B_SENT || cb->held || cb->queued ||
+		    cb->fallback || a < cb->attempt)
+			return;
+		r->st.retx_requests++;
+		send_small(r, leader_of(r, b), attempt_id(r, c, b, cb->attempt), EMU_CANARY_OP_RETX_REQ, r->rank, 0,
+			   NULL, 0);
+		return;
 	case EMU_CANARY_OP_RECOVER:
 		/* the leader knows our data of this attempt is missing: send it directly */
 		if (leader_of(r, b) == r->rank || c->tree || cb->state == B_DONE || h.children < cb->attempt)
@@ -1447,6 +1561,7 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 		if (h.children > cb->attempt) {
 			cb->attempt = (uint16_t)h.children;	/* we missed its FAILURE */
 			cb->tgen++;
+			cb->tries = 0;
 			r->st.reissues++;
 		}
 		if (cb->state == B_IDLE)
@@ -1498,6 +1613,7 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 			 */
 			cb->attempt = (uint16_t)h.children;
 			cb->tgen++;
+			cb->tries = 0;
 			r->st.reissues++;
 		}
 		if (op == EMU_CANARY_OP_FALLBACK && !cb->fallback) {
@@ -1583,6 +1699,7 @@ static void canary_fini(struct lh_req *r)
 	for (size_t i = 0; i < nlead; i++) {
 		free(c->lead[i].acc);
 		free(c->lead[i].seen);
+		free(c->lead[i].req);
 		free(c->lead[i].coll);
 	}
 	free(c->lead);
