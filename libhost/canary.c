@@ -1638,7 +1638,7 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 static int canary_start(struct lh_req *r)
 {
 	struct canary *c = lh_xcalloc(1, sizeof(*c));
-	lh_time_t ft = (lh_time_t)((EMU_CANARY_DATA_OFF + 4 * r->cfg.elements + 24) * 8 * 1000000000000ULL /
+	lh_time_t ft = (lh_time_t)(LH_WIRE_BYTES(EMU_CANARY_DATA_OFF + 4 * r->cfg.elements) * 8 * 1000000000000ULL /
 				   r->comm->host->t.rate_bps);
 
 	c->tree = r->cfg.algo == LH_ALGO_STATIC;
@@ -1660,7 +1660,7 @@ static int canary_start(struct lh_req *r)
 	c->lead = lh_xcalloc(nlead + 1, sizeof(*c->lead));
 	r->algo = c;
 	c->ft = ft;
-	c->fts = (lh_time_t)((EMU_CANARY_DATA_OFF + 24) * 8 * 1000000000000ULL / r->comm->host->t.rate_bps);
+	c->fts = (lh_time_t)(LH_WIRE_BYTES(EMU_CANARY_DATA_OFF) * 8 * 1000000000000ULL / r->comm->host->t.rate_bps);
 	c->hold = 3 * r->cfg.switch_timeout;
 	c->adaptive = r->cfg.retx_timeout == 0;
 	canary_size(r, c);

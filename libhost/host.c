@@ -559,8 +559,6 @@ bool lh_host_timer_idle(const struct lh_host *h, uint64_t cookie)
 
 /* ---------- background traffic ---------- */
 
-#define LH_WIRE_OVERHEAD 24	/* preamble, FCS, inter-frame gap: what a frame costs on the wire beyond its bytes */
-
 static bool bg_paced(const struct lh_bg *b)
 {
 	return b->load > 0 && b->load < 1;
@@ -571,13 +569,14 @@ static uint32_t bg_payload_max(const struct lh_host *h)
 	return (h->t.mtu ? h->t.mtu : 1500) - EMU_IPV4_HLEN - EMU_UDP_HLEN;
 }
 
-/* wire bytes of one message: its payload, then per frame the headers and the wire overhead */
+/* wire bytes of one message: its payload, then per frame the headers and the wire overhead (a short last frame padded) */
 static uint64_t bg_msg_wire(const struct lh_host *h)
 {
 	uint64_t pm = bg_payload_max(h), m = h->bg.msg_bytes;
 	uint64_t frames = (m + pm - 1) / pm;
+	uint64_t last = m - (frames - 1) * pm;
 
-	return m + frames * (EMU_UDP_PAYLOAD_OFF + LH_WIRE_OVERHEAD);
+	return (frames - 1) * LH_WIRE_BYTES(EMU_UDP_PAYLOAD_OFF + pm) + LH_WIRE_BYTES(EMU_UDP_PAYLOAD_OFF + last);
 }
 
 /* draw the gap to the next arrival (exponential, mean wire time / load) and arm its timer */
@@ -742,7 +741,7 @@ static bool bg_pull(struct lh_host *h)
 	b->left -= payload;
 	b->st.frames_sent++;
 	b->st.bytes_sent += len;
-	b->st.wire_bytes_sent += len + LH_WIRE_OVERHEAD;
+	b->st.wire_bytes_sent += LH_WIRE_BYTES(len);
 	host_send(h, hd, len);
 	return true;
 }

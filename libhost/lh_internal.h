@@ -16,6 +16,10 @@
 #define LH_RING_PORT 7400
 #define LH_BG_PORT 9000
 #define LH_BG_DATA 16	/* leading payload bytes of a background frame that are set (zeros); the rest is padding */
+#define LH_WIRE_OVERHEAD 24	/* preamble, FCS, inter-frame gap: what a frame costs on the wire beyond its bytes */
+#define LH_ETH_MIN 60		/* the shortest Ethernet frame without FCS: shorter ones are padded on the wire */
+/* what a frame of @len bytes (without FCS) occupies on the wire */
+#define LH_WIRE_BYTES(len) (((len) < LH_ETH_MIN ? LH_ETH_MIN : (len)) + LH_WIRE_OVERHEAD)
 
 /* timer cookies: kind (8) | request slot (8) | argument (48) */
 #define LH_T_NOISE 1

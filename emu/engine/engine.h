@@ -468,12 +468,12 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
  */
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
 
-/* emu_port_tx_time - wire time of a @bytes frame on @port (exact, no division at 100G etc.). */
+/* emu_port_tx_time - wire time of a @bytes frame on @port (padded: emu_wire_bytes; exact, no division at 100G etc.). */
 static inline emu_time_t emu_port_tx_time(const struct emu_node *n, unsigned port, uint32_t bytes)
 {
 	const struct emu_port *p = &n->ports[port];
 
-	return p->ps_per_byte ? (emu_time_t)(bytes + EMU_WIRE_OVERHEAD) * p->ps_per_byte : emu_tx_time(bytes, p->rate_bps);
+	return p->ps_per_byte ? (emu_time_t)emu_wire_bytes(bytes) * p->ps_per_byte : emu_tx_time(bytes, p->rate_bps);
 }
 
 /* emu_port_up - is @port's link up (and connected)? */

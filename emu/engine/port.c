@@ -6,7 +6,8 @@
  * A port's serializer transmits one frame at a time: it starts when the
  * port is idle, the queue is non-empty and (lossless) the peer has buffer
  * credit for the whole frame; the frame occupies the wire for
- * (len + 24) * 8 / rate and arrives at the peer one latency after its last
+ * (max(len, 60) + 24) * 8 / rate (padded to Ethernet's minimum; preamble,
+ * FCS and gap: emu_wire_bytes) and arrives at the peer one latency after its last
  * bit left (store-and-forward). A TXDONE event is armed only while frames
  * wait behind a busy serializer (or when the model asked for txdone
  * notifications), so an idle fabric costs nothing. Credits coming back and

@@ -22,15 +22,24 @@ typedef uint64_t emu_time_t;
 
 /* Framing overhead on the wire per frame: preamble+SFD 8, FCS 4, IFG 12. */
 #define EMU_WIRE_OVERHEAD 24
+/* The shortest Ethernet frame without its FCS: a shorter one is padded to it on the wire. */
+#define EMU_ETH_MIN 60
+
+/* emu_wire_bytes - what a frame of @bytes (without FCS) occupies on the wire, padding and overhead included */
+static inline uint32_t emu_wire_bytes(uint32_t bytes)
+{
+	return (bytes < EMU_ETH_MIN ? EMU_ETH_MIN : bytes) + EMU_WIRE_OVERHEAD;
+}
 
 /*
- * emu_tx_time - serialization time of a frame of @bytes (without framing
- * overhead) on a link of @rate_bps bits per second. Exact for any rate that
- * divides 8e12 bits; rounded up otherwise.
+ * emu_tx_time - serialization time of a frame of @bytes (without FCS and
+ * framing overhead; padded to the 60-byte minimum) on a link of @rate_bps
+ * bits per second. Exact for any rate that divides 8e12 bits; rounded up
+ * otherwise.
  */
 static inline emu_time_t emu_tx_time(uint32_t bytes, uint64_t rate_bps)
 {
-	__uint128_t bits_ps = (__uint128_t)(bytes + EMU_WIRE_OVERHEAD) * 8 * EMU_S;
+	__uint128_t bits_ps = (__uint128_t)emu_wire_bytes(bytes) * 8 * EMU_S;
 
 	return (emu_time_t)((bits_ps + rate_bps - 1) / rate_bps);
 }
