@@ -33,8 +33,9 @@
  * counted (lead_proven); the leader polls the few hosts that have not
  * asked, and a host answers with a request only if its data of the block
  * has left it (lead_poll). A host that hears of a new attempt cancels the
- * old attempt's timer and starts its back-off afresh; its re-issue arms
- * the new one, so a request always names an attempt the host has sent. After max_failures
+ * old attempt's timer (and of a re-issue, starts its back-off afresh); its
+ * re-issue arms the new one, so a request always names an attempt the
+ * host has sent. After max_failures
  * attempts the block falls back to reduction at the leader: FALLBACK asks
  * a host for its data, which it sends unicast (bypass); the leader sums
  * what it has not yet counted (one contribution per rank) and sends the
@@ -1613,7 +1614,16 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 			 */
 			cb->attempt = (uint16_t)h.children;
 			cb->tgen++;
-			cb->tries = 0;
+			/*
+			 * A re-issue starts the back-off afresh: requests for the
+			 * old attempt had backed it off, and a loss of the new one
+			 * would wait that long. Not a FALLBACK: its result comes
+			 * from a pull the leader paces, and requests sooner only
+			 * add to it (static:4, 0.01 % loss, no background, 128
+			 * hosts: half the goodput).
+			 */
+			if (op == EMU_CANARY_OP_FAILURE)
+				cb->tries = 0;
 			r->st.reissues++;
 		}
 		if (op == EMU_CANARY_OP_FALLBACK && !cb->fallback) {
