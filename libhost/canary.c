@@ -30,9 +30,9 @@
  * of the attempt's last contribution (or of its FAILURE) is deferred, the
  * requester backs off and asks again. A re-issue is failed only once data
  * is provably missing, more hosts having asked than contributions were
- * counted (lead_proven); the leader polls the few hosts that have not
- * asked, and a host answers with a request only if its data of the block
- * has left it (lead_poll). A host that hears of a new attempt cancels the
+ * counted (lead_proven); once few more are needed the leader polls the
+ * hosts that have not asked, and a host answers with a request only if
+ * its data of the block has left it (lead_poll). A host that hears of a new attempt cancels the
  * old attempt's timer (and of a re-issue, starts its back-off afresh); its
  * re-issue arms the new one, so a request always names an attempt the
  * host has sent. After max_failures
@@ -114,6 +114,7 @@ struct cblock {
 struct ctimes {
 	lh_time_t sent;		/* last (re)transmission or request */
 	lh_time_t first;	/* first transmission */
+	lh_time_t data;		/* the current attempt's data left (a poll's answer waits, see lead_poll) */
 	lh_time_t probed;	/* sketch: the first probe */
 };
 
@@ -129,7 +130,7 @@ struct clead {
 	bool complete;
 	bool fallback;
 	bool recovering;	/* sketch: missing hosts known, asked directly */
-	bool ltimer;		/* the quiet timer is armed */
+	bool ltimer;		/* the leader's timer is armed (quiet, poll, pull) */
 	bool rebcast;		/* sketch: the result was broadcast again (a first probe, or lead_again) */
 	bool again;		/* ...and once more past the switches the first passed */
 	uint16_t nprobe;	/* ...probes and requests that passed the unicast gates (see lead_again) */
@@ -145,6 +146,7 @@ struct clead {
 	uint8_t *seen;		/* fallback: per rank, PULL_NONE, PULL_GOT, PULL_ASKED or PULL_LATE */
 	uint8_t *req;		/* bit per rank: asked for the current attempt (see lead_proven) */
 	uint32_t nreq;		/* ...how many */
+	lh_time_t req_at;	/* ...when the first asked */
 	lh_time_t poll_at;	/* ...when the hosts that had not were polled (see lead_poll) */
 	uint8_t npoll;		/* ...how many times, this attempt (backoff) */
 	uint16_t pull_mark;	/* ...counter at the pull timer's last tick */
@@ -643,6 +645,8 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 		lh_send_ctl(r, hd, len);
 	else
 		lh_send_now(r, hd, len);
+	if (cb->state == B_SENT)
+		block_times(c, b)->data = lh_now(r);
 	arm(r, c, b);
 }
 
@@ -1232,8 +1236,10 @@ static void lead_collision(struct lh_req *r, const struct canary *c, size_t b, s
  * one asker is not here: lost, or queued for longer than its timeout.
  * With one contribution missing, every other host must have asked; those
  * whose requests were lost are polled (lead_poll). So a block that is
- * merely slow fails at most once, and a re-issue that is lost again fails
- * when every host has asked, a round trip later than on the first request.
+ * merely slow fails once at most, unless data of its re-issue is queued
+ * past its host's timeout; a re-issue that is lost again fails when enough
+ * hosts have asked, with one contribution lost a round trip or so after
+ * the first request.
  */
 static bool lead_proven(struct lh_req *r, struct clead *l, unsigned from)
 {
@@ -1243,7 +1249,8 @@ static bool lead_proven(struct lh_req *r, struct clead *l, unsigned from)
 		l->req = lh_xcalloc((r->P + 7) / 8, 1);
 	if (!(l->req[from / 8] & 1u << from % 8)) {
 		l->req[from / 8] |= (uint8_t)(1u << from % 8);
-		l->nreq++;
+		if (!l->nreq++)
+			l->req_at = lh_now(r);
 	}
 	return l->nreq >= l->counter;
 }
@@ -1254,10 +1261,13 @@ static bool lead_proven(struct lh_req *r, struct clead *l, unsigned from)
  * leader's timer if no request comes then. Not proven, once it is that
  * quiet and at most max(2, P / 4) more askers would prove it: ask every
  * host that has not asked whether it has sent its data (a RETX_REQ from
- * the leader). A host that has answers with its own request at once; one
- * whose data has not left it does not, and is waited for. So a lost
+ * the leader). A host whose data left it a quarter timeout ago or more
+ * answers with its own request at once; one whose data has not left it,
+ * or only just, does not, and is waited for or polled again. So a lost
  * request costs a round trip, not its host's backed-off timeout. While
- * more are missing, their timers are still running: no poll. A round
+ * more are missing, their timers are still running: the poll waits until
+ * a timeout after the first request (then every host that sent has had
+ * its turn, and requests or FAILUREs lost on the way are found). A round
  * that brings no proof is repeated after half a timeout, doubling up to 8
  * timeouts.
  */
@@ -1276,10 +1286,10 @@ static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead
 			lead_fail(r, c, b, l);
 		return;
 	}
-	if (l->counter - l->nreq > most)
-		return;
-	if (l->npoll && at < l->poll_at + ((t / 2) << (l->npoll < 4 ? l->npoll - 1 : 4)))
-		at = l->poll_at + ((t / 2) << (l->npoll < 4 ? l->npoll - 1 : 4));
+	if (l->counter - l->nreq > most && at < l->req_at + t)
+		at = l->req_at + t;
+	if (l->npoll && at < l->poll_at + ((t / 2) << (l->npoll < 5 ? l->npoll - 1 : 4)))
+		at = l->poll_at + ((t / 2) << (l->npoll < 5 ? l->npoll - 1 : 4));
 	if (now < at) {
 		lead_arm(r, c, b, l, at);
 		return;
@@ -1294,7 +1304,7 @@ static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead
 	l->poll_at = now;
 	if (l->npoll < 255)
 		l->npoll++;
-	lead_arm(r, c, b, l, now + ((t / 2) << (l->npoll < 4 ? l->npoll - 1 : 4)));
+	lead_arm(r, c, b, l, now + ((t / 2) << (l->npoll < 5 ? l->npoll - 1 : 4)));
 }
 
 static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, const struct emu_canary_hdr *h,
@@ -1538,14 +1548,16 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 		return;
 	case EMU_CANARY_OP_RETX_REQ:
 		/*
-		 * The leader polls (lead_poll): if our data of the block has
-		 * left us, ask for the block now, naming the attempt we sent
-		 * (an older one than the poll's: we missed a FAILURE, which
-		 * the leader sends again). If it has not, say nothing: the
-		 * leader waits for it.
+		 * The leader polls (lead_poll): if our data of the block left
+		 * us a quarter timeout ago or more, ask for the block now,
+		 * naming the attempt we sent (an older one than the poll's: we
+		 * missed a FAILURE, which the leader sends again). If it has
+		 * not left, or only just (our request, a bypass frame, could
+		 * overtake it and prove it missing while it is on its way),
+		 * say nothing: the leader waits, or polls again.
 		 */
 		if (c->tree || h.children != leader_of(r, b) || cb->state != B_SENT || cb->held || cb->queued ||
-		    cb->fallback || a < cb->attempt)
+		    cb->fallback || a < cb->attempt || lh_now(r) - block_times(c, b)->data < rto(c, r) / 4)
 			return;
 		r->st.retx_requests++;
 		send_small(r, leader_of(r, b), attempt_id(r, c, b, cb->attempt), EMU_CANARY_OP_RETX_REQ, r->rank, 0,

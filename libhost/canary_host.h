@@ -280,8 +280,8 @@ struct lh_bg_stats {
 	uint64_t bytes_sent;
 	uint64_t frames_recv;
 	uint64_t bytes_recv;
-	uint64_t wire_bytes_offered;	/* load < 1: wire bytes (frames + 24 each) of the messages arrived */
-	uint64_t wire_bytes_sent;	/* wire bytes (frames + 24 each) sent */
+	uint64_t wire_bytes_offered;	/* load < 1: wire bytes (frames, padded to 60 bytes, + 24 each) of the messages arrived */
+	uint64_t wire_bytes_sent;	/* wire bytes (frames, padded to 60 bytes, + 24 each) sent */
 };
 const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h);
 

@@ -61,7 +61,7 @@ enum emu_canary_op {
 	EMU_CANARY_OP_REDUCE = 1,	/* host/switch -> leader: partial sum */
 	EMU_CANARY_OP_BCAST = 2,	/* leader -> hosts, multicast along the tree */
 	EMU_CANARY_OP_RESTORE = 3,	/* leader -> switch: multicast to a port bitmap */
-	EMU_CANARY_OP_RETX_REQ = 4,	/* host -> leader: block missing */
+	EMU_CANARY_OP_RETX_REQ = 4,	/* host -> leader: block missing; leader -> host: a poll (sent it?) */
 	EMU_CANARY_OP_RETX_DATA = 5,	/* leader -> host: the reduced block, unicast */
 	EMU_CANARY_OP_FAILURE = 6,	/* leader -> hosts: block failed, re-issue */
 	EMU_CANARY_OP_FALLBACK = 7,	/* leader -> host: send your data (pulled); host -> leader: the data */

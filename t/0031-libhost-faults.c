@@ -186,7 +186,7 @@ int main(void)
 	 * fails once, on the first quiet request (the paper's rule); the
 	 * re-issues are not failed again for want of it, since the other
 	 * hosts' requests prove nothing missing (H2 does not ask, and does not
-	 * answer polls while down). Only the paper's rule: 27 failures.
+	 * answer polls while down). With the quiet rule alone: 27 failures.
 	 */
 	base(&c);
 	c.topology = "fattree2:leaves=1,spines=1,hosts=4";

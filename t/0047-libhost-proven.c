@@ -11,16 +11,19 @@
  * data again. Five requests (ranks 1-5) prove nothing: five askers, seven
  * contributions counted, all five may be among them. With two more
  * needed the leader polls ranks 6 and 7; rank 6 answers, rank 7 does not
- * (its data has not left it). No failure: when rank 7's data comes the
+ * (its data has not left it), and is polled again half a timeout later,
+ * then after a timeout, two... No failure: when rank 7's data comes the
  * block completes. Run again with rank 7's request coming: seven askers,
  * seven contributions counted, so one asker's data is not here: the block
- * fails. Run a third time with the seventh request right after the last
- * contribution (not yet quiet): the leader's own timer fails it a quarter
- * timeout after that contribution, with no further request.
+ * fails; its next attempt starts with nothing proven. Run a third time
+ * with the seventh request right after the last contribution (not yet
+ * quiet): the leader's own timer fails it a quarter timeout after that
+ * contribution, with no further request.
  *
- * Then a host (rank 1 of 8): polled before its data has left it, it says
- * nothing; polled after, it asks for the block at once, naming its
- * attempt.
+ * Then a host (rank 1 of 8): polled before its data has left it, or just
+ * after (its request could overtake the data), it says nothing; polled a
+ * quarter timeout later, it asks for the block at once, naming its
+ * attempt; a re-issue held back is not answered for until it went out.
  */
 #include <string.h>
 
@@ -170,7 +173,7 @@ int main(void)
 	struct lh_peer peers[P];
 	struct run u;
 
-	plan(15);
+	plan(22);
 	for (unsigned i = 0; i < P; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
 
@@ -189,6 +192,15 @@ int main(void)
 	lhm_now_ps += RTO / 8;
 	fire(u.h);
 	is_int(nfailure, P - 1, "rank 6 answers: six askers, seven counted, still no failure");
+	lhm_now_ps += RTO / 2 - RTO / 8;
+	fire(u.h);
+	is_u64(u.st->polls, 3, "half a timeout after the poll, rank 7 is polled again");
+	lhm_now_ps += RTO;
+	fire(u.h);
+	is_u64(u.st->polls, 4, "...a timeout after that, again");
+	lhm_now_ps += RTO;
+	fire(u.h);
+	is_u64(u.st->polls, 4, "...and then not before two timeouts (back-off)");
 	frame(u.h, 1, EMU_CANARY_OP_REDUCE, 1, 0, data(1));
 	ok(lh_req_data_done(u.r) && u.out[0] == P * 100 && u.out[3] == P * 103 && nbcast >= 1,
 	   "rank 7's data comes: exact (%d ... %d), broadcast", u.out[0], u.out[3]);
@@ -203,6 +215,11 @@ int main(void)
 	ok(u.st->failures == 2 && nfailure == 2 * (P - 1),
 	   "rank 7 asks too: seven askers, seven counted, the re-issue fails (%llu failures)",
 	   (unsigned long long)u.st->failures);
+	frame(u.h, 2, EMU_CANARY_OP_REDUCE, P - 2, 0, data(P - 2));
+	lhm_now_ps += RTO;
+	for (unsigned k = 1; k <= 5; k++)
+		frame(u.h, 2, EMU_CANARY_OP_RETX_REQ, 0, k, NULL);
+	is_u64(u.st->failures, 2, "attempt 2 starts with nothing proven: five requests fail nothing");
 	lh_host_destroy(u.h);
 
 	/* proven while contributions still come: the leader's timer fails it once quiet */
@@ -227,19 +244,33 @@ int main(void)
 	is_u64(u.st->polls, 0, "nothing polled: proven without");
 	lh_host_destroy(u.h);
 
-	/* a host: answers a poll only once its data has left it */
+	/* a host: answers a poll only once its data has left it a quarter timeout ago */
 	busy = true;
 	start(&u, 1, peers);
 	frame(u.h, 0, EMU_CANARY_OP_RETX_REQ, 0, 0, NULL);
-	is_int(nreq, 0, "rank 1, its data not sent yet: a poll gets no answer");
+	is_u64(u.st->retx_requests, 0, "rank 1, its data not sent yet: a poll gets no answer");
 	busy = false;
 	lh_host_tx_ready(u.h);
 	frame(u.h, 0, EMU_CANARY_OP_RETX_REQ, 0, 0, NULL);
+	ok(nreq == 0 && u.st->retx_requests == 0,
+	   "its data only just sent: no answer (a request could overtake it and prove it missing)");
+	lhm_now_ps += RTO / 4;
+	frame(u.h, 0, EMU_CANARY_OP_RETX_REQ, 0, 0, NULL);
 	ok(nreq == 1 && req_to_mask == 1u && req_id == ((uint32_t)TENANT << 24 | 0),
-	   "its data sent: a poll gets its request for attempt 0, at once (%u requests)", nreq);
+	   "a quarter timeout later: a poll gets its request for attempt 0, at once (%u requests)", nreq);
 	frame(u.h, 0, EMU_CANARY_OP_RETX_REQ, 0, 5, NULL);
 	is_int(nreq, 1, "a RETX_REQ that is not from the block's leader gets nothing");
 	is_u64(u.st->retx_requests, 1, "the answer counts as a retransmission request");
+	frame(u.h, 1, EMU_CANARY_OP_FAILURE, 3, 1, NULL);	/* re-issue held for 3 small frames */
+	lhm_now_ps += RTO / 4;
+	frame(u.h, 1, EMU_CANARY_OP_RETX_REQ, 0, 0, NULL);
+	is_int(nreq, 1, "a re-issue held back: a poll for it gets no answer");
+	fire(u.h);
+	lh_host_tx_ready(u.h);
+	lhm_now_ps += RTO / 4;
+	frame(u.h, 1, EMU_CANARY_OP_RETX_REQ, 0, 0, NULL);
+	ok(nreq == 2 && req_id == ((uint32_t)TENANT << 24 | 1),
+	   "once it went out and a quarter timeout passed: the answer names attempt 1");
 	lh_host_destroy(u.h);
 	return done_testing();
 }
