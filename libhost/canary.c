@@ -30,12 +30,13 @@
  * of the attempt's last contribution (or of its FAILURE) is deferred, the
  * requester backs off and asks again. A re-issue is failed only once data
  * is provably missing, more hosts having asked than contributions were
- * counted (lead_proven); once few more are needed the leader polls the
- * hosts that have not asked, and a host answers with a request only if
- * its data of the block has left it (lead_poll). A host that hears of a new attempt cancels the
- * old attempt's timer (and of a re-issue, starts its back-off afresh); its
- * re-issue arms the new one, so a request always names an attempt the
- * host has sent. After max_failures
+ * counted, the leader's own aside (lead_proven); once few more are needed
+ * the leader polls the hosts that have not asked, and a host answers with
+ * a request only if its data of the block left it a quarter timeout ago
+ * (lead_poll). A host that hears of a new attempt cancels the old
+ * attempt's timer (and of a re-issue, FAILURE or RECOVER, starts its
+ * back-off afresh); its re-issue arms the new one, so a request always
+ * names an attempt the host has sent. After max_failures
  * attempts the block falls back to reduction at the leader: FALLBACK asks
  * a host for its data, which it sends unicast (bypass); the leader sums
  * what it has not yet counted (one contribution per rank) and sends the
@@ -94,7 +95,7 @@ enum { B_IDLE = 0, B_SENT, B_DONE };
 
 /*
  * What a host keeps of every block: 12 bytes, since an allreduce has
- * thousands of blocks per host. The two times matter only while the block
+ * thousands of blocks per host. The times matter only while the block
  * is in flight (B_SENT), so they live in a small table of slots taken when
  * a block is sent and given back when it completes (struct cslots).
  */
@@ -137,6 +138,7 @@ struct clead {
 	uint8_t nmiss;
 	uint8_t ltries;		/* RECOVER rounds so far (backoff) */
 	uint16_t ltgen;		/* leader timer generation */
+	lh_time_t lt_at;	/* ...when it is due */
 	lh_time_t last_rx;	/* the current attempt's last contribution (or its start) */
 	lh_time_t done_at;	/* when the sum was complete */
 	lh_time_t rebcast_at;	/* ...and broadcast again */
@@ -1097,6 +1099,7 @@ static void lead_arm(struct lh_req *r, struct canary *c, size_t b, struct clead 
 	(void)c;
 	l->ltgen++;
 	l->ltimer = true;
+	l->lt_at = at;
 	lh_req_timer(r, at, (uint64_t)b | LH_LEAD_TIMER | (uint64_t)l->ltgen << 32);
 }
 
@@ -1225,8 +1228,9 @@ static void lead_collision(struct lh_req *r, const struct canary *c, size_t b, s
 }
 
 /*
- * lead_proven - may a request from @from fail the current attempt? The
- * first attempt: yes (the paper's rule). A re-issue: only once a
+ * lead_proven - record @from as asking for the current attempt; may its
+ * request fail it? The first attempt: yes (the paper's rule). A re-issue:
+ * only once a
  * contribution that was sent is provably missing. Only a host that sent
  * the attempt asks for it, and a host whose data has not left it yet
  * (noise, a long send queue, a re-issue held back) does not: while fewer
@@ -1236,8 +1240,9 @@ static void lead_collision(struct lh_req *r, const struct canary *c, size_t b, s
  * one asker is not here: lost, or queued for longer than its timeout.
  * With one contribution missing, every other host must have asked; those
  * whose requests were lost are polled (lead_poll). So a block that is
- * merely slow fails once at most, unless data of its re-issue is queued
- * past its host's timeout; a re-issue that is lost again fails when enough
+ * merely slow fails once at most, unless data of its re-issue is still on
+ * its way a quarter timeout after it left (a polled host's answer) or a
+ * timeout after (a request); a re-issue that is lost again fails when enough
  * hosts have asked, with one contribution lost a round trip or so after
  * the first request.
  */
@@ -1271,6 +1276,12 @@ static bool lead_proven(struct lh_req *r, struct clead *l, unsigned from)
  * that brings no proof is repeated after half a timeout, doubling up to 8
  * timeouts.
  */
+/* the wait after poll round @npoll (>= 1): half a timeout @t, doubling up to 8 timeouts */
+static lh_time_t poll_gap(lh_time_t t, unsigned npoll)
+{
+	return (t / 2) << (npoll < 5 ? npoll - 1 : 4);
+}
+
 static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
 {
 	lh_time_t t = rto(c, r), now = lh_now(r), at;
@@ -1288,9 +1299,12 @@ static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead
 	}
 	if (l->counter - l->nreq > most && at < l->req_at + t)
 		at = l->req_at + t;
-	if (l->npoll && at < l->poll_at + ((t / 2) << (l->npoll < 5 ? l->npoll - 1 : 4)))
-		at = l->poll_at + ((t / 2) << (l->npoll < 5 ? l->npoll - 1 : 4));
+	if (l->npoll && at < l->poll_at + poll_gap(t, l->npoll))
+		at = l->poll_at + poll_gap(t, l->npoll);
 	if (now < at) {
+		/* with the sketch, not past the quiet decode (lead_timer does both) */
+		if (c->K && l->last_rx + c->quiet > now && l->last_rx + c->quiet < at)
+			at = l->last_rx + c->quiet;
 		lead_arm(r, c, b, l, at);
 		return;
 	}
@@ -1304,7 +1318,7 @@ static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead
 	l->poll_at = now;
 	if (l->npoll < 255)
 		l->npoll++;
-	lead_arm(r, c, b, l, now + ((t / 2) << (l->npoll < 5 ? l->npoll - 1 : 4)));
+	lead_arm(r, c, b, l, now + poll_gap(t, l->npoll));
 }
 
 static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, const struct emu_canary_hdr *h,
@@ -1335,7 +1349,8 @@ static void leader_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, 
 		lead_collision(r, c, b, l, h, nelem);
 		l->last_rx = lh_now(r);
 		lead_add(r, c, b, l, p, nelem, h->counter, true);
-		if (!l->complete && c->K && !l->ltimer && !l->recovering)
+		/* the quiet timer, unless one is due sooner (a poll's may be due later: lead_poll) */
+		if (!l->complete && c->K && (!l->ltimer || l->lt_at > l->last_rx + c->quiet) && !l->recovering)
 			lead_arm(r, c, b, l, l->last_rx + c->quiet);
 		return;
 	case EMU_CANARY_OP_FALLBACK:
@@ -1660,7 +1675,7 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 static int canary_start(struct lh_req *r)
 {
 	struct canary *c = lh_xcalloc(1, sizeof(*c));
-	lh_time_t ft = (lh_time_t)(LH_WIRE_BYTES(EMU_CANARY_DATA_OFF + 4 * r->cfg.elements) * 8 * 1000000000000ULL /
+	lh_time_t ft = (lh_time_t)(lh_wire_bytes(EMU_CANARY_DATA_OFF + 4 * r->cfg.elements) * 8 * 1000000000000ULL /
 				   r->comm->host->t.rate_bps);
 
 	c->tree = r->cfg.algo == LH_ALGO_STATIC;
@@ -1682,7 +1697,7 @@ static int canary_start(struct lh_req *r)
 	c->lead = lh_xcalloc(nlead + 1, sizeof(*c->lead));
 	r->algo = c;
 	c->ft = ft;
-	c->fts = (lh_time_t)(LH_WIRE_BYTES(EMU_CANARY_DATA_OFF) * 8 * 1000000000000ULL / r->comm->host->t.rate_bps);
+	c->fts = (lh_time_t)(lh_wire_bytes(EMU_CANARY_DATA_OFF) * 8 * 1000000000000ULL / r->comm->host->t.rate_bps);
 	c->hold = 3 * r->cfg.switch_timeout;
 	c->adaptive = r->cfg.retx_timeout == 0;
 	canary_size(r, c);

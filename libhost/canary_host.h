@@ -177,7 +177,7 @@ struct lh_ar_stats {
 	uint64_t retx_requests;		/* sent by this host */
 	uint64_t retx_served;		/* resends by this leader */
 	uint64_t failures;		/* blocks this leader failed */
-	uint64_t retx_deferred;		/* requests for blocks still receiving: not failed */
+	uint64_t retx_deferred;		/* requests not honoured: block still receiving, or a re-issue not proven lost */
 	uint64_t recoveries;		/* sketch: blocks this leader completed from their missing hosts */
 	uint64_t recovered;		/* sketch: contributions asked for directly (hosts x blocks) */
 	uint64_t probes;		/* sketch: early requests for blocks overtaken by later ones */

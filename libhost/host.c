@@ -576,7 +576,7 @@ static uint64_t bg_msg_wire(const struct lh_host *h)
 	uint64_t frames = (m + pm - 1) / pm;
 	uint64_t last = m - (frames - 1) * pm;
 
-	return (frames - 1) * LH_WIRE_BYTES(EMU_UDP_PAYLOAD_OFF + pm) + LH_WIRE_BYTES(EMU_UDP_PAYLOAD_OFF + last);
+	return (frames - 1) * lh_wire_bytes(EMU_UDP_PAYLOAD_OFF + pm) + lh_wire_bytes(EMU_UDP_PAYLOAD_OFF + last);
 }
 
 /* draw the gap to the next arrival (exponential, mean wire time / load) and arm its timer */
@@ -741,7 +741,7 @@ static bool bg_pull(struct lh_host *h)
 	b->left -= payload;
 	b->st.frames_sent++;
 	b->st.bytes_sent += len;
-	b->st.wire_bytes_sent += LH_WIRE_BYTES(len);
+	b->st.wire_bytes_sent += lh_wire_bytes(len);
 	host_send(h, hd, len);
 	return true;
 }

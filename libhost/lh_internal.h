@@ -19,7 +19,10 @@
 #define LH_WIRE_OVERHEAD 24	/* preamble, FCS, inter-frame gap: what a frame costs on the wire beyond its bytes */
 #define LH_ETH_MIN 60		/* the shortest Ethernet frame without FCS: shorter ones are padded on the wire */
 /* what a frame of @len bytes (without FCS) occupies on the wire */
-#define LH_WIRE_BYTES(len) (((len) < LH_ETH_MIN ? LH_ETH_MIN : (len)) + LH_WIRE_OVERHEAD)
+static inline uint64_t lh_wire_bytes(uint64_t len)
+{
+	return (len < LH_ETH_MIN ? LH_ETH_MIN : len) + LH_WIRE_OVERHEAD;
+}
 
 /* timer cookies: kind (8) | request slot (8) | argument (48) */
 #define LH_T_NOISE 1

@@ -303,7 +303,7 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 static int ring_start(struct lh_req *r)
 {
 	struct ring *g = lh_xcalloc(1, sizeof(*g));
-	lh_time_t ft = (lh_time_t)(LH_WIRE_BYTES(EMU_UDP_PAYLOAD_OFF + RING_HDR + 4 * r->cfg.elements) * 8 *
+	lh_time_t ft = (lh_time_t)(lh_wire_bytes(EMU_UDP_PAYLOAD_OFF + RING_HDR + 4 * r->cfg.elements) * 8 *
 				   1000000000000ULL / r->comm->host->t.rate_bps);
 	uint32_t mtu = r->comm->host->t.mtu ? r->comm->host->t.mtu : 1500;
 

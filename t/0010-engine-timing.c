@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * DOC: serialization and latency are exact. H0 - S0 - H1 with rate R and
- * latency D: a frame of B bytes sent at 0 reaches S0 at (B+24)*8/R + D; a
+ * latency D: a frame of B >= 60 bytes sent at 0 reaches S0 at (B+24)*8/R + D
+ * (a shorter one is padded to 60 on the wire: (60+24)*8/R); a
  * burst of k frames arrives back to back, ft apart; through the forwarding
  * switch the first reaches H1 at 2*ft + 2*D (store and forward). A run cut
  * (cfg.end) while a frame is on the wire ends at the cut, and the link was
@@ -132,8 +133,10 @@ static void case_cut(uint32_t bytes, unsigned k, emu_time_t cut)
 
 int main(void)
 {
-	plan(11);
+	plan(13);
 	is_u64(emu_tx_time(1000, 100000000000ULL), 1024 * 80, "1000 B at 100 Gb/s = 1024 x 80 ps");
+	is_u64(emu_tx_time(33, 100000000000ULL), 84 * 80, "a 33 B frame is padded to 60: 84 x 80 ps at 100 Gb/s");
+	is_u64(emu_tx_time(60, 100000000000ULL), 84 * 80, "...as long as a 60 B one");
 	is_u64(emu_tx_time(64, 10000000000ULL), 88 * 800, "64 B at 10 Gb/s = 88 x 800 ps");
 	case_one(100000000000ULL, 300 * EMU_NS, 1000, 1, false);
 	case_one(25000000000ULL, 1 * EMU_US, 1500, 1, false);

@@ -233,14 +233,14 @@ int main(void)
 	 * above held and these did not (224-1 088 fallback contributions,
 	 * 74-146 failures each): a slow block was failed attempt after
 	 * attempt. A re-issue now fails only when data is proven missing, so
-	 * a slow block fails at most once: fewer failures than blocks (64).
+	 * a slow block fails once, mostly: fewer failures than blocks (64).
 	 */
 	static const unsigned seeds[] = { 1, 2, 4, 5, 6, 7, 8 };
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
 		c.seed = seeds[i];
 		ok(run(&c, &r, "slow blocks, another seed") && r.exact, "slow blocks, seed %u: exact", seeds[i]);
-		ok(r.ar[0].fallbacks == 0 && r.ar[0].failures <= 64,
+		ok(r.ar[0].fallbacks == 0 && r.ar[0].failures < 64,
 		   "slow blocks, seed %u: no block fell back (%llu fallback contributions), %llu failures", seeds[i],
 		   (unsigned long long)r.ar[0].fallbacks, (unsigned long long)r.ar[0].failures);
 		emu_scenario_result_fini(&r);

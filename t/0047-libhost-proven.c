@@ -173,7 +173,7 @@ int main(void)
 	struct lh_peer peers[P];
 	struct run u;
 
-	plan(22);
+	plan(27);
 	for (unsigned i = 0; i < P; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
 
@@ -201,6 +201,18 @@ int main(void)
 	lhm_now_ps += RTO;
 	fire(u.h);
 	is_u64(u.st->polls, 4, "...and then not before two timeouts (back-off)");
+	lhm_now_ps += RTO;
+	fire(u.h);
+	is_u64(u.st->polls, 5, "...two timeouts after the last");
+	lhm_now_ps += 4 * RTO;
+	fire(u.h);
+	is_u64(u.st->polls, 6, "...then four");
+	lhm_now_ps += 8 * RTO;
+	fire(u.h);
+	is_u64(u.st->polls, 7, "...then eight");
+	lhm_now_ps += 8 * RTO;
+	fire(u.h);
+	is_u64(u.st->polls, 8, "...and eight from then on");
 	frame(u.h, 1, EMU_CANARY_OP_REDUCE, 1, 0, data(1));
 	ok(lh_req_data_done(u.r) && u.out[0] == P * 100 && u.out[3] == P * 103 && nbcast >= 1,
 	   "rank 7's data comes: exact (%d ... %d), broadcast", u.out[0], u.out[3]);
@@ -229,7 +241,7 @@ int main(void)
 	frame(u.h, 0, EMU_CANARY_OP_RETX_REQ, 0, 1, NULL);
 	frame(u.h, 1, EMU_CANARY_OP_REDUCE, P - 3, 0, data(P - 3));
 	lhm_now_ps += RTO;
-	frame(u.h, 1, EMU_CANARY_OP_REDUCE, 1, 0, data(1));	/* six counted, ranks 6 and 7 missing */
+	frame(u.h, 1, EMU_CANARY_OP_REDUCE, 1, 0, data(1));	/* seven counted (the leader's too), rank 7 missing */
 	for (unsigned k = 1; k <= 7; k++)
 		frame(u.h, 1, EMU_CANARY_OP_RETX_REQ, 0, k, NULL);
 	is_int(nfailure, P - 1, "seven askers right after a contribution: deferred, not failed yet");
@@ -247,6 +259,7 @@ int main(void)
 	/* a host: answers a poll only once its data has left it a quarter timeout ago */
 	busy = true;
 	start(&u, 1, peers);
+	lhm_now_ps += RTO;
 	frame(u.h, 0, EMU_CANARY_OP_RETX_REQ, 0, 0, NULL);
 	is_u64(u.st->retx_requests, 0, "rank 1, its data not sent yet: a poll gets no answer");
 	busy = false;
@@ -267,6 +280,8 @@ int main(void)
 	is_int(nreq, 1, "a re-issue held back: a poll for it gets no answer");
 	fire(u.h);
 	lh_host_tx_ready(u.h);
+	frame(u.h, 1, EMU_CANARY_OP_RETX_REQ, 0, 0, NULL);
+	is_int(nreq, 1, "its re-issue only just went out: no answer (the time is the re-issue's)");
 	lhm_now_ps += RTO / 4;
 	frame(u.h, 1, EMU_CANARY_OP_RETX_REQ, 0, 0, NULL);
 	ok(nreq == 2 && req_id == ((uint32_t)TENANT << 24 | 1),
