@@ -1316,6 +1316,13 @@ static int scn_engine(struct scn *s)
 			snprintf(s->err, s->errlen, "--drop: %s has no linked port %u", dr->node, dr->port);
 			return -EINVAL;
 		}
+		for (unsigned j = 0; j < i; j++)
+			if (cfg->drop[j].port == dr->port && emu_fabric_find(fab, cfg->drop[j].node) == node) {
+				/* the engine keeps one frame number per port: a second would replace the first */
+				snprintf(s->err, s->errlen, "--drop: %s/%u is given twice (one lost frame per port)",
+					 dr->node, dr->port);
+				return -EINVAL;
+			}
 	}
 	return 0;
 }

@@ -89,6 +89,7 @@ static void hardening(void)
 	bad_opt("--size 64MiB --elements 1 --max-failures 1000", "with --max-failures 1000 at most 66972 bytes fit");
 	bad_opt("--algo ring,canary --size 256MiB --elements 1", "--size: 268435456 bytes");
 	bad_opt("--coordinator tcp://127.0.0.1:99999 --rank 0 --ranks 2", "--coordinator: 'tcp://127.0.0.1:99999'");
+	bad_opt(SMALL " --drop H1/0#3 --drop H1/0#22", "--drop: H1/0 is given twice (one lost frame per port)");
 	bad_opt("--coordinator tcp://:5555 --rank 1 --ranks 2", "--coordinator");
 
 	/* topology files: words past the 32nd, a NUL byte, a directory, bytes that are not printable */
@@ -218,7 +219,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 28);
+	plan(58 + 29);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
