@@ -3,8 +3,7 @@
  * DOC: tap.h - a small Test Anything Protocol producer for the t/ programs.
  *
  * Header-only. plan() or done_testing() prints the plan; ok()/is_int()/
- * is_u64() print one "ok N - description" line each (todo_ok() one marked
- * TODO: a known bug, not counted as a failure); diag() writes "# ..."
+ * is_u64() print one "ok N - description" line each; diag() writes "# ..."
  * to stderr. Every call takes one mutex, so several threads may report at
  * once (the numbering stays dense and the lines never interleave).
  * done_testing() returns the exit status prove expects: 0 when every test
@@ -54,38 +53,18 @@ static inline __attribute__((format(printf, 1, 2))) void diag(const char *fmt, .
 	pthread_mutex_unlock(&tap_lock);
 }
 
-/* one test line; @todo: the TODO directive's reason (a known bug: not counted as a failure), or NULL */
-static inline int tap_vok(int cond, const char *todo, const char *fmt, va_list ap)
+static inline int tap_vok(int cond, const char *fmt, va_list ap)
 {
 	pthread_mutex_lock(&tap_lock);
 	tap_run++;
-	if (!cond && !todo)
+	if (!cond)
 		tap_failed++;
 	printf("%sok %d - ", cond ? "" : "not ", tap_run);
 	vprintf(fmt, ap);
-	if (todo)
-		printf(" # TODO %s", todo);
 	putchar('\n');
 	fflush(stdout);
 	pthread_mutex_unlock(&tap_lock);
 	return cond;
-}
-
-/*
- * todo_ok - a test of a known bug, marked with TAP's TODO directive
- * ("# TODO @why"): prove reports it, passing or failing, without failing
- * the suite, and lists the ones that pass unexpectedly (the bug is fixed:
- * make them plain ok()).
- */
-static inline __attribute__((format(printf, 3, 4))) int todo_ok(int cond, const char *why, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = tap_vok(cond, why, fmt, ap);
-	va_end(ap);
-	return r;
 }
 
 static inline __attribute__((format(printf, 2, 3))) int ok(int cond, const char *fmt, ...)
@@ -94,7 +73,7 @@ static inline __attribute__((format(printf, 2, 3))) int ok(int cond, const char 
 	int r;
 
 	va_start(ap, fmt);
-	r = tap_vok(cond, NULL, fmt, ap);
+	r = tap_vok(cond, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -118,7 +97,7 @@ static inline __attribute__((format(printf, 3, 4))) int tap_is_i64(int64_t got, 
 	int r;
 
 	va_start(ap, fmt);
-	r = tap_vok(got == want, NULL, fmt, ap);
+	r = tap_vok(got == want, fmt, ap);
 	va_end(ap);
 	if (!r)
 		diag("    got: %" PRId64 "\n#   expected: %" PRId64, got, want);
@@ -131,7 +110,7 @@ static inline __attribute__((format(printf, 3, 4))) int tap_is_u64(uint64_t got,
 	int r;
 
 	va_start(ap, fmt);
-	r = tap_vok(got == want, NULL, fmt, ap);
+	r = tap_vok(got == want, fmt, ap);
 	va_end(ap);
 	if (!r)
 		diag("    got: %" PRIu64 "\n#   expected: %" PRIu64, got, want);
