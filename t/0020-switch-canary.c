@@ -3,7 +3,8 @@
  * DOC: the Canary switch pipeline on one switch with scripted hosts:
  * full aggregation, timeout flush + straggler, collision + bypass, the
  * broadcast freeing descriptors, the pktgen timer's bound, malformed
- * frames, and the static-tree switch waiting for all its children.
+ * frames, the static-tree switch waiting for all its children, and under
+ * the merlin router every broadcast copy in its output's own FIFO.
  */
 #include <math.h>
 
@@ -24,15 +25,20 @@ struct run {
 	struct script sc[8];
 };
 
-static void run_star(struct run *r, unsigned k, struct emu_sw_cfg *cfg)
+static void run_star_router(struct run *r, unsigned k, struct emu_sw_cfg *cfg, enum emu_router router)
 {
-	struct emu_engine_cfg ec = { .workers = 1, .seed = 1 };
+	struct emu_engine_cfg ec = { .workers = 1, .seed = 1, .router = router };
 
 	r->eng = t_engine(r->fab, &ec);
 	emu_engine_set_model(r->eng, 0, &emu_sw_ops, cfg);
 	for (unsigned i = 0; i < k; i++)
 		emu_engine_set_model(r->eng, 1 + i, &script_ops, &r->sc[i]);
 	emu_engine_run(r->eng);
+}
+
+static void run_star(struct run *r, unsigned k, struct emu_sw_cfg *cfg)
+{
+	run_star_router(r, k, cfg, EMU_ROUTER_FIFO);
 }
 
 static struct script_state *host(struct run *r, unsigned i)
@@ -93,7 +99,7 @@ int main(void)
 	struct run r = { 0 };
 	struct emu_sw_cfg c;
 
-	plan(40);
+	plan(46);
 
 	/* 1. full aggregation: 4 hosts + leader H0 (5 hosts), all send at 0 */
 	r.fab = star(5);
@@ -281,6 +287,50 @@ int main(void)
 	is_int(sw(&r)->live, 0, "static tree: descriptor freed");
 	is_int(sw(&r)->aggregated, 3, "static tree: three frames aggregated");
 	done(&r);
+
+	/*
+	 * 7. merlin: a broadcast copy the switch makes waits in its output's
+	 * own FIFO, never in the FIFO of the input the broadcast came in on.
+	 * H1..H3 open block 11; at 10 us H0 and H2 each send 60 bypassed
+	 * frames to H1, and H0 then its broadcast: H0's input FIFO holds
+	 * frames for the congested H1 when the broadcast arrives. H2's and
+	 * H3's outputs are idle, so their copies leave together; a copy queued
+	 * behind H0's frames (the last one, H3's, used to be: the arriving
+	 * frame itself) would wait for them to cross to H1 (0.2 us here).
+	 */
+	for (int router = EMU_ROUTER_FIFO; router <= EMU_ROUTER_MERLIN; router++) {
+		const char *rname = router == EMU_ROUTER_MERLIN ? "merlin" : "fifo";
+
+		bcast_script(&r);
+		lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
+		uint32_t h1ip = r.fab->nodes[r.fab->hosts[1]].ipv4;
+		struct script_frame byp1 = {
+			.at = 10 * EMU_US, .nelem = 8,
+			.h = { .dst = h1ip, .id = 99, .counter = 1, .hosts = 4,
+			       .flags = EMU_CANARY_OP_REDUCE | EMU_CANARY_F_BYPASS },
+		};
+		struct script_frame bc = r.sc[0].tx[0];
+
+		for (unsigned k = 0; k < 60; k++)
+			r.sc[0].tx[k] = r.sc[2].tx[1 + k] = byp1;
+		r.sc[0].tx[60] = bc;
+		r.sc[0].ntx = 61;
+		r.sc[2].ntx = 61;
+		c = swc(1024, 1 * EMU_US);
+		run_star_router(&r, 4, &c, (enum emu_router)router);
+		emu_time_t t2 = 0, t3 = 0;
+
+		for (unsigned i = 2; i < 4; i++)
+			for (unsigned k = 0; k < host(&r, i)->nrx; k++)
+				if ((host(&r, i)->rx[k].h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_BCAST)
+					*(i == 2 ? &t2 : &t3) = host(&r, i)->rx[k].t;
+		ok(t2 > 10 * EMU_US && t3 > 10 * EMU_US, "%s: H2 and H3 get the broadcast", rname);
+		ok(t3 <= t2 + 10 * EMU_NS && t2 <= t3 + 10 * EMU_NS,
+		   "%s: ...at the same time, no copy behind H0's frames for H1 (H2 at %.3f us, H3 at %.3f us)", rname,
+		   (double)t2 / EMU_US, (double)t3 / EMU_US);
+		is_int(sw(&r)->bcast_copies, 3, "%s: three copies", rname);
+		done(&r);
+	}
 
 	/* resource model: the paper's prototype */
 	struct tofino_need need;

@@ -250,6 +250,7 @@ static void multicast(struct emu_node *n, struct emu_frame *f, uint64_t ports, u
 		ports &= ports - 1;
 		struct emu_frame *c = ports ? emu_frame_clone(n, f) : f;
 
+		c->xin = EMU_PORT_NONE;	/* a copy the switch made: its output's own FIFO (merlin) */
 		(*count)++;
 		emu_send(n, p, c);
 	}
