@@ -417,6 +417,18 @@ static int build_trees(const struct emu_fabric *fab, struct tenant *ten, unsigne
 
 /* ---------- the run ---------- */
 
+/*
+ * pktgen_lag - how much later than its deadline a switch may flush a
+ * descriptor: with --timer pktgen the clock packet reaches a slot once per
+ * revolution of the table (descriptors x tick), so up to one revolution.
+ * The hosts add it to the switch timeout they size their window and
+ * retransmission timeout with (a flush a revolution late is not a loss).
+ */
+static emu_time_t pktgen_lag(const struct emu_scn_cfg *cfg, uint32_t descriptors)
+{
+	return cfg->timer == EMU_SW_TIMER_PKTGEN ? (emu_time_t)descriptors * cfg->pktgen_tick : 0;
+}
+
 static emu_time_t base_rtt(const struct emu_fabric *fab, unsigned elements)
 {
 	/* host - leaf - (spine | agg - core - agg) - leaf - host, there and back */
@@ -1347,7 +1359,7 @@ static int scn_configure(struct scn *s)
 	s->ar = (struct lh_ar_cfg){
 		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees, .window = cfg->window,
 		.rtt = base_rtt(s->fab, cfg->elements),
-		.switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout : 0,
+		.switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout + pktgen_lag(cfg, s->descriptors) : 0,
 		.retx_timeout = cfg->retx_timeout, .max_failures = cfg->max_failures, .noise = cfg->noise,
 		.sketch = cfg->algo == LH_ALGO_CANARY ? cfg->sketch : 0,
 		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0 ||
