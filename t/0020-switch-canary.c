@@ -302,7 +302,6 @@ int main(void)
 		const char *rname = router == EMU_ROUTER_MERLIN ? "merlin" : "fifo";
 
 		bcast_script(&r);
-		lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
 		uint32_t h1ip = r.fab->nodes[r.fab->hosts[1]].ipv4;
 		struct script_frame byp1 = {
 			.at = 10 * EMU_US, .nelem = 8,
