@@ -273,11 +273,11 @@ static const char *o_buffer(struct cli *c, const char *a)
 
 static const char *o_priority(struct cli *c, const char *a)
 {
-	int i = PICK(a, "none", "collective");
+	int i = PICK(a, "none", "recovery", "collective");
 
 	if (i < 0)
-		return "is not collective or none";
-	c->cfg.priority = i == 1;
+		return "is not none, recovery or collective";
+	c->cfg.priority = (enum emu_tc_mode)i;
 	return NULL;
 }
 
@@ -706,9 +706,10 @@ static const struct cli_opt opt_table[] = {
 	OPT("lossless", NULL, o_lossless, NULL,
 	    "keep lossless credit flow control with --loss: no queue drops, only the injected loss"),
 	OPT("buffer", "BYTES", o_buffer, "128KiB", "per-port buffer"),
-	OPT("priority", "NAME", o_priority, "none",
-	  "none | collective: allreduce frames (Canary, ring) get their "
-	  "own traffic class, served first, with its own buffer credits"),
+	OPT("priority", "NAME", o_priority, "recovery",
+	  "none | recovery | collective: which frames get a second traffic class, served first, with its "
+	  "own buffer credits: none; an allreduce's recovery frames (requests, resends, failures, fallback "
+	  "and direct data); every allreduce frame (Canary, ring)"),
 	OPT("rate", "RATE", o_rate, "the topology's; 100Mbps with --attach", "every link's rate (e.g. 1Gbps)"),
 	OPT("noise", "P", o_noise, NULL, "probability that a host delays a send by 1us (0.001, 0.1%)"),
 	OPT("fail", "SPEC", o_fail, NULL, "switch:S3@20us | link:L0/33@5us-30us | node:H5@1us (repeatable)"),

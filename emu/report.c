@@ -9,6 +9,18 @@
 #include "emu/units.h"
 #include "emu/engine/util.h"
 
+/* priority_name - --priority's name for @m */
+static const char *priority_name(enum emu_tc_mode m)
+{
+	return m == EMU_TC_ONE ? "none" : m == EMU_TC_COLLECTIVE ? "collective" : "recovery";
+}
+
+/* what the banner says of the traffic classes: nothing for the default (recovery) */
+static const char *priority_banner(enum emu_tc_mode m)
+{
+	return m == EMU_TC_ONE ? ", one traffic class" : m == EMU_TC_COLLECTIVE ? ", collective priority" : "";
+}
+
 /* fmt_rate - "100 Gb/s", or "100-400 Gb/s" when the links differ */
 /* utf8_len - bytes of the valid UTF-8 sequence at @p (at most @n), 0 if it is not one. */
 static size_t utf8_len(const unsigned char *p, size_t n)
@@ -169,7 +181,7 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 		emu_fmt_size(c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER, buf, sizeof(buf)),
 		emu_routing_name(c->routing),
 		c->lossy || (c->loss > 0 && !c->lossless) ? "lossy (drop-tail)" : "lossless (credits)", c->loss > 0 ? " + injected loss" : "",
-		c->priority ? ", collective priority" : "");
+		priority_banner(c->priority));
 	fprintf(r->out, "# allreduce: %u hosts (%.0f %%), %s per host, %u element%s/packet; switches: timeout %s (%s timer), "
 			"profile %s; seed %llu\n",
 		res->ar_hosts, res->hosts_total ? 100.0 * res->ar_hosts / res->hosts_total : 0,
@@ -371,7 +383,7 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"elements\": %u,\n", ind, c->elements);
 	fprintf(f, "%s  \"concurrent\": %u,\n", ind, res->nar);
 	fprintf(f, "%s  \"seed\": %llu,\n", ind, (unsigned long long)c->seed);
-	fprintf(f, "%s  \"priority\": \"%s\",\n", ind, c->priority ? "collective" : "none");
+	fprintf(f, "%s  \"priority\": \"%s\",\n", ind, priority_name(c->priority));
 	fprintf(f, "%s  \"runtime_ns\": %.3f,\n", ind, (double)res->runtime / 1e3);
 	fprintf(f, "%s  \"goodput_gbps\": %.6f,\n", ind, res->goodput_gbps);
 	fprintf(f, "%s  \"result_exact\": %s,\n", ind, res->exact ? "true" : "false");

@@ -65,6 +65,7 @@ void emu_scenario_defaults(struct emu_scn_cfg *c)
 	c->profile = "tofino1";
 	c->seed = 1;
 	c->max_failures = 3;
+	c->priority = EMU_TC_RECOVERY;
 	c->limit = 100 * EMU_MS;
 	c->stall = 5 * EMU_MS;
 	c->attach_hold = 2 * EMU_S;
@@ -1278,7 +1279,7 @@ static int scn_engine(struct scn *s)
 	struct emu_fabric *fab = s->fab;
 	struct emu_engine_cfg ecfg = {
 		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || (cfg->loss > 0 && !cfg->lossless),
-		.tc_collective = cfg->priority,
+		.tc_mode = (uint8_t)cfg->priority,
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.lag_bound_ns = cfg->lag_bound_ns,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,

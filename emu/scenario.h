@@ -71,7 +71,7 @@ struct emu_scn_cfg {
 	double loss;			/* every link, both directions */
 	bool lossy;
 	bool lossless;			/* keep credit flow control with loss > 0 */
-	bool priority;			/* collective frames in their own class, strict priority */
+	enum emu_tc_mode priority;	/* which frames get the strict-priority class (default: recovery) */
 	struct emu_fail fail[EMU_SCN_MAX_FAIL];
 	unsigned nfail;
 	struct emu_drop drop[EMU_SCN_MAX_FAIL];	/* lose exactly the n-th frame of a port */

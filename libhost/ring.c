@@ -79,13 +79,18 @@ static size_t chunk_sent(const struct lh_req *r, unsigned rank, unsigned s)
 	return (size_t)((rank + r->P - s % r->P) % r->P);
 }
 
-/* Ethernet/IPv4/UDP to @to, marked with the collective DSCP (a traffic class for --priority) */
-static uint32_t ring_udp(const struct lh_req *r, uint8_t *buf, const struct lh_peer *to, uint32_t payload)
+/*
+ * Ethernet/IPv4/UDP to @to, marked with a DSCP (a traffic class for
+ * --priority): EMU_DSCP_RECOVERY for the recovery (a NACK, data sent
+ * again), EMU_DSCP_COLLECTIVE for the rest.
+ */
+static uint32_t ring_udp(const struct lh_req *r, uint8_t *buf, const struct lh_peer *to, uint32_t payload,
+			 bool recovery)
 {
 	uint32_t len = emu_wire_udp(buf, to->mac, r->comm->host->self.mac, r->comm->host->self.ipv4, to->ipv4,
 				    LH_RING_PORT, LH_RING_PORT, payload);
 
-	emu_wire_ipv4_dscp(buf, EMU_DSCP_COLLECTIVE);
+	emu_wire_ipv4_dscp(buf, recovery ? EMU_DSCP_RECOVERY : EMU_DSCP_COLLECTIVE);
 	return len;
 }
 
@@ -97,7 +102,7 @@ static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const i
 	size_t n = pkt_len(r, g, c, k);
 	void *hd;
 	uint8_t *buf = lh_frame(r, (uint32_t)(EMU_UDP_PAYLOAD_OFF + RING_HDR + 4 * n), &hd);
-	uint32_t len = ring_udp(r, buf, to, (uint32_t)(RING_HDR + 4 * n));
+	uint32_t len = ring_udp(r, buf, to, (uint32_t)(RING_HDR + 4 * n), ctl);
 	uint8_t *p = buf + EMU_UDP_PAYLOAD_OFF;
 
 	p[0] = (uint8_t)r->comm->tenant;
@@ -281,7 +286,7 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 			const struct lh_peer *to = &r->comm->peers[prev];
 			void *hd;
 			uint8_t *buf = lh_frame(r, EMU_UDP_PAYLOAD_OFF + RING_HDR + 8 * cnt, &hd);
-			uint32_t len = ring_udp(r, buf, to, RING_HDR + 8 * cnt);
+			uint32_t len = ring_udp(r, buf, to, RING_HDR + 8 * cnt, true);
 			uint8_t *p = buf + EMU_UDP_PAYLOAD_OFF;
 
 			memset(p, 0, RING_HDR);

@@ -37,6 +37,7 @@
 #define EMU_ETHERTYPE_IPV4 0x0800
 #define EMU_ETHERTYPE_CANARY 0x88B5
 #define EMU_DSCP_COLLECTIVE 46		/* IPv4 DSCP of collective (ring) frames: their traffic class */
+#define EMU_DSCP_RECOVERY 48		/* IPv4 DSCP of a ring's recovery frames (NACK, resent data; CS6) */
 #define EMU_IPV4_HLEN 20
 #define EMU_UDP_HLEN 8
 #define EMU_UDP_OFF (EMU_ETH_HLEN + EMU_IPV4_HLEN)
@@ -46,6 +47,7 @@
 #define EMU_CANARY_HLEN 19
 #define EMU_CANARY_OFF EMU_ETH_HLEN
 #define EMU_CANARY_DATA_OFF (EMU_ETH_HLEN + EMU_CANARY_HLEN)
+#define EMU_CANARY_FLAGS_OFF (EMU_CANARY_OFF + 18)	/* the flags byte: bypass, multicast, opcode */
 #define EMU_CANARY_MAX_ELEMENTS 256
 #define EMU_CANARY_TENANT_BITS 8
 
@@ -71,6 +73,26 @@ enum emu_canary_op {
 	EMU_CANARY_OP_RECOVER = 11,	/* leader -> host: send your data of this attempt directly */
 	EMU_CANARY_OP_MAX = 11,
 };
+
+/*
+ * emu_canary_recovery - is a Canary frame with these flags part of the
+ * recovery (a request, a resend, a failure, a fallback's or a sketch's
+ * direct exchange, a poll), rather than the reduction and broadcast
+ * themselves? These travel in the recovery traffic class (--priority).
+ */
+static inline bool emu_canary_recovery(uint8_t flags)
+{
+	switch (flags & EMU_CANARY_OP_MASK) {
+	case EMU_CANARY_OP_RETX_REQ:
+	case EMU_CANARY_OP_RETX_DATA:
+	case EMU_CANARY_OP_FAILURE:
+	case EMU_CANARY_OP_FALLBACK:
+	case EMU_CANARY_OP_RECOVER:
+		return true;
+	default:
+		return false;
+	}
+}
 
 struct emu_canary_hdr {
 	uint32_t dst;

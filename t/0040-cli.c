@@ -219,13 +219,13 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 29);
+	plan(58 + 30);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
 	bad_opt("--hosts 0", "--hosts");
 	bad_opt("--size 3", "--size");
-	bad_opt("--priority high", "--priority: 'high' is not collective or none");
+	bad_opt("--priority high", "--priority: 'high' is not none, recovery or collective");
 	bad_opt("--elements 0", "--elements");
 	bad_opt("--elements 300", "--elements");
 	bad_opt("--algo foo", "--algo");
@@ -412,7 +412,7 @@ int main(void)
 
 	/* pcap through tshark and the Lua dissector */
 	if (sh("command -v tshark") != 0) {
-		skip(3, "tshark not installed");
+		skip(4, "tshark not installed");
 	} else {
 		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
 			"--background none --no-progress --pcap /tmp/canary-cli.pcap --pcap-link L0/0");
@@ -432,6 +432,15 @@ int main(void)
 		ok(rc == 0 && strstr(sh_out, " 46\t1") && !strstr(sh_out, "\t0"),
 		   "tshark: ring frames carry DSCP 46 and a good IPv4 checksum");
 		if (rc != 0 || !strstr(sh_out, " 46\t1"))
+			diag("%s", sh_out);
+		/* a lost ring frame: the NACK and the data sent again carry the recovery DSCP (48) */
+		rc = sh(EMU " --algo ring --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
+			"--background none --no-progress --drop H1/0#3 --pcap /tmp/canary-cli-ring.pcap && "
+			"tshark -r /tmp/canary-cli-ring.pcap -T fields -e ip.dsfield.dscp -e ip.checksum.status "
+			"-o ip.check_checksum:TRUE | sort | uniq -c");
+		ok(rc == 0 && strstr(sh_out, " 46\t1") && strstr(sh_out, " 48\t1") && !strstr(sh_out, "\t0"),
+		   "tshark: a ring's NACK and resent data carry DSCP 48, the rest 46");
+		if (rc != 0 || !strstr(sh_out, " 48\t1"))
 			diag("%s", sh_out);
 	}
 	hardening();

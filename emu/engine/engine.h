@@ -95,14 +95,24 @@ struct emu_port_stats {
 };
 
 /*
- * Traffic classes: with cfg.tc_collective, collective frames (Canary
- * EtherType, or IPv4 with DSCP EMU_DSCP_COLLECTIVE) go to class 1, everything
- * else to class 0. Each port then has one egress queue per class served in
- * strict priority, and each ingress buffer one credit pool of buffer_bytes
- * per class (per-priority flow control, as PFC), so a class never waits for
- * the other's buffer. Without it every frame is class 0.
+ * Traffic classes (cfg.tc_mode): with EMU_TC_RECOVERY, the frames of an
+ * allreduce's recovery (Canary requests, resends, failures, fallback and
+ * direct data, polls: emu_canary_recovery(); IPv4 with DSCP
+ * EMU_DSCP_RECOVERY) go to class 1; with EMU_TC_COLLECTIVE every
+ * collective frame does (Canary EtherType, IPv4 with DSCP
+ * EMU_DSCP_COLLECTIVE or EMU_DSCP_RECOVERY); everything else is class 0.
+ * Each port has one egress queue per class served in strict priority, and
+ * each ingress buffer one credit pool of buffer_bytes per class
+ * (per-priority flow control, as PFC), so a class never waits for the
+ * other's buffer. With EMU_TC_ONE every frame is class 0.
  */
 #define EMU_TC_N 2
+
+enum emu_tc_mode {
+	EMU_TC_ONE = 0,		/* one class: every frame shares the queues */
+	EMU_TC_RECOVERY,	/* recovery frames first */
+	EMU_TC_COLLECTIVE,	/* every collective frame first */
+};
 
 /*
  * A credit on its way back from the peer: when it arrives (t), its event
@@ -243,7 +253,7 @@ struct emu_engine_cfg {
 	unsigned workers;		/* 0: one per core available to the process */
 	bool per_node;			/* a pinned thread per node */
 	bool lossy;			/* drop-tail instead of credit-based lossless */
-	bool tc_collective;		/* strict priority + own credits for collective frames */
+	uint8_t tc_mode;		/* enum emu_tc_mode: which frames get class 1 (strict priority, own credits) */
 	bool no_pin;			/* do not pin workers */
 	uint64_t buffer_bytes;		/* per port; 0: EMU_DEFAULT_BUFFER */
 	enum emu_router router;		/* switch queueing model */

@@ -74,18 +74,25 @@ struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
 }
 
 /*
- * The traffic class of @f from its bytes (engine.h): Canary frames and IPv4
- * with the collective DSCP are class 1 when the run separates them.
+ * The traffic class of @f from its bytes (engine.h, cfg.tc_mode): what a
+ * switch's classifier reads, the Canary opcode or the IPv4 DSCP.
  */
 static unsigned frame_tc(const struct emu_node *n, const struct emu_frame *f)
 {
-	if (!n->eng->cfg.tc_collective || f->len < EMU_ETH_HLEN + 2)
+	unsigned mode = n->eng->cfg.tc_mode;
+
+	if (mode == EMU_TC_ONE || f->len < EMU_ETH_HLEN + 2)
 		return 0;
 	uint16_t et = emu_get16(f->data + 12);
 
 	if (et == EMU_ETHERTYPE_CANARY)
-		return 1;
-	return et == EMU_ETHERTYPE_IPV4 && f->data[EMU_ETH_HLEN + 1] >> 2 == EMU_DSCP_COLLECTIVE;
+		return mode == EMU_TC_COLLECTIVE ||
+		       (f->len >= EMU_CANARY_DATA_OFF && emu_canary_recovery(f->data[EMU_CANARY_FLAGS_OFF]));
+	if (et != EMU_ETHERTYPE_IPV4)
+		return 0;
+	unsigned dscp = f->data[EMU_ETH_HLEN + 1] >> 2;
+
+	return dscp == EMU_DSCP_RECOVERY || (mode == EMU_TC_COLLECTIVE && dscp == EMU_DSCP_COLLECTIVE);
 }
 
 /* credit event argument: bytes (31 bits), class (bit 31), link generation (high word) */

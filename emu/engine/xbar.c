@@ -62,7 +62,7 @@ struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engi
 	xb->arb = cfg->xbar_arb;
 	xb->lossy = cfg->lossy;
 	xb->nports = n->nports;
-	xb->nc = cfg->tc_collective ? EMU_TC_N : 1;
+	xb->nc = cfg->tc_mode != EMU_TC_ONE ? EMU_TC_N : 1;
 	for (unsigned p = 0; p < n->nports; p++)
 		if (n->ports[p].mtu_frame > xb->mtu_frame)
 			xb->mtu_frame = n->ports[p].mtu_frame;

@@ -797,7 +797,7 @@ static bool needs_passes(const struct emu_frame *f)
 {
 	if (f->len < EMU_CANARY_DATA_OFF)
 		return false;
-	uint8_t flags = f->data[EMU_CANARY_OFF + 18];
+	uint8_t flags = f->data[EMU_CANARY_FLAGS_OFF];
 
 	switch (flags & EMU_CANARY_OP_MASK) {
 	case EMU_CANARY_OP_REDUCE:
