@@ -179,6 +179,8 @@ struct canary {
 	size_t probe_next;	/* sketch: first block not yet checked for lateness */
 	size_t probe2_next;	/* ...not yet checked for a second probe */
 	uint16_t tailgen;	/* ...tail timer generation */
+	uint8_t tailshift;	/* ...its back-off: doubles while nothing comes back */
+	size_t tail_lo;		/* ...blocks before it are complete */
 	lh_time_t probe_gap;	/* ...late: a block sent this much after it is complete */
 	uint32_t *resend;	/* blocks to send again (re-issue / fallback) */
 	size_t nresend, capresend;
@@ -419,8 +421,9 @@ static void block_send_first(struct lh_req *r, struct canary *c, size_t b)
 }
 
 /*
- * probe_send - probe number @n (1 or 2) for block @b: a RETX_REQ with
- * counter n, or 3 from the tail timer (@tail: nothing else is coming back).
+ * probe_send - probe number @n (1, 2, or 3 for any later one: only the
+ * tail timer's) for block @b: a RETX_REQ with counter n, or 3 from the tail
+ * timer (@tail: nothing else is coming back).
  */
 static void probe_send(struct lh_req *r, struct canary *c, size_t b, unsigned n, bool tail)
 {
@@ -474,45 +477,70 @@ static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
 
 #define LH_TAIL_TIMER (1ULL << 29)	/* timer argument: the tail probe */
 
+#define LH_TAIL_SHIFT_MAX 6	/* the tail timer backs off to 64 probe gaps */
+
 /*
  * tail_arm - every block has been sent and some are not back: no later
  * block will come back to show that they are late, so a timer stands in
- * for one, probe_gap from now (from the last completion). Re-armed on
- * every completion.
+ * for one, probe_gap from now (from the last completion), doubled for
+ * every tick since the last completion (c->tailshift). Re-armed on every
+ * completion.
  */
 static void tail_arm(struct lh_req *r, struct canary *c)
 {
 	if (!c->K || c->next < c->nblocks || !c->inflight)
 		return;
 	c->tailgen++;
-	lh_req_timer(r, lh_now(r) + c->probe_gap, LH_TAIL_TIMER | (uint64_t)c->tailgen << 32);
+	lh_req_timer(r, lh_now(r) + (c->probe_gap << c->tailshift), LH_TAIL_TIMER | (uint64_t)c->tailgen << 32);
 }
 
 /*
- * tail_probe - the tail timer: nothing came back for probe_gap after the
- * last block was sent or completed. Probe every block sent probe_gap ago
- * or earlier that is still missing, as a later block's return would have
- * (a second time if its first probe is probe_gap old), and wait again
- * while any has a probe left.
+ * tail_probe - the tail timer: nothing came back for a tick (probe_gap;
+ * doubling once every missing block has had its first two probes) after
+ * the last block was sent or completed. Probe every
+ * block sent probe_gap ago or earlier that is still missing, as a later
+ * block's return would have (a second time if its first probe is
+ * probe_gap old), and a block probed twice already once more at every
+ * tick (counter 3 each time): a leader answers a tail probe for a block it
+ * completed probe_gap ago with the result, so a host whose broadcast and
+ * probes were lost, or came too early for an answer, does not wait for
+ * its retransmission timeout, which under background traffic the slowest
+ * blocks have stretched to hundreds of microseconds. Wait again while any
+ * block is missing.
  */
 static void tail_probe(struct lh_req *r, struct canary *c)
 {
 	lh_time_t now = lh_now(r);
-	bool more = false;
+	bool more = false, fresh = false;
 
-	for (size_t b = c->probe2_next; b < c->next; b++) {
+	while (c->tail_lo < c->next && c->b[c->tail_lo].state == B_DONE)
+		c->tail_lo++;
+	for (size_t b = c->tail_lo; b < c->next; b++) {
 		struct cblock *pb = &c->b[b];
 
-		if (pb->state != B_SENT || pb->probed == 2)
+		if (pb->state != B_SENT)
 			continue;
 		more = true;
-		if (!pb->probed && block_times(c, b)->first + c->probe_gap <= now)
-			probe_send(r, c, b, 1, true);
-		else if (pb->probed == 1 && block_times(c, b)->probed + c->probe_gap <= now)
-			probe_send(r, c, b, 2, true);
+		if (pb->held || pb->queued)
+			continue;	/* its re-issue has not left yet */
+		if (!pb->probed) {
+			fresh = true;
+			if (block_times(c, b)->first + c->probe_gap <= now)
+				probe_send(r, c, b, 1, true);
+		} else if (pb->probed == 1) {
+			fresh = true;
+			if (block_times(c, b)->probed + c->probe_gap <= now)
+				probe_send(r, c, b, 2, true);
+		} else {
+			probe_send(r, c, b, 3, true);
+		}
 	}
-	if (more)
+	if (more) {
+		/* back off once every missing block has had its first two probes */
+		if (!fresh && c->tailshift < LH_TAIL_SHIFT_MAX)
+			c->tailshift++;
 		tail_arm(r, c);
+	}
 }
 
 /*
@@ -547,6 +575,7 @@ static void block_complete(struct lh_req *r, struct canary *c, size_t b, const i
 	r->st.window_n++;
 	if (c->K && first) {
 		probe_late(r, c, first);
+		c->tailshift = 0;
 		tail_arm(r, c);
 	}
 	if (wire)

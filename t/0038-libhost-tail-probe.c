@@ -12,7 +12,12 @@
  * later). Two runs: the allreduce's last block led by another rank (the
  * host sends it last), and led by the host itself (it skips it: its last
  * block sent is the one before, and its pull reaches the end of the
- * blocks by skipping, not by sending).
+ * blocks by skipping, not by sending). Then, the first run again, every
+ * request the host makes for that block until its timeout's: after its
+ * first and second probes the tail timer probes it again (counter 3) at
+ * every tick, the ticks backing off (doubling), so a host whose broadcast
+ * and probes were lost, or came before the leader would answer, does not
+ * wait for its retransmission timeout (fixed at 200 us in this run).
  */
 #include <string.h>
 
@@ -41,6 +46,13 @@ static struct {
 	int counter;		/* ...its counter, -1: none yet */
 	lh_time_t at;
 } req;
+/* with all_reqs: every RETX_REQ until the first with counter 0 (the timeout's), or 16 */
+static bool all_reqs;
+static struct req_rec {
+	int counter;
+	lh_time_t at;
+} reqs[16];
+static unsigned nreqs;
 
 static void t_frame_send(void *ctx, void *handle, uint32_t len)
 {
@@ -49,8 +61,12 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 
 	(void)ctx;
 	(void)handle;
-	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) == EMU_WIRE_OK &&
-	    (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_RETX_REQ && req.counter < 0) {
+	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) != EMU_WIRE_OK ||
+	    (h.flags & EMU_CANARY_OP_MASK) != EMU_CANARY_OP_RETX_REQ)
+		return;
+	if (all_reqs && nreqs < 16)
+		reqs[nreqs++] = (struct req_rec){ h.counter, now };
+	if (req.counter < 0 && (!all_reqs || h.counter == 0 || nreqs == 16)) {
 		req.seq = h.id & 0xffffff;
 		req.counter = h.counter;
 		req.at = now;
@@ -121,13 +137,13 @@ static void run_timers(struct lh_host *h)
  * the timeout, twice that and more, comes well after probe_gap) but the last: which block is asked for
  * first, with which counter? Returns the last block sent.
  */
-static unsigned tail(unsigned nblocks, const struct lh_peer *peers)
+static unsigned tail(unsigned nblocks, const struct lh_peer *peers, lh_time_t retx_timeout)
 {
 	static const struct lh_transport t = { .ops = &ops, .rate_bps = RATE, .mtu = 1500 };
 	static int32_t out[64 * (E - K)];
 	struct lh_ar_cfg cfg = {
 		.algo = LH_ALGO_CANARY, .elements = E, .rtt = 2 * LH_US, .switch_timeout = LH_US, .max_failures = 3,
-		.window = 2, .sketch = K, .input_block = input,
+		.window = 2, .sketch = K, .input_block = input, .retx_timeout = retx_timeout,
 	};
 	unsigned last = nblocks - 1;
 
@@ -166,12 +182,12 @@ int main(void)
 {
 	struct lh_peer peers[P];
 
-	plan(10);
+	plan(14);
 	for (unsigned i = 0; i < P; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
 
 	/* 11 blocks: the last (10) is rank 2's; rank 1 sends it last */
-	unsigned last = tail(11, peers);
+	unsigned last = tail(11, peers, 0);
 
 	is_int(last, 10, "11 blocks: the host sends block 10 last");
 	is_int(nidle, 7, "...the timers of the 7 blocks broadcast back (0, 2-4, 6-8) are idle");
@@ -181,11 +197,31 @@ int main(void)
 	is_int(req.counter, 3, "...a tail probe (counter 3), not the timeout's request");
 
 	/* 10 blocks: the last (9) is rank 1's own; it sends block 8 last */
-	last = tail(10, peers);
+	last = tail(10, peers, 0);
 	is_int(last, 8, "10 blocks, the last led by the host: it sends block 8 last");
 	is_int(nidle, 6, "...the timers of the 6 blocks broadcast back (0, 2-4, 6, 7) are idle");
 	is_int(nlive, 2, "...block 8's and the tail timer are not");
 	is_int(req.seq, last, "...its first request is for block 8");
 	is_int(req.counter, 3, "...a tail probe (counter 3), not the timeout's request");
+
+	/* the first run again, every request until the timeout's */
+	all_reqs = true;
+	nreqs = 0;
+	last = tail(11, peers, 200 * LH_US);
+	unsigned ntail = 0;
+	bool backoff = true;
+
+	while (ntail < nreqs && reqs[ntail].counter == 3)
+		ntail++;
+	for (unsigned i = 3; i < ntail; i++)
+		if (reqs[i].at - reqs[i - 1].at != 2 * (reqs[i - 1].at - reqs[i - 2].at))
+			backoff = false;
+	for (unsigned i = 0; i < nreqs; i++)
+		diag("request %u: counter %d at %.1f us", i, reqs[i].counter, (double)reqs[i].at / LH_US);
+	ok(ntail >= 4, "...%u tail probes (counter 3) for it before any other request", ntail);
+	ok(backoff, "...from the third on, each tick twice as far from the previous");
+	ok(nreqs > ntail && reqs[ntail].counter == 0, "...then the timeout's request (counter 0)");
+	ok(ntail >= 4 && reqs[2].at - reqs[1].at == reqs[1].at - reqs[0].at,
+	   "...no back-off before the first two probes are out: the third a probe gap after the second");
 	return done_testing();
 }
