@@ -80,18 +80,13 @@ enum emu_canary_op {
  * direct exchange, a poll), rather than the reduction and broadcast
  * themselves? These travel in the recovery traffic class (--priority).
  */
+#define EMU_CANARY_RECOVERY_OPS                                                                   \
+	(1ULL << EMU_CANARY_OP_RETX_REQ | 1ULL << EMU_CANARY_OP_RETX_DATA | 1ULL << EMU_CANARY_OP_FAILURE | \
+	 1ULL << EMU_CANARY_OP_FALLBACK | 1ULL << EMU_CANARY_OP_RECOVER)
+
 static inline bool emu_canary_recovery(uint8_t flags)
 {
-	switch (flags & EMU_CANARY_OP_MASK) {
-	case EMU_CANARY_OP_RETX_REQ:
-	case EMU_CANARY_OP_RETX_DATA:
-	case EMU_CANARY_OP_FAILURE:
-	case EMU_CANARY_OP_FALLBACK:
-	case EMU_CANARY_OP_RECOVER:
-		return true;
-	default:
-		return false;
-	}
+	return EMU_CANARY_RECOVERY_OPS >> (flags & EMU_CANARY_OP_MASK) & 1;
 }
 
 struct emu_canary_hdr {
