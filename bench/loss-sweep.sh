@@ -9,6 +9,7 @@
 #   SEEDS="1 2 3 4 5" BGS="none uniform" LOSSES="0 droptail 0.00001 0.0001 0.001 0.01" SKETCHES="8 16"
 #   LOSSES="credit:0.0001 credit:0.001"     the same loss on the credit fabric
 #   RUNS="base paper sketch"                ring and static:4, Canary (paper), Canary (sketch)
+#   PRIORITY=none                           one traffic class (default: recovery)
 #
 # Loss 0 is the lossless (credit flow control) run; any loss makes the fabric
 # lossy (drop-tail) as --loss does. "droptail" is the drop-tail fabric with no
@@ -41,6 +42,9 @@ small) ARGS="--topology fattree2:leaves=16,spines=16,hosts=16 --elements 256 --p
 	--no-progress --hosts 128 --size 1MiB" ;;
 *) echo "bench/loss-sweep.sh: SCALE=$SCALE is neither paper nor small" >&2; exit 2 ;;
 esac
+# the recovery's frames in their own traffic class (the emulator's default;
+# PRIORITY=none: one class, as the rows measured before it)
+ARGS="$ARGS --priority ${PRIORITY:-recovery}"
 F=$RESULTS/loss-sweep-$SCALE.csv
 
 table() {

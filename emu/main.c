@@ -277,7 +277,7 @@ static const char *o_priority(struct cli *c, const char *a)
 
 	if (i < 0)
 		return "is not none, recovery or collective";
-	c->cfg.priority = (enum emu_tc_mode)i;
+	c->cfg.priority = (enum emu_tc_mode)i;	/* the names in enum emu_tc_mode's order */
 	return NULL;
 }
 
@@ -705,7 +705,7 @@ static const struct cli_opt opt_table[] = {
 	OPT("loss", "P", o_loss, NULL, "drop probability on every link (implies --lossy unless --lossless)"),
 	OPT("lossless", NULL, o_lossless, NULL,
 	    "keep lossless credit flow control with --loss: no queue drops, only the injected loss"),
-	OPT("buffer", "BYTES", o_buffer, "128KiB", "per-port buffer"),
+	OPT("buffer", "BYTES", o_buffer, "128KiB", "buffer per port and traffic class"),
 	OPT("priority", "NAME", o_priority, "recovery",
 	  "none | recovery | collective: which frames get a second traffic class, served first, with its "
 	  "own buffer credits: none; an allreduce's recovery frames (requests, resends, failures, fallback "

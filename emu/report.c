@@ -193,7 +193,8 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 				"%d B output buffers)\n", (double)res->xbar_bps / 1e9,
 			c->xbar_arb == EMU_XBAR_RR ? "round-robin" : "least-recently-served", EMU_DEFAULT_OBUF);
 	else
-		fprintf(r->out, "# router: fifo (one egress queue per port)\n");
+		fprintf(r->out, "# router: fifo (one egress queue per port%s)\n",
+			c->priority == EMU_TC_ONE ? "" : " and traffic class");
 	if (c->background && res->bg_hosts)
 		fprintf(r->out, "# background: %s, %s messages, from the other %u hosts (%.0f %%), each offering %s\n",
 			c->bg_pattern == LH_BG_UNIFORM ? "uniform" : "random", emu_fmt_size(c->bg_msg, bg, sizeof(bg)),

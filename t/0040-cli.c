@@ -364,7 +364,7 @@ int main(void)
 	ok(strstr(sh_out, "# canary-emu: fattree2:leaves=4,spines=4,hosts=4, 16 hosts, links 100 Gb/s, 300 ns per hop, "
 			  "buffer 128 KiB per port, adaptive routing, lossless (credits)\n") &&
 	   strstr(sh_out, "# allreduce: 8 hosts (50 %), 64 KiB per host, 256 elements/packet; switches: timeout 1.000 µs") &&
-	   strstr(sh_out, "# router: fifo (one egress queue per port)\n") &&
+	   strstr(sh_out, "# router: fifo (one egress queue per port and traffic class)\n") &&
 	   strstr(sh_out, "# background: uniform, 64 KiB messages, from the other 8 hosts (50 %), each offering its line "
 			  "rate (back to back)\n"),
 	   "the header names the fabric (rate, latency, buffer, routing), the switch model, the allreduce and the "

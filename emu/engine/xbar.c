@@ -45,7 +45,7 @@ struct emu_xbar {
 	uint64_t stamp;			/* grants so far */
 	enum emu_xbar_arb arb;
 	bool lossy;
-	unsigned nc;			/* classes in use: EMU_TC_N with collective priority, else 1 */
+	unsigned nc;			/* classes in use: EMU_TC_N unless cfg.tc_mode is EMU_TC_ONE, else 1 */
 	unsigned nports;
 	uint32_t mtu_frame;		/* the largest frame any port takes */
 	struct emu_xin *in;
