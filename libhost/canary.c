@@ -103,7 +103,7 @@ struct cblock {
 	uint8_t state;
 	uint8_t fallback : 1;	/* host side: send FALLBACK data, not REDUCE */
 	uint8_t queued : 1;	/* in the resend queue */
-	uint8_t probed : 2;	/* sketch: probes sent (a later block came back first) */
+	uint8_t probed : 2;	/* sketch: probes sent (1, 2; 3: and tail probes after them) */
 	uint8_t held : 1;	/* a re-issue waits for its time (see lead_fail) */
 	uint8_t tries;		/* retransmission requests so far (backoff) */
 	uint16_t attempt;
@@ -444,9 +444,9 @@ static void probe_send(struct lh_req *r, struct canary *c, size_t b, unsigned n,
  * waiting for the timeout, with a probe (RETX_REQ, counter 1) that never
  * fails a block: the leader resends a complete block, recovers one whose
  * missing hosts the sketch names, and otherwise ignores it. @t: when the
- * block just completed was first sent. Each block is probed at most twice:
- * again (counter 2) once a block sent probe_gap after the first probe is
- * back.
+ * block just completed was first sent. Each block is probed at most twice
+ * here: again (counter 2) once a block sent probe_gap after the first probe
+ * is back (the tail timer may probe it more: tail_probe).
  */
 static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
 {
@@ -483,8 +483,8 @@ static void probe_late(struct lh_req *r, struct canary *c, lh_time_t t)
  * tail_arm - every block has been sent and some are not back: no later
  * block will come back to show that they are late, so a timer stands in
  * for one, probe_gap from now (from the last completion), doubled for
- * every tick since the last completion (c->tailshift). Re-armed on every
- * completion.
+ * every tick since the last completion that sent only repeated probes
+ * (c->tailshift, see tail_probe). Re-armed on every completion.
  */
 static void tail_arm(struct lh_req *r, struct canary *c)
 {
@@ -497,16 +497,17 @@ static void tail_arm(struct lh_req *r, struct canary *c)
 /*
  * tail_probe - the tail timer: nothing came back for a tick (probe_gap;
  * doubling once every missing block has had its first two probes) after
- * the last block was sent or completed. Probe every
- * block sent probe_gap ago or earlier that is still missing, as a later
- * block's return would have (a second time if its first probe is
- * probe_gap old), and a block probed twice already once more at every
- * tick (counter 3 each time): a leader answers a tail probe for a block it
- * completed probe_gap ago with the result, so a host whose broadcast and
- * probes were lost, or came too early for an answer, does not wait for
- * its retransmission timeout, which under background traffic the slowest
- * blocks have stretched to hundreds of microseconds. Wait again while any
- * block is missing.
+ * the last block was sent or completed. Probe every block sent probe_gap
+ * ago or earlier that is still missing, as a later block's return would
+ * have (a second time if its first probe is probe_gap old), and a block
+ * probed twice already once more at every tick (counter 3 each time): a
+ * leader answers a tail probe for a block it completed probe_gap ago with
+ * the result, so a host whose broadcast and probes were lost, or came too
+ * early for an answer, does not wait for its retransmission timeout, which
+ * under background traffic the slowest blocks have stretched to hundreds
+ * of microseconds. A re-issued block keeps its probe count: it may be
+ * probed (never failed) a tick after its new attempt left. Wait again
+ * while any block is missing.
  */
 static void tail_probe(struct lh_req *r, struct canary *c)
 {

@@ -46,6 +46,8 @@ SCENARIOS = [
     ("canary-bg-random", SMALL + " --algo canary --background random --bg-msg 16KiB"),
     ("canary-loss", SMALL + " --algo canary --loss 0.002"),
     ("canary-sketch-loss", SMALL + " --algo canary --loss 0.002 --sketch 16"),
+    # one traffic class (what bench/lib.sh's PAPER runs), the sketch's tail probes included
+    ("canary-sketch-loss-oneclass", SMALL + " --algo canary --loss 0.002 --sketch 16 --priority none"),
     # 128 hosts at 0.1 % loss: broadcasts lost below a switch they passed, sent again
     ("canary-sketch-loss-128", "--topology fattree2:leaves=16,spines=16,hosts=16 --hosts 128 --size 1MiB"
      " --elements 256 --workers 2 --algo canary --sketch 16 --loss 0.001 --background none"),
