@@ -273,11 +273,11 @@ static const char *o_buffer(struct cli *c, const char *a)
 
 static const char *o_priority(struct cli *c, const char *a)
 {
-	int i = PICK(a, "none", "recovery", "collective");
+	int i = pick(a, emu_tc_mode_names, EMU_TC_MODES);
 
 	if (i < 0)
 		return "is not none, recovery or collective";
-	c->cfg.priority = (enum emu_tc_mode)i;	/* the names in enum emu_tc_mode's order */
+	c->cfg.priority = (enum emu_tc_mode)i;
 	return NULL;
 }
 

@@ -9,12 +9,6 @@
 #include "emu/units.h"
 #include "emu/engine/util.h"
 
-/* priority_name - --priority's name for @m */
-static const char *priority_name(enum emu_tc_mode m)
-{
-	return m == EMU_TC_ONE ? "none" : m == EMU_TC_COLLECTIVE ? "collective" : "recovery";
-}
-
 /* what the banner says of the traffic classes: nothing for the default (recovery) */
 static const char *priority_banner(enum emu_tc_mode m)
 {
@@ -384,7 +378,7 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"elements\": %u,\n", ind, c->elements);
 	fprintf(f, "%s  \"concurrent\": %u,\n", ind, res->nar);
 	fprintf(f, "%s  \"seed\": %llu,\n", ind, (unsigned long long)c->seed);
-	fprintf(f, "%s  \"priority\": \"%s\",\n", ind, priority_name(c->priority));
+	fprintf(f, "%s  \"priority\": \"%s\",\n", ind, emu_tc_mode_names[c->priority]);
 	fprintf(f, "%s  \"runtime_ns\": %.3f,\n", ind, (double)res->runtime / 1e3);
 	fprintf(f, "%s  \"goodput_gbps\": %.6f,\n", ind, res->goodput_gbps);
 	fprintf(f, "%s  \"result_exact\": %s,\n", ind, res->exact ? "true" : "false");

@@ -1279,7 +1279,7 @@ static int scn_engine(struct scn *s)
 	struct emu_fabric *fab = s->fab;
 	struct emu_engine_cfg ecfg = {
 		.workers = cfg->workers, .per_node = cfg->per_node, .lossy = cfg->lossy || (cfg->loss > 0 && !cfg->lossless),
-		.tc_mode = (uint8_t)cfg->priority,
+		.tc_mode = cfg->priority,
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.lag_bound_ns = cfg->lag_bound_ns,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,

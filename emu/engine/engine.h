@@ -112,7 +112,11 @@ enum emu_tc_mode {
 	EMU_TC_ONE = 0,		/* one class: every frame shares the queues */
 	EMU_TC_RECOVERY,	/* recovery frames first */
 	EMU_TC_COLLECTIVE,	/* every collective frame first */
+	EMU_TC_MODES
 };
+
+/* --priority's name of each mode, in enum emu_tc_mode's order */
+extern const char *const emu_tc_mode_names[EMU_TC_MODES];
 
 /*
  * A credit on its way back from the peer: when it arrives (t), its event
@@ -253,7 +257,7 @@ struct emu_engine_cfg {
 	unsigned workers;		/* 0: one per core available to the process */
 	bool per_node;			/* a pinned thread per node */
 	bool lossy;			/* drop-tail instead of credit-based lossless */
-	uint8_t tc_mode;		/* enum emu_tc_mode: which frames get class 1 (strict priority, own credits) */
+	enum emu_tc_mode tc_mode;	/* which frames get class 1 (strict priority, own credits) */
 	bool no_pin;			/* do not pin workers */
 	uint64_t buffer_bytes;		/* per port; 0: EMU_DEFAULT_BUFFER */
 	enum emu_router router;		/* switch queueing model */

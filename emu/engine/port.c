@@ -73,6 +73,8 @@ struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
 	return c;
 }
 
+const char *const emu_tc_mode_names[EMU_TC_MODES] = { "none", "recovery", "collective" };
+
 /*
  * The traffic class of @f from its bytes (engine.h, cfg.tc_mode): what a
  * switch's classifier reads, the Canary opcode or the IPv4 DSCP.
