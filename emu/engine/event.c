@@ -91,6 +91,8 @@ void emu_evq_init(struct emu_evq *q)
 	memset(q, 0, sizeof(*q));
 	emu_heap_init(&q->far);
 	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));
+	/* every slot's array, the current one and the scratch at most */
+	q->pool = emu_xcalloc(EMU_EVQ_SLOTS + 2, sizeof(*q->pool));
 }
 
 void emu_evq_fini(struct emu_evq *q)
@@ -103,6 +105,10 @@ void emu_evq_fini(struct emu_evq *q)
 			free(q->slot[i].ev);
 	free(q->slot);
 	q->slot = NULL;
+	while (q->npool)
+		free(q->pool[--q->npool].ev);
+	free(q->pool);
+	q->pool = NULL;
 }
 
 static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
@@ -120,6 +126,8 @@ static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev
 	unsigned i = (unsigned)(sl & (EMU_EVQ_SLOTS - 1));
 	struct emu_evbucket *b = &q->slot[i];
 
+	if (!b->cap && q->npool)
+		*b = q->pool[--q->npool];	/* n is 0: the hottest spare array */
 	bucket_reserve(b, b->n + 1);
 	b->ev[b->n++] = *ev;
 	q->used[i / 64] |= 1ULL << (i % 64);
@@ -349,18 +357,20 @@ static bool advance(struct emu_evq *q)
 	q->now = *b;
 	q->head = 0;
 	/*
-	 * The old current array goes to the emptied slot. Arrays only grow, so
-	 * one crowded instant (every host starting together) would leave every
-	 * slot it visited holding room for thousands: give back an array four
-	 * times larger than what it last held.
+	 * The emptied slot holds no array; the old current one, just read, goes
+	 * on top of the pool for the next push into an empty slot. Arrays only
+	 * grow, so one crowded instant (every host starting together) would
+	 * leave arrays with room for thousands: give back an array four times
+	 * larger than what it last held.
 	 */
+	b->ev = NULL;
+	b->n = b->cap = 0;
 	if (spare.cap > SHRINK_MIN && spare.cap / 4 > spare.n) {
 		free(spare.ev);
-		spare.ev = NULL;
-		spare.cap = 0;
+	} else if (spare.cap) {
+		spare.n = 0;
+		q->pool[q->npool++] = spare;
 	}
-	spare.n = 0;
-	*b = spare;
 	sort_now(q);
 	pull_far(q);
 	return true;

@@ -20,7 +20,10 @@
  * ascending runs, which are merged (a handful of events: insertion sort; a
  * slot in no order: merge sort, O(n log n) whatever number of events share
  * a time), then pops are O(1); pushes at or before the current slot are
- * inserted in order (binary search, one move).
+ * inserted in order (binary search, one move). A slot holds an array only
+ * while it has events: the first push into an empty slot takes the array
+ * of the slot emptied last, which was just read and so is still in the
+ * cache (a slot's own array would be a wheel's turn cold).
  * The (time, key) order of pops is exactly that of one big heap.
  */
 #ifndef EMU_EVENT_H
@@ -124,7 +127,9 @@ struct emu_evq {
 	struct emu_evbucket tmp;	/* scratch for sorting a crowded slot */
 	struct emu_heap far;		/* events with slot >= cur + SLOTS */
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
-	struct emu_evbucket *slot;	/* EMU_EVQ_SLOTS */
+	struct emu_evbucket *slot;	/* EMU_EVQ_SLOTS; an empty one holds no array */
+	struct emu_evbucket *pool;	/* arrays of emptied slots, last emptied on top */
+	uint32_t npool;
 };
 
 void emu_evq_init(struct emu_evq *q);
