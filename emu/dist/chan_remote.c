@@ -8,7 +8,8 @@
  *
  *   u64 t, u64 key, u64 arg, u32 node, u16 type, u16 port     (32 bytes)
  *   FRAME only: u64 t_sent, u64 user, u32 len, u32 gen, u16 hops,
- *               2 bytes zero, u32 kept, then the frame's data bytes
+ *               u8 traffic class, 1 byte zero, u32 kept, then the
+ *               frame's data bytes
  *               (len, or kept when 0 < kept < len) padded to 8  (32 + bytes)
  *
  * Frames are copied out and given back to the producer's pool at send(),
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "emu/engine/chan.h"
+#include "emu/engine/engine.h"
 #include "emu/engine/frame.h"
 #include "emu/engine/util.h"
 
@@ -38,7 +40,8 @@ struct frec {
 	uint32_t len;
 	uint32_t gen;
 	uint16_t hops;
-	uint16_t pad;
+	uint8_t tc;	/* the class it was sent in: its ingress buffer's (port.c) */
+	uint8_t pad;
 	uint32_t kept;
 };
 
@@ -87,7 +90,8 @@ static void rm_send(struct emu_chan *c, const struct emu_ev *ev)
 	if (ev->type == EMU_EV_FRAME) {
 		struct emu_frame *f = ev->frame;
 		struct frec fr = {
-			.t_sent = f->t_sent, .user = f->user, .len = f->len, .gen = f->gen, .hops = f->hops, .kept = f->kept,
+			.t_sent = f->t_sent, .user = f->user, .len = f->len, .gen = f->gen, .hops = f->hops, .tc = f->tc,
+			.kept = f->kept,
 		};
 		uint32_t bytes = emu_frame_bytes(f);
 
@@ -139,6 +143,7 @@ static size_t rm_drain(struct emu_chan *c, emu_chan_sink sink, void *arg)
 			f->kept = fr.kept;
 			f->gen = fr.gen;
 			f->hops = fr.hops;
+			f->tc = fr.tc;
 			memcpy(f->data, p, bytes);
 			p += PAD8(bytes);
 			ev.frame = f;
@@ -225,7 +230,7 @@ long emu_chan_remote_check(const uint8_t *p, size_t len, uint64_t not_before,
 				return -1;
 			memcpy(&fr, p, sizeof(fr));
 			p += sizeof(fr);
-			if (fr.len > EMU_FRAME_MAX || (size_t)(end - p) < PAD8(frec_bytes(&fr)))
+			if (fr.len > EMU_FRAME_MAX || fr.tc >= EMU_TC_N || (size_t)(end - p) < PAD8(frec_bytes(&fr)))
 				return -1;
 			p += PAD8(frec_bytes(&fr));
 		} else if (r.type != EMU_EV_CREDIT) {

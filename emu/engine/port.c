@@ -575,7 +575,12 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 	f->xin = (uint16_t)pi;
 	if (!n->eng->cfg.lossy) {
 		f->in_port = (uint16_t)pi;
-		f->in_tc = (uint8_t)frame_tc(n, f);
+		/*
+		 * The class the sender's classifier gave it (emu_send, the
+		 * crossbar; carried across processes): the same function of
+		 * the same bytes and cfg.tc_mode, not computed twice.
+		 */
+		f->in_tc = f->tc;
 		p->in_bytes += f->len;
 		if (p->in_bytes > p->st.in_peak_bytes)
 			p->st.in_peak_bytes = p->in_bytes;
