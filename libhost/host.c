@@ -14,6 +14,7 @@
  * barrier passes (it may still get retransmission requests before).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -660,6 +661,122 @@ const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h)
  * undoing those steps, step q+2 first, names it. Only a host that ends at
  * position n - 1 needs every step (its successor is at position 0).
  */
+/*
+ * Round orders shared by the hosts of one thread. Where many hosts run in
+ * one process (lh_host_share_peers: an emulator), every host of a group
+ * asks for the same rounds, each a little after the others: a round's
+ * successor table is built in full once (n steps) and each host reads its
+ * entry, instead of each host following its position (n / 2 steps on
+ * average, per host and message). The last BG_ORDERS rounds a thread
+ * asked for are kept; per thread, so hosts on other threads never wait.
+ */
+#define BG_ORDERS 16
+
+struct bg_order {
+	uint64_t seed, round;	/* the key, with n */
+	unsigned n;		/* 0: unused */
+	uint64_t last;		/* the cache's clock when last asked for */
+	uint32_t *succ;		/* n entries: each host's successor */
+};
+
+struct bg_orders {
+	struct bg_order o[BG_ORDERS];
+	uint32_t *scratch;	/* n entries: the order being built */
+	unsigned scratch_n;
+	uint64_t clock;
+};
+
+static pthread_key_t bg_orders_key;
+static pthread_once_t bg_orders_once = PTHREAD_ONCE_INIT;
+static bool bg_orders_ok;
+
+static void bg_orders_free(void *arg)
+{
+	struct bg_orders *c = arg;
+
+	for (unsigned i = 0; i < BG_ORDERS; i++)
+		free(c->o[i].succ);
+	free(c->scratch);
+	free(c);
+}
+
+static void bg_orders_init(void)
+{
+	bg_orders_ok = pthread_key_create(&bg_orders_key, bg_orders_free) == 0;
+}
+
+/* round @round's cyclic order of @n hosts from @seed, in full: the successor of every host */
+static void bg_order_build(uint64_t seed, uint64_t round, unsigned n, uint32_t *a, uint32_t *succ)
+{
+	uint64_t x = lh_hash64(seed ^ (round + 1) * 0x9e3779b97f4a7c15ULL);
+
+	for (unsigned i = 0; i < n; i++)
+		a[i] = i;
+	for (unsigned i = n - 1; i > 0; i--) {
+		x = lh_hash64(x + i);
+		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64);
+		uint32_t t = a[i];
+
+		a[i] = a[j];
+		a[j] = t;
+	}
+	for (unsigned i = 0; i + 1 < n; i++)
+		succ[a[i]] = a[i + 1];
+	succ[a[n - 1]] = a[0];
+}
+
+/* this thread's successor table of round @round (n >= 2), or NULL (no memory for one) */
+static const uint32_t *bg_order_shared(uint64_t seed, uint64_t round, unsigned n)
+{
+	pthread_once(&bg_orders_once, bg_orders_init);
+	if (!bg_orders_ok)
+		return NULL;
+	struct bg_orders *c = pthread_getspecific(bg_orders_key);
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c || pthread_setspecific(bg_orders_key, c)) {
+			free(c);
+			return NULL;
+		}
+	}
+	struct bg_order *old = &c->o[0];
+
+	c->clock++;
+	for (unsigned i = 0; i < BG_ORDERS; i++) {
+		struct bg_order *o = &c->o[i];
+
+		if (o->n == n && o->round == round && o->seed == seed) {
+			o->last = c->clock;
+			return o->succ;
+		}
+		if (o->last < old->last)
+			old = o;
+	}
+	/* build it in the least recently asked for */
+	if (c->scratch_n < n) {
+		uint32_t *a = realloc(c->scratch, n * sizeof(*a));
+
+		if (!a)
+			return NULL;
+		c->scratch = a;
+		c->scratch_n = n;
+	}
+	if (old->n < n) {
+		uint32_t *succ = realloc(old->succ, n * sizeof(*succ));
+
+		if (!succ)
+			return NULL;
+		old->succ = succ;
+	}
+	bg_order_build(seed, round, n, c->scratch, old->succ);
+	old->seed = seed;
+	old->round = round;
+	old->n = n;
+	old->last = c->clock;
+	return old->succ;
+}
+
 static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 {
 	if (b->pattern == LH_BG_RANDOM) {
@@ -669,6 +786,14 @@ static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 			p = (unsigned)(((__uint128_t)h->t.ops->random(h->t.ctx) * b->n) >> 64);
 		while (p == b->me);
 		return p;
+	}
+	if (h->share_peers && b->n >= 2) {
+		const uint32_t *succ = bg_order_shared(b->seed, b->round, b->n);
+
+		if (succ) {
+			b->round++;
+			return succ[b->me];
+		}
 	}
 	uint64_t x = lh_hash64(b->seed ^ (b->round++ + 1) * 0x9e3779b97f4a7c15ULL);
 	unsigned n = b->n, pos = b->me, i;

@@ -9,7 +9,12 @@
  * goes; for every host of small groups (n = 2, 3, 5, 17: every way the
  * host's position can end, including last, whose successor wraps to
  * position 0) and for a few hosts of large ones (past libhost's on-stack
- * scratch of 1024 steps), over many rounds and two seeds.
+ * scratch of 1024 steps), over many rounds and two seeds. Twice: with the
+ * host's own walk through the steps, and with the hosts sharing peer tables
+ * (lh_host_share_peers), where the rounds' orders are built in full once per
+ * thread and kept for the last 16 rounds asked for (the runs below ask for
+ * 64 rounds each, of groups of every size in turn: entries are evicted and
+ * their arrays reused for other sizes).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +100,18 @@ static unsigned reference(uint64_t seed, uint64_t round, unsigned n, unsigned me
 	return next;
 }
 
-/* @rounds messages of host @me among @n: how many went elsewhere than the reference says */
-static unsigned run(unsigned n, unsigned me, uint64_t seed, unsigned rounds)
+/*
+ * @rounds messages of host @me among @n (sharing peer tables if @share):
+ * how many went elsewhere than the reference says
+ */
+static unsigned run(unsigned n, unsigned me, uint64_t seed, unsigned rounds, bool share)
 {
 	struct lh_transport t = { .ops = &ops, .rate_bps = 100000000000ULL, .mtu = 1500 };
 	struct lh_host *h = lh_host_create(&t, &peers[me]);
 	unsigned wrong = 0;
+
+	if (share)
+		lh_host_share_peers(h);
 
 	nsent = 0;
 	limit = rounds;
@@ -118,26 +129,31 @@ int main(void)
 	static const unsigned large[] = { 100, 1023, 1024, 1025, 2000 };
 	static const uint64_t seeds[] = { 1, 0x5eed5eed12345ULL };
 
-	plan(10);
+	plan(19);
 	for (unsigned i = 0; i < NMAX; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, (uint8_t)(i >> 8), (uint8_t)i } };
-	for (unsigned s = 0; s < 4; s++) {
-		unsigned n = small[s], wrong = 0, hosts = 0;
+	for (int share = 0; share < 2; share++) {
+		const char *how = share ? "shared orders" : "own walk";
 
-		for (unsigned si = 0; si < 2; si++)
-			for (unsigned me = 0; me < n; me++, hosts++)
-				wrong += run(n, me, seeds[si], 64);
-		is_int(wrong, 0, "n = %u: %u hosts x 64 rounds each go to their successor in the round's order", n,
-		       hosts);
-	}
-	for (unsigned s = 0; s < 5; s++) {
-		unsigned n = large[s], wrong = 0;
-		unsigned mes[] = { 0, 1, n / 2, n - 2, n - 1 };
+		for (unsigned s = 0; s < 4; s++) {
+			unsigned n = small[s], wrong = 0, hosts = 0;
 
-		for (unsigned si = 0; si < 2; si++)
-			for (unsigned m = 0; m < 5; m++)
-				wrong += run(n, mes[m], seeds[si], 24);
-		is_int(wrong, 0, "n = %u: 5 hosts x 24 rounds go to their successor in the round's order", n);
+			for (unsigned si = 0; si < 2; si++)
+				for (unsigned me = 0; me < n; me++, hosts++)
+					wrong += run(n, me, seeds[si], 64, share);
+			is_int(wrong, 0, "%s, n = %u: %u hosts x 64 rounds each go to their successor in the round's order",
+			       how, n, hosts);
+		}
+		for (unsigned s = 0; s < 5; s++) {
+			unsigned n = large[s], wrong = 0;
+			unsigned mes[] = { 0, 1, n / 2, n - 2, n - 1 };
+
+			for (unsigned si = 0; si < 2; si++)
+				for (unsigned m = 0; m < 5; m++)
+					wrong += run(n, mes[m], seeds[si], 24, share);
+			is_int(wrong, 0, "%s, n = %u: 5 hosts x 24 rounds go to their successor in the round's order", how,
+			       n);
+		}
 	}
 	is_int(nbad_dst, 0, "every frame went to one of the hosts");
 	return done_testing();
