@@ -194,7 +194,7 @@ static bool noise_hold(struct lh_host *h)
 	if (h->noise_until > now)
 		return true;
 	for (unsigned i = 0; i < h->ncomms; i++) {
-		struct lh_req *r = h->comms[i]->req;
+		struct lh_req *r = h->reqs[i];
 
 		if (r && !r->done && r->cfg.noise > p) {
 			p = r->cfg.noise;
@@ -227,7 +227,7 @@ void lh_kick(struct lh_host *h)
 
 		/* control frames first, request by request */
 		for (unsigned i = 0; i < h->ncomms && !sent; i++) {
-			struct lh_req *r = h->comms[i]->req;
+			struct lh_req *r = h->reqs[i];
 
 			if (r && r->ctl.n) {
 				if (noise_hold(h))
@@ -243,7 +243,7 @@ void lh_kick(struct lh_host *h)
 		/* data, round robin over the requests */
 		for (unsigned k = 0; k < h->ncomms && !sent; k++) {
 			unsigned i = (h->rr + k) % h->ncomms;
-			struct lh_req *r = h->comms[i]->req;
+			struct lh_req *r = h->reqs[i];
 
 			if (!r || !r->ops->pull || r->done)
 				continue;
@@ -299,6 +299,8 @@ struct lh_comm *lh_comm_create(struct lh_host *h, const struct lh_peer *peers, u
 	c->n = n;
 	c->rank = rank;
 	c->tenant = tenant;
+	h->tenants[h->ncomms] = (uint8_t)tenant;
+	h->reqs[h->ncomms] = NULL;
 	h->comms[h->ncomms++] = c;
 	return c;
 }
@@ -410,8 +412,10 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 	r->st.start = lh_now(r);
 	req_free(c->req);
 	c->req = r;
+	h->reqs[r->slot] = r;
 	if (ops->start(r)) {
 		c->req = NULL;
+		h->reqs[r->slot] = NULL;
 		req_free(r);
 		return NULL;
 	}
@@ -456,8 +460,8 @@ const struct lh_ar_stats *lh_req_stats(const struct lh_req *r)
 static struct lh_req *req_of_tenant(struct lh_host *h, unsigned tenant)
 {
 	for (unsigned i = 0; i < h->ncomms; i++)
-		if (h->comms[i]->tenant == tenant)
-			return h->comms[i]->req;
+		if (h->tenants[i] == tenant)
+			return h->reqs[i];
 	return NULL;
 }
 
@@ -520,7 +524,7 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie)
 		break;
 	case LH_T_REQ: {
 		unsigned slot = LH_COOKIE_SLOT(cookie);
-		struct lh_req *r = slot < h->ncomms ? h->comms[slot]->req : NULL;
+		struct lh_req *r = slot < h->ncomms ? h->reqs[slot] : NULL;
 
 		if (!r)
 			break;

@@ -99,7 +99,9 @@ struct lh_host {
 	struct lh_peer self;
 	struct lh_comm *comms[LH_MAX_REQS];
 	unsigned ncomms;
+	/* comms[i]->req and ->tenant, here for the per-frame paths (no comm's line) */
 	struct lh_req *reqs[LH_MAX_REQS];
+	uint8_t tenants[LH_MAX_REQS];
 	unsigned rr;		/* round robin over data sources */
 	lh_time_t noise_until;	/* a noise delay holds the NIC until then */
 	bool noise_armed;
