@@ -8,6 +8,13 @@
  * at 400, 500, 600 ns; A, C and E are idle. B fires at 100 (A is woken:
  * kept), A at 300 (C is dropped, D woken), D at 500 and E, the latest, at
  * 600: the run runs dry at 600 ns. Without timer_idle every timer fires.
+ *
+ * A model without timer_idle has no timers to drop: each of its timers is
+ * an event of its own in the worker's queue, where a model with
+ * timer_idle keeps them per node behind one wake. Both must fire in the
+ * same (time, key) order: a churn of timers armed from timers (ties,
+ * times in the past, beyond the timing wheel's span) fires identically
+ * under a model without timer_idle and one whose timer_idle says no.
  */
 #include "helpers.h"
 
@@ -58,6 +65,123 @@ static const struct emu_model_ops plain_ops = {
 	.name = "plain", .state_size = sizeof(struct tst), .init = tm_init, .timer = tm_timer,
 };
 
+/* churn: every timer arms 1-3 more from an LCG, 400 in all; record what fires when */
+#define CHURN 400
+
+struct churn {
+	uint64_t x;
+	unsigned armed, n;
+	bool far[CHURN + 1];	/* armed past the wheel's span, by cookie */
+	uint64_t fired[CHURN];
+	emu_time_t at[CHURN];
+};
+
+static void churn_arm(struct emu_node *n, struct churn *c, unsigned k)
+{
+	emu_time_t now = emu_node_now(n);
+
+	while (k-- && c->armed < CHURN) {
+		c->x = c->x * 6364136223846793005ULL + 1442695040888963407ULL;
+		unsigned r = (unsigned)(c->x >> 33);
+		emu_time_t t;
+
+		switch (r % 8) {
+		case 0: t = now; break;					/* this very picosecond */
+		case 1: t = now > 50 * EMU_NS ? now - 50 * EMU_NS : 0; break;	/* the past: now */
+		case 2: t = now + 5 * EMU_US + (r >> 8) % 1000; break;	/* past the wheel's span */
+		case 3: t = (now / (10 * EMU_NS) + 1) * (10 * EMU_NS); break;	/* ties on a 10 ns grid */
+		default: t = now + (r >> 4) % (2000 * EMU_NS); break;
+		}
+		c->far[c->armed + 1] = r % 8 == 2;
+		emu_timer_at(n, t, ++c->armed);
+	}
+}
+
+static int churn_init(struct emu_node *n, void *arg)
+{
+	struct churn *c = emu_node_state(n);
+
+	(void)arg;
+	if (emu_node_desc(n)->index != 0)
+		return 0;
+	c->x = 12345;
+	churn_arm(n, c, 8);
+	return 0;
+}
+
+static void churn_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct churn *c = emu_node_state(n);
+
+	if (c->n < CHURN) {
+		c->at[c->n] = emu_node_now(n);
+		c->fired[c->n++] = cookie;
+	}
+	churn_arm(n, c, 1 + (unsigned)(c->x >> 40) % 3);
+}
+
+static bool churn_never_idle(struct emu_node *n, uint64_t cookie)
+{
+	(void)n;
+	(void)cookie;
+	return false;
+}
+
+static const struct emu_model_ops churn_ops = {
+	.name = "churn", .state_size = sizeof(struct churn), .init = churn_init, .timer = churn_timer,
+};
+static const struct emu_model_ops churn_wake_ops = {
+	.name = "churn-wake", .state_size = sizeof(struct churn), .init = churn_init, .timer = churn_timer,
+	.timer_idle = churn_never_idle,
+};
+
+/* run the churn under @ops into @out */
+static void churn_run(const struct emu_model_ops *ops, struct churn *out)
+{
+	struct emu_fabric *fab = emu_fabric_create();
+	uint32_t s = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0");
+	uint32_t h0 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H0");
+	struct emu_engine_cfg cfg = { .workers = 1 };
+	char err[128];
+
+	emu_fabric_add_link(fab, h0, 0, s, 0, 100000000000ULL, 300 * EMU_NS);
+	if (emu_fabric_finalize(fab, err, sizeof(err))) {
+		diag("%s", err);
+		exit(1);
+	}
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	emu_engine_set_model(eng, 0, &emu_fwd_ops, NULL);
+	emu_engine_set_model(eng, 1, ops, NULL);
+	emu_engine_run(eng);
+	*out = *(const struct churn *)emu_node_state(emu_engine_node(eng, 1));
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
+static void churn_check(void)
+{
+	static struct churn own, woken;
+	bool sorted = true, same;
+	unsigned ties = 0, far = 0;
+
+	churn_run(&churn_ops, &own);
+	churn_run(&churn_wake_ops, &woken);
+	same = own.n == woken.n && own.armed == woken.armed;
+	for (unsigned i = 0; same && i < own.n; i++)
+		same = own.fired[i] == woken.fired[i] && own.at[i] == woken.at[i];
+	for (unsigned i = 1; i < own.n; i++) {
+		sorted &= own.at[i] >= own.at[i - 1];
+		ties += own.at[i] == own.at[i - 1];
+	}
+	for (unsigned i = 0; i < own.n; i++)
+		far += own.fired[i] <= CHURN && own.far[own.fired[i]];
+	is_int(own.n, CHURN, "churn: every one of the %u timers fired", CHURN);
+	ok(same && sorted, "churn: timers as their own events fire as those behind a wake do, in time order "
+	   "(%u ties, %u past the wheel's span)", ties, far);
+	ok(ties > 10 && far > 0, "churn: the cases were there (ties %u, past the span %u)", ties, far);
+}
+
 static void run(const struct emu_model_ops *ops, const uint64_t *want, const unsigned *want_ns, unsigned nwant,
 		const char *what)
 {
@@ -98,8 +222,9 @@ int main(void)
 	static const uint64_t idle_want[] = { TB, TA, TD, TE }, all_want[] = { TB, TA, TC, TD, TE };
 	static const unsigned idle_ns[] = { 100, 300, 500, 600 }, all_ns[] = { 100, 300, 400, 500, 600 };
 
-	plan(5);
+	plan(8);
 	run(&idle_ops, idle_want, idle_ns, 4, "A, C, E idle: C dropped (A woken, E the latest)");
 	run(&plain_ops, all_want, all_ns, 5, "no timer_idle");
+	churn_check();
 	return done_testing();
 }

@@ -1049,7 +1049,8 @@ static void process(struct emu_worker *w, emu_time_t end)
 			emu_port_credit(n, port, arg);
 			break;
 		case EMU_EV_TIMER:
-			emu_timer_fired(n);
+			if (port)	/* a wake (1), not a timer that is its own event (0) */
+				emu_timer_fired(n);
 			if (n->up && n->ops->timer)
 				n->ops->timer(n, arg);
 			break;

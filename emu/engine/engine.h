@@ -213,11 +213,13 @@ struct emu_node {
 	 */
 	uint64_t key;
 	/*
-	 * Pending timers, ordered on (t, key). Only the earliest is always in
-	 * the worker's event queue (a "wake"); the others wait here, so a
-	 * host with a timer per block in flight costs the event queue one
-	 * entry, not one far-future event per block. Timers mostly come in
-	 * time order: those go to a FIFO (O(1)); the rest to a small heap.
+	 * Pending timers of a model with ops->timer_idle, ordered on (t, key).
+	 * Only the earliest is always in the worker's event queue (a "wake");
+	 * the others wait here, so a host with a timer per block in flight
+	 * costs the event queue one entry, not one far-future event per block,
+	 * and the idle ones can leave unfired. Timers mostly come in time
+	 * order: those go to a FIFO (O(1)); the rest to a small heap. Other
+	 * models' timers are events of their own (emu_timer_at()).
 	 */
 	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events; port = 1: woken */
 	struct emu_heap theap;		/* the same, out of order */

@@ -292,7 +292,7 @@ static struct emu_ev *tmr_min(struct emu_node *n)
 	return n->theap.n && emu_ev_before(&n->theap.ev[0], f) ? &n->theap.ev[0] : f;
 }
 
-/* put the wake of timer @x in the event queue: a copy with its (t, key) */
+/* put the wake of timer @x in the event queue: a copy with its (t, key), port 1 */
 static void tmr_wake(struct emu_node *n, struct emu_ev *x)
 {
 	x->port = 1;
@@ -314,6 +314,18 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 		.node = n->id,
 		.type = EMU_EV_TIMER,
 	};
+
+	/*
+	 * A model that cannot call a timer idle (the switches: theirs are a
+	 * pipeline pass or a descriptor's timeout, tens of nanoseconds to a
+	 * microsecond ahead, and not in time order) never drops one: each is
+	 * its own event (port 0), straight into the wheel with the same
+	 * (t, key), instead of a heap per node and a wake.
+	 */
+	if (!n->ops->timer_idle) {
+		emu_evq_push(&n->w->q, &x);
+		return;
+	}
 	bool earliest = (!n->tfifo.n && !n->theap.n) || emu_ev_before(&x, tmr_min(n));
 
 	if (!n->tfifo.n || !emu_ev_before(&x, emu_evfifo_at(&n->tfifo, n->tfifo.n - 1)))
