@@ -65,6 +65,29 @@ static const struct emu_model_ops plain_ops = {
 	.name = "plain", .state_size = sizeof(struct tst), .init = tm_init, .timer = tm_timer,
 };
 
+/* a switch and host H0 running @ops, run to the end on one worker; the fabric in *@fabp */
+static struct emu_engine *run_h0(const struct emu_model_ops *ops, struct emu_fabric **fabp)
+{
+	struct emu_fabric *fab = emu_fabric_create();
+	uint32_t s = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0");
+	uint32_t h0 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H0");
+	struct emu_engine_cfg cfg = { .workers = 1 };
+	char err[128];
+
+	emu_fabric_add_link(fab, h0, 0, s, 0, 100000000000ULL, 300 * EMU_NS);
+	if (emu_fabric_finalize(fab, err, sizeof(err))) {
+		diag("%s", err);
+		exit(1);
+	}
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	emu_engine_set_model(eng, 0, &emu_fwd_ops, NULL);
+	emu_engine_set_model(eng, 1, ops, NULL);
+	emu_engine_run(eng);
+	*fabp = fab;
+	return eng;
+}
+
 /* churn: every timer arms 1-3 more from an LCG, 400 in all; record what fires when */
 #define CHURN 400
 
@@ -138,22 +161,8 @@ static const struct emu_model_ops churn_wake_ops = {
 /* run the churn under @ops into @out */
 static void churn_run(const struct emu_model_ops *ops, struct churn *out)
 {
-	struct emu_fabric *fab = emu_fabric_create();
-	uint32_t s = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0");
-	uint32_t h0 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H0");
-	struct emu_engine_cfg cfg = { .workers = 1 };
-	char err[128];
-
-	emu_fabric_add_link(fab, h0, 0, s, 0, 100000000000ULL, 300 * EMU_NS);
-	if (emu_fabric_finalize(fab, err, sizeof(err))) {
-		diag("%s", err);
-		exit(1);
-	}
-	struct emu_engine *eng = t_engine(fab, &cfg);
-
-	emu_engine_set_model(eng, 0, &emu_fwd_ops, NULL);
-	emu_engine_set_model(eng, 1, ops, NULL);
-	emu_engine_run(eng);
+	struct emu_fabric *fab;
+	struct emu_engine *eng = run_h0(ops, &fab);
 	*out = *(const struct churn *)emu_node_state(emu_engine_node(eng, 1));
 	emu_engine_destroy(eng);
 	emu_fabric_destroy(fab);
@@ -185,22 +194,8 @@ static void churn_check(void)
 static void run(const struct emu_model_ops *ops, const uint64_t *want, const unsigned *want_ns, unsigned nwant,
 		const char *what)
 {
-	struct emu_fabric *fab = emu_fabric_create();
-	uint32_t s = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0");
-	uint32_t h0 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H0");
-	struct emu_engine_cfg cfg = { .workers = 1 };
-	char err[128];
-
-	emu_fabric_add_link(fab, h0, 0, s, 0, 100000000000ULL, 300 * EMU_NS);
-	if (emu_fabric_finalize(fab, err, sizeof(err))) {
-		diag("%s", err);
-		exit(1);
-	}
-	struct emu_engine *eng = t_engine(fab, &cfg);
-
-	emu_engine_set_model(eng, 0, &emu_fwd_ops, NULL);
-	emu_engine_set_model(eng, 1, ops, NULL);
-	emu_engine_run(eng);
+	struct emu_fabric *fab;
+	struct emu_engine *eng = run_h0(ops, &fab);
 
 	const struct tst *st = emu_node_state(emu_engine_node(eng, 1));
 	bool same = st->n == nwant;
