@@ -206,7 +206,11 @@ struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_pee
  * lh_host_background() borrow the peer tables they are given instead of
  * copying them: the tables must outlive the host. For a process that runs
  * many hosts of one communicator (an emulator), where a copy per host would
- * cost memory in the square of the communicator's size.
+ * cost memory in the square of the communicator's size. Such hosts' uniform
+ * background also shares its rounds' orders among the hosts of a thread:
+ * each thread that runs them keeps up to 16 tables of 4 bytes per peer,
+ * freed when the thread exits (so do not unload the library while such a
+ * thread lives).
  */
 void lh_host_share_peers(struct lh_host *h);
 /* lh_host_destroy - free the host and its communicators. Accepts NULL. */

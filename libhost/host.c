@@ -653,32 +653,25 @@ const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h)
 #define LH_BG_STEPS_STACK 1024
 
 /*
- * The peer of the next message. Round k's cyclic order of all hosts, the
- * same on every host, is the Fisher-Yates shuffle of 0..n-1 drawn from
- * @seed and k: step i (n-1 down to 1) swaps positions i and j_i <= i, and
- * position i is final from then on. The peer is the host at the position
- * after this host's, found without building the order (which cost n words
- * written, swapped and searched per message, the most of a background
- * host's work): this host's position is followed through the steps until
- * it is final, at step q (half way, on average); the host at final
- * position q + 1 is what steps n-1..q+2 had left at position j_{q+1}, so
- * undoing those steps, step q+2 first, names it. Only a host that ends at
- * position n - 1 needs every step (its successor is at position 0).
- */
-/*
  * Round orders shared by the hosts of one thread. Where many hosts run in
  * one process (lh_host_share_peers: an emulator), every host of a group
  * asks for the same rounds, each a little after the others: a round's
  * successor table is built in full once (n steps) and each host reads its
  * entry, instead of each host following its position (n / 2 steps on
  * average, per host and message). The last BG_ORDERS rounds a thread
- * asked for are kept; per thread, so hosts on other threads never wait.
+ * asked for are remembered; per thread, so hosts on other threads never
+ * wait. A round is built only when asked for a second time while
+ * remembered: where hosts' rounds drift far apart (paced background), a
+ * table built on the first request would seldom be read again, and the
+ * first request takes the walk.
  */
 #define BG_ORDERS 16
 
 struct bg_order {
 	uint64_t seed, round;	/* the key, with n */
 	unsigned n;		/* 0: unused */
+	unsigned cap;		/* entries succ has room for */
+	bool built;		/* succ holds the round's table (else asked for once) */
 	uint64_t last;		/* the cache's clock when last asked for */
 	uint32_t *succ;		/* n entries: each host's successor */
 };
@@ -729,7 +722,21 @@ static void bg_order_build(uint64_t seed, uint64_t round, unsigned n, uint32_t *
 	succ[a[n - 1]] = a[0];
 }
 
-/* this thread's successor table of round @round (n >= 2), or NULL (no memory for one) */
+/* make *@a (room for *@cap) hold @n entries; false (unchanged) if there is no memory */
+static bool u32_room(uint32_t **a, unsigned *cap, unsigned n)
+{
+	if (*cap >= n)
+		return true;
+	uint32_t *b = realloc(*a, n * sizeof(*b));
+
+	if (!b)
+		return false;
+	*a = b;
+	*cap = n;
+	return true;
+}
+
+/* this thread's successor table of round @round (n >= 2), or NULL: take the walk (first request, no memory) */
 static const uint32_t *bg_order_shared(uint64_t seed, uint64_t round, unsigned n)
 {
 	pthread_once(&bg_orders_once, bg_orders_init);
@@ -744,43 +751,51 @@ static const uint32_t *bg_order_shared(uint64_t seed, uint64_t round, unsigned n
 			return NULL;
 		}
 	}
-	struct bg_order *old = &c->o[0];
+	struct bg_order *old = &c->o[0], *o = NULL;
 
 	c->clock++;
 	for (unsigned i = 0; i < BG_ORDERS; i++) {
-		struct bg_order *o = &c->o[i];
-
-		if (o->n == n && o->round == round && o->seed == seed) {
-			o->last = c->clock;
-			return o->succ;
+		if (c->o[i].n == n && c->o[i].round == round && c->o[i].seed == seed) {
+			o = &c->o[i];
+			break;
 		}
-		if (o->last < old->last)
-			old = o;
+		if (c->o[i].last < old->last)
+			old = &c->o[i];
 	}
-	/* build it in the least recently asked for */
-	if (c->scratch_n < n) {
-		uint32_t *a = realloc(c->scratch, n * sizeof(*a));
-
-		if (!a)
-			return NULL;
-		c->scratch = a;
-		c->scratch_n = n;
+	if (!o) {
+		/* first request: remember it in the least recently asked for, take the walk */
+		old->seed = seed;
+		old->round = round;
+		old->n = n;
+		old->built = false;
+		old->last = c->clock;
+		return NULL;
 	}
-	if (old->n < n) {
-		uint32_t *succ = realloc(old->succ, n * sizeof(*succ));
-
-		if (!succ)
-			return NULL;
-		old->succ = succ;
-	}
-	bg_order_build(seed, round, n, c->scratch, old->succ);
-	old->seed = seed;
-	old->round = round;
-	old->n = n;
-	old->last = c->clock;
-	return old->succ;
+	o->last = c->clock;
+	if (o->built)
+		return o->succ;
+	/* second request: build it */
+	if (!u32_room(&c->scratch, &c->scratch_n, n) || !u32_room(&o->succ, &o->cap, n))
+		return NULL;
+	bg_order_build(seed, round, n, c->scratch, o->succ);
+	o->built = true;
+	return o->succ;
 }
 
+/*
+ * The peer of the next message (the walk; bg_order_shared() above for
+ * hosts sharing peer tables). Round k's cyclic order of all hosts, the
+ * same on every host, is the Fisher-Yates shuffle of 0..n-1 drawn from
+ * @seed and k: step i (n-1 down to 1) swaps positions i and j_i <= i, and
+ * position i is final from then on. The peer is the host at the position
+ * after this host's, found without building the order (which cost n words
+ * written, swapped and searched per message, the most of a background
+ * host's work): this host's position is followed through the steps until
+ * it is final, at step q (half way, on average); the host at final
+ * position q + 1 is what steps n-1..q+2 had left at position j_{q+1}, so
+ * undoing those steps, step q+2 first, names it. Only a host that ends at
+ * position n - 1 needs every step (its successor is at position 0).
+ */
 static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 {
 	if (b->pattern == LH_BG_RANDOM) {

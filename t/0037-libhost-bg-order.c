@@ -11,10 +11,12 @@
  * position 0) and for a few hosts of large ones (past libhost's on-stack
  * scratch of 1024 steps), over many rounds and two seeds. Twice: with the
  * host's own walk through the steps, and with the hosts sharing peer tables
- * (lh_host_share_peers), where the rounds' orders are built in full once per
- * thread and kept for the last 16 rounds asked for (the runs below ask for
- * 64 rounds each, of groups of every size in turn: entries are evicted and
- * their arrays reused for other sizes).
+ * (lh_host_share_peers), where a round's order is built in full once per
+ * thread when asked for a second time among the last 16 rounds asked for
+ * (the runs below ask for 64 rounds each, of groups of every size in turn:
+ * entries are evicted and their arrays reused for other sizes; every first
+ * request takes the walk). Then hosts of one group sending in turn, their
+ * rounds drifting apart, so that rounds are built, read again and evicted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,13 +125,45 @@ static unsigned run(unsigned n, unsigned me, uint64_t seed, unsigned rounds, boo
 	return wrong;
 }
 
+/*
+ * @nh hosts of a group of @n sharing peer tables send in turn: at step k,
+ * host i sends unless (k + i) % 3 == 0, so their rounds drift apart; every
+ * message is checked. Return how many went elsewhere than the reference.
+ */
+static unsigned run_turns(unsigned n, unsigned nh, uint64_t seed, unsigned steps)
+{
+	struct lh_transport t = { .ops = &ops, .rate_bps = 100000000000ULL, .mtu = 1500 };
+	struct lh_host *h[8];
+	unsigned round[8] = { 0 }, wrong = 0;
+
+	limit = nsent = 0;	/* busy: nothing goes out until asked */
+	for (unsigned i = 0; i < nh; i++) {
+		h[i] = lh_host_create(&t, &peers[i * 3]);
+		lh_host_share_peers(h[i]);
+		lh_host_background(h[i], peers, n, i * 3, LH_BG_UNIFORM, seed, 1, 0);
+	}
+	for (unsigned k = 0; k < steps; k++)
+		for (unsigned i = 0; i < nh; i++) {
+			if ((k + i) % 3 == 0)
+				continue;
+			nsent = 0;
+			limit = 1;
+			lh_host_tx_ready(h[i]);
+			wrong += nsent != 1 || dest[0] != reference(seed, ++round[i], n, i * 3);
+			limit = 0;
+		}
+	for (unsigned i = 0; i < nh; i++)
+		lh_host_destroy(h[i]);
+	return wrong;
+}
+
 int main(void)
 {
 	static const unsigned small[] = { 2, 3, 5, 17 };
 	static const unsigned large[] = { 100, 1023, 1024, 1025, 2000 };
 	static const uint64_t seeds[] = { 1, 0x5eed5eed12345ULL };
 
-	plan(19);
+	plan(21);
 	for (unsigned i = 0; i < NMAX; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, (uint8_t)(i >> 8), (uint8_t)i } };
 	for (int share = 0; share < 2; share++) {
@@ -155,6 +189,8 @@ int main(void)
 			       n);
 		}
 	}
+	is_int(run_turns(17, 6, seeds[0], 60), 0, "shared orders, 6 hosts of 17 in turn, drifting: each message to its successor");
+	is_int(run_turns(1500, 8, seeds[1], 40), 0, "shared orders, 8 hosts of 1500 in turn, drifting: each message to its successor");
 	is_int(nbad_dst, 0, "every frame went to one of the hosts");
 	return done_testing();
 }

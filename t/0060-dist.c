@@ -26,6 +26,7 @@
 
 #include "emu/engine/chan.h"
 #include "emu/dist/dist.h"
+#include "emu/engine/engine.h"
 #include "emu/engine/event.h"
 #include "emu/engine/frame.h"
 #include "shell.h"
@@ -144,11 +145,17 @@ static void check_records(void)
 	memset(f->data, 0xab, f->len);
 	f->user = 42;
 	f->hops = 3;
+	f->tc = 1;
 	struct emu_ev e1 = { .t = 5000, .key = 9, .frame = f, .node = 2, .type = EMU_EV_FRAME, .port = 1 };
 	struct emu_ev e2 = { .t = 6000, .key = 10, .arg = 1500, .node = 3, .type = EMU_EV_CREDIT, .port = 0 };
 
 	tx->ops->send(tx, &e1);
 	tx->ops->send(tx, &e2);
+	/* the buffer went back to the pool: the class must come from the record, not from it */
+	struct emu_frame *reuse = emu_pool_get(&pool);
+
+	reuse->tc = 0;
+	emu_pool_put(&pool, reuse);
 	size_t n = emu_chan_remote_pending(tx);
 
 	ok(n == 32 + 32 + 80 + 32 && emu_chan_remote_min_time(tx) == 5000, "records: %zu bytes, min time 5000", n);
@@ -174,6 +181,9 @@ static void check_records(void)
 
 	memcpy(bad + 28, &type, 2);
 	ok(emu_chan_remote_check(bad, n, 0, ok_node_any, NULL) < 0, "records: an event type that cannot cross a link is refused");
+	memcpy(bad, buf, n);
+	bad[32 + 26] = EMU_TC_N;	/* the frame record's traffic class */
+	ok(emu_chan_remote_check(bad, n, 0, ok_node_any, NULL) < 0, "records: a traffic class the engine does not have is refused");
 	/* and back into events and a frame */
 	struct emu_ev got[4];
 	unsigned ng = 0;
@@ -184,9 +194,10 @@ static void check_records(void)
 	size_t drained = rx->ops->drain(rx, sink, &sc);
 
 	ok(drained == 2 && ng == 2 && got[0].type == EMU_EV_FRAME && got[0].frame->len == 77 &&
-		   got[0].frame->user == 42 && got[0].frame->hops == 3 && got[0].frame->data[76] == 0xab &&
+		   got[0].frame->user == 42 && got[0].frame->hops == 3 && got[0].frame->tc == 1 &&
+		   got[0].frame->data[76] == 0xab &&
 		   got[1].arg == 1500 && got[1].t == 6000 && got[1].key == 10,
-	   "records: events and the frame's bytes come back intact");
+	   "records: events, the frame's bytes and its traffic class come back intact");
 	if (ng)
 		emu_pool_put(&pool, got[0].frame);
 	emu_chan_destroy(tx);

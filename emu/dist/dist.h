@@ -150,7 +150,7 @@ struct emu_dist_hdr {
 };
 
 #define EMU_DIST_MAGIC 0x59524e43u	/* "CNRY" little-endian */
-#define EMU_DIST_VERSION 1
+#define EMU_DIST_VERSION 2	/* 2: a frame record carries its traffic class (chan_remote.c) */
 
 enum emu_dist_type {
 	EMU_DIST_HELLO = 1,
