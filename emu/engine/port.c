@@ -11,8 +11,9 @@
  * bit left (store-and-forward). A TXDONE event is armed only while frames
  * wait behind a busy serializer (or when the model asked for txdone
  * notifications), so an idle fabric costs nothing. Credits coming back and
- * model timers wait in small per-link / per-node FIFOs instead of the
- * worker's event queue (see absorb_credits() and emu_timer_at()): timers
+ * the timers of models that can call a timer idle wait in small per-link /
+ * per-node FIFOs instead of the worker's event queue (see absorb_credits()
+ * and emu_timer_at(); other models' timers are plain events): timers
  * fire in exactly the (time, key) order of events, and every decision that
  * depends on a port's credits comes out as the credit events would have
  * made it: credits only add up, and the queued ones are applied, in order,
