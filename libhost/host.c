@@ -702,16 +702,27 @@ static void bg_orders_init(void)
 	bg_orders_ok = pthread_key_create(&bg_orders_key, bg_orders_free) == 0;
 }
 
+/* the hash chain of round @round's shuffle: its start, then step i's j_i <= i (i from n-1 down) */
+static inline uint64_t bg_round_start(uint64_t seed, uint64_t round)
+{
+	return lh_hash64(seed ^ (round + 1) * 0x9e3779b97f4a7c15ULL);
+}
+
+static inline unsigned bg_step(uint64_t *x, unsigned i)
+{
+	*x = lh_hash64(*x + i);
+	return (unsigned)(((__uint128_t)*x * (i + 1)) >> 64);
+}
+
 /* round @round's cyclic order of @n hosts from @seed, in full: the successor of every host */
 static void bg_order_build(uint64_t seed, uint64_t round, unsigned n, uint32_t *a, uint32_t *succ)
 {
-	uint64_t x = lh_hash64(seed ^ (round + 1) * 0x9e3779b97f4a7c15ULL);
+	uint64_t x = bg_round_start(seed, round);
 
 	for (unsigned i = 0; i < n; i++)
 		a[i] = i;
 	for (unsigned i = n - 1; i > 0; i--) {
-		x = lh_hash64(x + i);
-		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64);
+		unsigned j = bg_step(&x, i);
 		uint32_t t = a[i];
 
 		a[i] = a[j];
@@ -814,14 +825,13 @@ static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 			return succ[b->me];
 		}
 	}
-	uint64_t x = lh_hash64(b->seed ^ (b->round++ + 1) * 0x9e3779b97f4a7c15ULL);
+	uint64_t x = bg_round_start(b->seed, b->round++);
 	unsigned n = b->n, pos = b->me, i;
 	uint32_t stack[LH_BG_STEPS_STACK];
 	uint32_t *js = n <= LH_BG_STEPS_STACK ? stack : lh_xmalloc(n * sizeof(*js));
 
 	for (i = n - 1; i > 0; i--) {
-		x = lh_hash64(x + i);
-		unsigned j = (unsigned)(((__uint128_t)x * (i + 1)) >> 64);
+		unsigned j = bg_step(&x, i);
 
 		js[i] = j;
 		if (pos == i)
@@ -837,8 +847,7 @@ static unsigned bg_next_peer(struct lh_host *h, struct lh_bg *b)
 	if (from == n) {
 		/* the successor is at position 0: every step counts */
 		while (--i > 0) {
-			x = lh_hash64(x + i);
-			js[i] = (unsigned)(((__uint128_t)x * (i + 1)) >> 64);
+			js[i] = bg_step(&x, i);
 		}
 		y = 0;
 		from = 1;
