@@ -11,6 +11,9 @@
  * popped event against a reference sort of the same events, with the
  * popped count. The events' payload carries their push index so that a
  * pop that loses or duplicates an event is caught, not only one out of order.
+ * A slot keeps its events in chunks of EMU_EVCHUNK_N: the earliest time of
+ * the queue (what the engine's windows are computed from) is checked with
+ * the smallest event in a slot's first, middle and last chunk.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +88,7 @@ int main(void)
 	struct emu_evq q;
 	struct emu_rng rng;
 
-	plan(16);
+	plan(28);
 	emu_rng_init(&rng, 17, 0);
 	emu_evq_init(&q);
 
@@ -131,6 +134,19 @@ int main(void)
 	for (unsigned i = 0; i < 17; i++)
 		push(&q, 60000000, 17 - i, i);
 	drain_check(&q, "17 reversed", 100, 0, &rng);
+
+	/* the earliest event in the oldest, a middle and the newest chunk of a slot */
+	for (unsigned where = 0; where < 3; where++) {
+		/* within the wheel's span of the last slot popped (60 us) */
+		emu_time_t base = (61000000 + where * 100000) & ~(emu_time_t)255;	/* a slot's start */
+		unsigned n = 3 * EMU_EVCHUNK_N + 5, at = where == 0 ? 0 : where == 1 ? EMU_EVCHUNK_N + 3 : n - 1;
+
+		for (unsigned i = 0; i < n; i++)
+			push(&q, base + (i == at ? 10 : 20 + i % 200), i, i);
+		is_int(q.nwheel, n, "the slot's %u events are in the wheel", n);
+		is_int(emu_evq_min_time(&q), base + 10, "earliest time found in chunk %u of a slot's %u", at / EMU_EVCHUNK_N, n / EMU_EVCHUNK_N + 1);
+		drain_check(&q, "a slot of four chunks", 1000, 0, &rng);
+	}
 
 	emu_evq_fini(&q);
 	return done_testing();

@@ -91,8 +91,18 @@ void emu_evq_init(struct emu_evq *q)
 	memset(q, 0, sizeof(*q));
 	emu_heap_init(&q->far);
 	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));
-	/* every slot's array, the current one and the scratch at most */
-	q->pool = emu_xcalloc(EMU_EVQ_SLOTS + 2, sizeof(*q->pool));
+	for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
+		q->slot[i].n = EMU_EVCHUNK_N;
+}
+
+static void chunks_free(struct emu_evchunk *c)
+{
+	while (c) {
+		struct emu_evchunk *prev = c->prev;
+
+		free(c);
+		c = prev;
+	}
 }
 
 void emu_evq_fini(struct emu_evq *q)
@@ -102,13 +112,11 @@ void emu_evq_fini(struct emu_evq *q)
 	free(q->tmp.ev);
 	if (q->slot)
 		for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
-			free(q->slot[i].ev);
+			chunks_free(q->slot[i].last);
 	free(q->slot);
 	q->slot = NULL;
-	while (q->npool)
-		free(q->pool[--q->npool].ev);
-	free(q->pool);
-	q->pool = NULL;
+	chunks_free(q->spare);
+	q->spare = NULL;
 }
 
 static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
@@ -124,13 +132,22 @@ static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
 static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev *ev)
 {
 	unsigned i = (unsigned)(sl & (EMU_EVQ_SLOTS - 1));
-	struct emu_evbucket *b = &q->slot[i];
+	struct emu_evslot *s = &q->slot[i];
 
-	if (!b->cap && q->npool)
-		*b = q->pool[--q->npool];	/* n is 0: the hottest spare array */
-	bucket_reserve(b, b->n + 1);
-	b->ev[b->n++] = *ev;
-	q->used[i / 64] |= 1ULL << (i % 64);
+	if (s->n == EMU_EVCHUNK_N) {
+		struct emu_evchunk *c = q->spare;	/* the hottest emptied chunk */
+
+		if (c)
+			q->spare = c->prev;
+		else
+			c = emu_xmalloc(sizeof(*c));
+		c->prev = s->last;
+		c->base = s->last ? s->last->base + EMU_EVCHUNK_N : 0;
+		s->last = c;
+		s->n = 0;
+		q->used[i / 64] |= 1ULL << (i % 64);
+	}
+	s->last->ev[s->n++] = *ev;
 	q->nwheel++;
 }
 
@@ -226,7 +243,6 @@ static void isort(struct emu_ev *a, uint32_t n)
 }
 
 #define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots) */
-#define SHRINK_MIN 64	/* slot arrays up to this many events are kept */
 #define NATURAL_RUNS 32	/* a slot with more ascending runs is sorted from scratch */
 
 /*
@@ -348,29 +364,30 @@ static bool advance(struct emu_evq *q)
 	}
 	q->cur = next_used(q);
 	unsigned i = (unsigned)(q->cur & (EMU_EVQ_SLOTS - 1));
-	struct emu_evbucket *b = &q->slot[i];
-	struct emu_evbucket spare = q->now;
+	struct emu_evchunk *c = q->slot[i].last, *first = c;
+	uint32_t n = c->base + q->slot[i].n, cn = q->slot[i].n;
 
 	q->used[i / 64] &= ~(1ULL << (i % 64));
-	q->nwheel -= b->n;
-	/* the slot's array becomes the current one (no copy); sort it */
-	q->now = *b;
-	q->head = 0;
-	/*
-	 * The emptied slot holds no array; the old current one, just read, goes
-	 * on top of the pool for the next push into an empty slot. Arrays only
-	 * grow, so one crowded instant (every host starting together) would
-	 * leave arrays with room for thousands: give back an array four times
-	 * larger than what it last held.
-	 */
-	b->ev = NULL;
-	b->n = b->cap = 0;
-	if (spare.cap > SHRINK_MIN && spare.cap / 4 > spare.n) {
-		free(spare.ev);
-	} else if (spare.cap) {
-		spare.n = 0;
-		q->pool[q->npool++] = spare;
+	q->slot[i].last = NULL;
+	q->slot[i].n = EMU_EVCHUNK_N;
+	q->nwheel -= n;
+	/* the slot's chunks into the current array, in push order */
+	if (n > q->now.cap) {
+		free(q->now.ev);	/* read to the end: nothing to keep */
+		q->now.cap = n > 2 * q->now.cap ? n : 2 * q->now.cap;
+		q->now.ev = emu_xmalloc((size_t)q->now.cap * sizeof(*q->now.ev));
 	}
+	q->now.n = n;
+	q->head = 0;
+	for (;;) {
+		memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
+		if (!c->prev)
+			break;
+		c = c->prev;
+		cn = EMU_EVCHUNK_N;
+	}
+	c->prev = q->spare;	/* the chain onto the free list */
+	q->spare = first;
 	sort_now(q);
 	pull_far(q);
 	return true;
@@ -381,12 +398,15 @@ emu_time_t emu_evq_min_time(const struct emu_evq *q)
 	if (q->head < q->now.n)
 		return q->now.ev[q->head].t;
 	if (q->nwheel) {
-		const struct emu_evbucket *b = &q->slot[next_used(q) & (EMU_EVQ_SLOTS - 1)];
 		emu_time_t m = EMU_TIME_INF;
 
-		for (uint32_t k = 0; k < b->n; k++)
-			if (b->ev[k].t < m)
-				m = b->ev[k].t;
+		const struct emu_evslot *s = &q->slot[next_used(q) & (EMU_EVQ_SLOTS - 1)];
+		uint32_t cn = s->n;
+
+		for (const struct emu_evchunk *c = s->last; c; c = c->prev, cn = EMU_EVCHUNK_N)
+			for (uint32_t k = 0; k < cn; k++)
+				if (c->ev[k].t < m)
+					m = c->ev[k].t;
 		return m;
 	}
 	return q->far.n ? q->far.ev[0].t : EMU_TIME_INF;

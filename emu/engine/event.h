@@ -20,10 +20,12 @@
  * ascending runs, which are merged (a handful of events: insertion sort; a
  * slot in no order: merge sort, O(n log n) whatever number of events share
  * a time), then pops are O(1); pushes at or before the current slot are
- * inserted in order (binary search, one move). A slot holds an array only
- * while it has events: the first push into an empty slot takes the array
- * of the slot emptied last, which was just read and so is still in the
- * cache (a slot's own array would be a wheel's turn cold).
+ * inserted in order (binary search, one move). A slot holds chunks only
+ * while it has events; when the wheel reaches it they are copied into the
+ * current slot's array (one array for every slot, so it stays in the
+ * cache) and go back to a free list, where the next push into an empty
+ * slot takes the one emptied last, just read and still in the cache (a
+ * slot's own memory would be a wheel's turn cold).
  * The (time, key) order of pops is exactly that of one big heap.
  */
 #ifndef EMU_EVENT_H
@@ -118,6 +120,35 @@ struct emu_evbucket {
 	uint32_t cap;
 };
 
+/*
+ * A wheel slot's events, in push order, in chunks of 1 KiB: a slot only
+ * appends and is read once, when the wheel reaches it, so it needs no
+ * contiguous array (which would grow by copies), and emptied chunks are
+ * reused hot, last emptied first.
+ */
+#define EMU_EVCHUNK_N 31
+
+struct emu_evchunk {
+	struct emu_evchunk *prev;	/* the slot's earlier chunk (full), or NULL */
+	uint32_t base;			/* events in the slot's earlier chunks */
+	uint32_t pad[5];
+	struct emu_ev ev[EMU_EVCHUNK_N];
+};
+
+_Static_assert(sizeof(struct emu_evchunk) == 1024, "an event chunk is 1 KiB");
+
+/*
+ * A wheel slot: its last chunk and the events in it, side by side so that
+ * a push touches the slot's line and the line it writes, not the chunk's
+ * header. An empty slot has no chunk and n = EMU_EVCHUNK_N (full: the
+ * push's one test sends it to the slow path).
+ */
+struct emu_evslot {
+	struct emu_evchunk *last;
+	uint32_t n;
+	uint32_t pad;
+};
+
 struct emu_evq {
 	uint64_t cur;			/* current slot number (t >> GRAIN_BITS) */
 	size_t n;
@@ -127,9 +158,8 @@ struct emu_evq {
 	struct emu_evbucket tmp;	/* scratch for sorting a crowded slot */
 	struct emu_heap far;		/* events with slot >= cur + SLOTS */
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
-	struct emu_evbucket *slot;	/* EMU_EVQ_SLOTS; an empty one holds no array */
-	struct emu_evbucket *pool;	/* arrays of emptied slots, last emptied on top */
-	uint32_t npool;
+	struct emu_evslot *slot;	/* EMU_EVQ_SLOTS */
+	struct emu_evchunk *spare;	/* emptied chunks (through prev), last emptied first */
 };
 
 void emu_evq_init(struct emu_evq *q);
@@ -143,14 +173,12 @@ static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 {
 	uint64_t sl = ev->t >> EMU_EVQ_GRAIN_BITS;
 
-	/* the common case inline: a later slot of the wheel with room */
+	/* the common case inline: a later slot of the wheel whose chunk has room */
 	if (__builtin_expect(sl > q->cur && sl < q->cur + EMU_EVQ_SLOTS, 1)) {
-		unsigned i = (unsigned)(sl & (EMU_EVQ_SLOTS - 1));
-		struct emu_evbucket *b = &q->slot[i];
+		struct emu_evslot *s = &q->slot[sl & (EMU_EVQ_SLOTS - 1)];
 
-		if (__builtin_expect(b->n < b->cap, 1)) {
-			b->ev[b->n++] = *ev;
-			q->used[i / 64] |= 1ULL << (i % 64);
+		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {	/* it has a chunk: marked used */
+			s->last->ev[s->n++] = *ev;
 			q->nwheel++;
 			q->n++;
 			return;
