@@ -286,7 +286,7 @@ static struct emu_ev *merge_runs(struct emu_ev *src, struct emu_ev *dst, uint32_
  * (every host starting at the same picosecond) puts thousands in one in
  * no order: insertion sort on runs of SORT_RUN, then bottom-up merges, so
  * the cost stays O(n log n). Merges go through q->tmp, which then becomes
- * the slot's array (no copy back).
+ * the current array (no copy back).
  */
 static void sort_now(struct emu_evq *q)
 {
@@ -344,7 +344,7 @@ static void sort_now(struct emu_evq *q)
 	if (merge_runs(a, q->tmp.ev, run, nrun) == a)
 		return;
 swap:;
-	/* the sorted events are in q->tmp: make it the slot's array */
+	/* the sorted events are in q->tmp: make it the current array */
 	struct emu_evbucket t = q->tmp;
 
 	q->tmp.ev = q->now.ev;
