@@ -88,7 +88,7 @@ int main(void)
 	struct emu_evq q;
 	struct emu_rng rng;
 
-	plan(28);
+	plan(32);
 	emu_rng_init(&rng, 17, 0);
 	emu_evq_init(&q);
 
@@ -114,6 +114,15 @@ int main(void)
 	for (unsigned i = 0; i < 5000; i++)
 		push(&q, 4000000, (uint32_t)(emu_rng_next(&rng) % 4096), i);
 	drain_check(&q, "5000 at one instant, random sources", 1000, 0, &rng);
+
+	/* a crowded instant does not pin its chunks once read */
+	for (unsigned i = 0; i < MAXEV; i++)
+		push(&q, 4500000, (uint32_t)(emu_rng_next(&rng) % 4096), i);
+	is_int(q.nchunks, (MAXEV + EMU_EVCHUNK_N - 1) / EMU_EVCHUNK_N, "%u events at one instant fill %u chunks",
+	       MAXEV, (MAXEV + EMU_EVCHUNK_N - 1) / EMU_EVCHUNK_N);
+	drain_check(&q, "20000 at one instant", 1000, 0, &rng);
+	ok(q.nchunks == 0 && q.nspare <= EMU_EVCHUNK_SPARE, "then %u chunks in use, %u kept spare (at most %u)",
+	   q.nchunks, q.nspare, EMU_EVCHUNK_SPARE);
 
 	/* random times over several wheel spans (far heap) */
 	for (unsigned i = 0; i < 8000; i++)

@@ -117,6 +117,7 @@ void emu_evq_fini(struct emu_evq *q)
 	q->slot = NULL;
 	chunks_free(q->spare);
 	q->spare = NULL;
+	q->nspare = q->nchunks = 0;
 }
 
 static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
@@ -137,10 +138,13 @@ static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev
 	if (s->n == EMU_EVCHUNK_N) {
 		struct emu_evchunk *c = q->spare;	/* the hottest emptied chunk */
 
-		if (c)
+		if (c) {
 			q->spare = c->prev;
-		else
+			q->nspare--;
+		} else {
 			c = emu_xmalloc(sizeof(*c));
+		}
+		q->nchunks++;
 		c->prev = s->last;
 		c->base = s->last ? s->last->base + EMU_EVCHUNK_N : 0;
 		s->last = c;
@@ -379,15 +383,24 @@ static bool advance(struct emu_evq *q)
 	}
 	q->now.n = n;
 	q->head = 0;
+	uint32_t k = 1;
+
 	for (;;) {
 		memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
 		if (!c->prev)
 			break;
 		c = c->prev;
 		cn = EMU_EVCHUNK_N;
+		k++;
 	}
-	c->prev = q->spare;	/* the chain onto the free list */
-	q->spare = first;
+	q->nchunks -= k;
+	if (q->nspare + k <= q->nchunks + EMU_EVCHUNK_SPARE) {
+		c->prev = q->spare;	/* the chain onto the free list */
+		q->spare = first;
+		q->nspare += k;
+	} else {
+		chunks_free(first);
+	}
 	sort_now(q);
 	pull_far(q);
 	return true;

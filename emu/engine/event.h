@@ -160,7 +160,12 @@ struct emu_evq {
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
 	struct emu_evslot *slot;	/* EMU_EVQ_SLOTS */
 	struct emu_evchunk *spare;	/* emptied chunks (through prev), last emptied first */
+	uint32_t nspare;		/* chunks in spare */
+	uint32_t nchunks;		/* chunks in wheel slots */
 };
+
+/* emptied chunks kept beyond those in use: a crowded instant does not pin its memory */
+#define EMU_EVCHUNK_SPARE 256
 
 void emu_evq_init(struct emu_evq *q);
 void emu_evq_fini(struct emu_evq *q);
