@@ -394,12 +394,28 @@ static bool advance(struct emu_evq *q)
 		k++;
 	}
 	q->nchunks -= k;
-	if (q->nspare + k <= q->nchunks + EMU_EVCHUNK_SPARE) {
-		c->prev = q->spare;	/* the chain onto the free list */
-		q->spare = first;
-		q->nspare += k;
-	} else {
-		chunks_free(first);
+	/*
+	 * The free list keeps at most EMU_EVCHUNK_SPARE beyond the chunks in
+	 * use: after a crowded instant, first the spare ones go, then those
+	 * just read that do not fit.
+	 */
+	uint32_t keep = q->nchunks + EMU_EVCHUNK_SPARE;
+
+	while (q->nspare && q->nspare + k > keep) {
+		c = q->spare;
+		q->spare = c->prev;
+		q->nspare--;
+		free(c);
+	}
+	for (c = first; c; c = first) {
+		first = c->prev;
+		if (q->nspare < keep) {
+			c->prev = q->spare;
+			q->spare = c;
+			q->nspare++;
+		} else {
+			free(c);
+		}
 	}
 	sort_now(q);
 	pull_far(q);
