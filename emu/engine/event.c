@@ -368,7 +368,7 @@ static bool advance(struct emu_evq *q)
 	}
 	q->cur = next_used(q);
 	unsigned i = (unsigned)(q->cur & (EMU_EVQ_SLOTS - 1));
-	struct emu_evchunk *c = q->slot[i].last, *first = c;
+	struct emu_evchunk *c = q->slot[i].last;
 	uint32_t n = c->base + q->slot[i].n, cn = q->slot[i].n;
 
 	q->used[i / 64] &= ~(1ULL << (i % 64));
@@ -383,32 +383,25 @@ static bool advance(struct emu_evq *q)
 	}
 	q->now.n = n;
 	q->head = 0;
-	uint32_t k = 1;
-
-	for (;;) {
-		memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
-		if (!c->prev)
-			break;
-		c = c->prev;
-		cn = EMU_EVCHUNK_N;
-		k++;
-	}
-	q->nchunks -= k;
 	/*
-	 * The free list keeps at most EMU_EVCHUNK_SPARE beyond the chunks in
-	 * use: after a crowded instant, first the spare ones go, then those
-	 * just read that do not fit.
+	 * The chunks go back to the free list as they are read, while it
+	 * keeps at most EMU_EVCHUNK_SPARE beyond the chunks in use: after a
+	 * crowded instant, first the spare ones go, then those just read
+	 * that do not fit.
 	 */
-	uint32_t keep = q->nchunks + EMU_EVCHUNK_SPARE;
+	uint32_t k = c->base / EMU_EVCHUNK_N + 1;	/* the slot's chunks */
+	uint32_t keep = (q->nchunks -= k) + EMU_EVCHUNK_SPARE;
 
 	while (q->nspare && q->nspare + k > keep) {
-		c = q->spare;
-		q->spare = c->prev;
+		struct emu_evchunk *x = q->spare;
+
+		q->spare = x->prev;
 		q->nspare--;
-		free(c);
+		free(x);
 	}
-	for (c = first; c; c = first) {
-		first = c->prev;
+	for (struct emu_evchunk *next; c; c = next, cn = EMU_EVCHUNK_N) {
+		next = c->prev;
+		memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
 		if (q->nspare < keep) {
 			c->prev = q->spare;
 			q->spare = c;
@@ -427,10 +420,9 @@ emu_time_t emu_evq_min_time(const struct emu_evq *q)
 	if (q->head < q->now.n)
 		return q->now.ev[q->head].t;
 	if (q->nwheel) {
-		emu_time_t m = EMU_TIME_INF;
-
 		const struct emu_evslot *s = &q->slot[next_used(q) & (EMU_EVQ_SLOTS - 1)];
 		uint32_t cn = s->n;
+		emu_time_t m = EMU_TIME_INF;
 
 		for (const struct emu_evchunk *c = s->last; c; c = c->prev, cn = EMU_EVCHUNK_N)
 			for (uint32_t k = 0; k < cn; k++)
