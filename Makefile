@@ -25,6 +25,9 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
+# the fragments below define rules before `all:`; a bare `make` builds all
+.DEFAULT_GOAL := all
+
 EMU_SRC =
 include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc libhost/tools/Makefile.inc
 EMU_OBJ = $(EMU_SRC:.c=.o)
