@@ -286,7 +286,7 @@ EMU_ELEM_CLONES static void host_check_wire(const struct emu_host_cfg *c, void *
 	if (t->e) {
 		const uint8_t *e = t->e + 4 * off;
 
-		if (!emu_wire_elems_differ(p, e, n))
+		if (!lh_wire_elems_differ(p, e, n))
 			return;
 		/* byte for byte: no conversion; count the wrong elements */
 		for (size_t k = 0; k < n; k++) {

@@ -660,7 +660,7 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 		r->cfg.input_wire(r->cfg.input_arg, b * c->E, buf + len, n);
 		len += 4 * (uint32_t)n;
 		if (!cb->fallback && c->K) {
-			emu_wire_put_elems(buf + len, (const int32_t *)c->sk_mine, c->K);
+			lh_wire_put_elems(buf + len, (const int32_t *)c->sk_mine, c->K);
 			len += 4 * c->K;
 		}
 	} else {
@@ -1080,9 +1080,9 @@ static void lead_add(struct lh_req *r, struct canary *c, size_t b, struct clead 
 		r->st.errors++;
 		return;
 	}
-	emu_wire_add_elems(l->acc, p + EMU_CANARY_DATA_OFF, (unsigned)n);
+	lh_wire_add_elems(l->acc, p + EMU_CANARY_DATA_OFF, (unsigned)n);
 	if (sk && c->K)
-		emu_wire_add_elems(l->acc + c->E, p + EMU_CANARY_DATA_OFF + 4 * n, c->K);
+		lh_wire_add_elems(l->acc + c->E, p + EMU_CANARY_DATA_OFF + 4 * n, c->K);
 	l->counter = (uint16_t)(l->counter + counter);
 	if (l->counter == r->P)
 		lead_complete(r, c, b, l);
@@ -1227,7 +1227,7 @@ static uint32_t lead_late(const struct lh_req *r, const struct canary *c, size_t
 
 	if (counter > l->nmiss || !lead_fits(r, c, b, l, nelem, counter, true))
 		return 0;
-	emu_wire_get_elems(sk, p + EMU_CANARY_DATA_OFF + 4 * n, counter);
+	lh_wire_get_elems(sk, p + EMU_CANARY_DATA_OFF + 4 * n, counter);
 	for (unsigned j = 0; j < counter; j++)
 		m[j] = (uint32_t)sk[j] % LH_SKETCH_P;
 	if (!sk_decode(m, counter, r->P, who))
@@ -1569,7 +1569,7 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 			block_complete(r, c, b, NULL, p + EMU_CANARY_DATA_OFF, bcast_sample(op, &h, cb));
 			return;
 		}
-		emu_wire_get_elems(c->buf, p + EMU_CANARY_DATA_OFF, nelem);
+		lh_wire_get_elems(c->buf, p + EMU_CANARY_DATA_OFF, nelem);
 		if (c->tree && leader_of(r, b) == r->rank) {
 			/*
 			 * The leader keeps the tree's result to answer requests,
@@ -1797,7 +1797,7 @@ static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 	struct emu_canary_hdr h;
 	unsigned nelem;
 
-	if (emu_wire_canary_parse(p, len, &h, &nelem) == EMU_WIRE_OK)
+	if (lh_wire_canary_parse(p, len, &h, &nelem) == LH_WIRE_OK)
 		canary_rx_hdr(r, p, len, &h, nelem);
 }
 

@@ -181,7 +181,7 @@ void lh_output(struct lh_req *r, size_t off, const int32_t *data, size_t n)
 uint32_t lh_canary_frame(struct lh_req *r, uint8_t *buf, const struct lh_peer *to, const struct emu_canary_hdr *h,
 			 const int32_t *data, unsigned nelem)
 {
-	return emu_wire_canary_build(buf, to ? to->mac : bcast_mac, r->comm->host->self.mac, h, data, nelem);
+	return lh_wire_canary_build(buf, to ? to->mac : bcast_mac, r->comm->host->self.mac, h, data, nelem);
 }
 
 /* noise: does the next frame have to wait? */
@@ -467,13 +467,13 @@ static struct lh_req *req_of_tenant(struct lh_host *h, unsigned tenant)
 
 void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
 {
-	uint16_t type = emu_wire_ethertype(p, len);
+	uint16_t type = lh_wire_ethertype(p, len);
 
 	if (type == EMU_ETHERTYPE_CANARY) {
 		struct emu_canary_hdr ch;
 		unsigned nelem;
 
-		if (emu_wire_canary_parse(p, len, &ch, &nelem) != EMU_WIRE_OK)
+		if (lh_wire_canary_parse(p, len, &ch, &nelem) != LH_WIRE_OK)
 			return;
 		struct lh_req *r = req_of_tenant(h, ch.id >> LH_TENANT_SHIFT);
 
@@ -491,7 +491,7 @@ void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
 		lh_kick(h);
 		return;
 	}
-	int port = emu_wire_udp_dport(p, len);
+	int port = lh_wire_udp_dport(p, len);
 
 	if (port == LH_RING_PORT && len > EMU_UDP_PAYLOAD_OFF) {
 		struct lh_req *r = req_of_tenant(h, p[EMU_UDP_PAYLOAD_OFF]);
@@ -511,7 +511,7 @@ void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
 
 uint32_t lh_frame_data_len(const uint8_t *p, uint32_t len)
 {
-	if (len > EMU_UDP_PAYLOAD_OFF + LH_BG_DATA && emu_wire_udp_dport(p, len) == LH_BG_PORT)
+	if (len > EMU_UDP_PAYLOAD_OFF + LH_BG_DATA && lh_wire_udp_dport(p, len) == LH_BG_PORT)
 		return EMU_UDP_PAYLOAD_OFF + LH_BG_DATA;
 	return len;
 }
@@ -888,7 +888,7 @@ static bool bg_pull(struct lh_host *h)
 	void *hd;
 	uint8_t *buf = host_frame(h, EMU_UDP_PAYLOAD_OFF + LH_BG_DATA, &hd);	/* the rest is padding */
 	const struct lh_peer *to = &b->peers[b->peer];
-	uint32_t len = emu_wire_udp(buf, to->mac, h->self.mac, h->self.ipv4, to->ipv4, LH_BG_PORT, LH_BG_PORT, payload);
+	uint32_t len = lh_wire_udp(buf, to->mac, h->self.mac, h->self.ipv4, to->ipv4, LH_BG_PORT, LH_BG_PORT, payload);
 
 	memset(buf + EMU_UDP_PAYLOAD_OFF, 0, payload < LH_BG_DATA ? payload : LH_BG_DATA);
 	b->left -= payload;

@@ -87,10 +87,10 @@ static size_t chunk_sent(const struct lh_req *r, unsigned rank, unsigned s)
 static uint32_t ring_udp(const struct lh_req *r, uint8_t *buf, const struct lh_peer *to, uint32_t payload,
 			 bool recovery)
 {
-	uint32_t len = emu_wire_udp(buf, to->mac, r->comm->host->self.mac, r->comm->host->self.ipv4, to->ipv4,
+	uint32_t len = lh_wire_udp(buf, to->mac, r->comm->host->self.mac, r->comm->host->self.ipv4, to->ipv4,
 				    LH_RING_PORT, LH_RING_PORT, payload);
 
-	emu_wire_ipv4_dscp(buf, recovery ? EMU_DSCP_RECOVERY : EMU_DSCP_COLLECTIVE);
+	lh_wire_ipv4_dscp(buf, recovery ? EMU_DSCP_RECOVERY : EMU_DSCP_COLLECTIVE);
 	return len;
 }
 
@@ -112,7 +112,7 @@ static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const i
 	emu_put32(p + 8, (uint32_t)c);
 	emu_put16(p + 12, (uint16_t)n);
 	emu_put16(p + 14, 0);
-	emu_wire_put_elems(p + RING_HDR, data, n);
+	lh_wire_put_elems(p + RING_HDR, data, n);
 	if (r->cfg.reliable) {
 		if (!g->sent[s])
 			g->sent[s] = lh_xmalloc(g->maxpk * g->E * sizeof(int32_t));
@@ -212,9 +212,9 @@ static void ring_data(struct lh_req *r, struct ring *g, const uint8_t *p, uint32
 
 	if (s < r->P - 1) {
 		lh_input_block(r, lo, g->buf, n);
-		emu_wire_add_elems(g->buf, p + RING_HDR, n);
+		lh_wire_add_elems(g->buf, p + RING_HDR, n);
 	} else {
-		emu_wire_get_elems(g->buf, p + RING_HDR, n);
+		lh_wire_get_elems(g->buf, p + RING_HDR, n);
 	}
 	if (s < r->P - 1) {
 		if (s == r->P - 2)

@@ -7,22 +7,22 @@
 #include <string.h>
 
 
-static const char *const wire_err_str[EMU_WIRE_NERR] = {
-	[EMU_WIRE_OK] = "ok",
-	[EMU_WIRE_TRUNCATED] = "truncated",
-	[EMU_WIRE_BAD_TYPE] = "unknown ethertype or protocol",
-	[EMU_WIRE_BAD_OPCODE] = "unknown Canary opcode",
-	[EMU_WIRE_BAD_LENGTH] = "Canary data is not whole elements",
-	[EMU_WIRE_BAD_COUNTER] = "Canary counter exceeds hosts",
-	[EMU_WIRE_BAD_IPV4] = "malformed IPv4 header",
+static const char *const wire_err_str[LH_WIRE_NERR] = {
+	[LH_WIRE_OK] = "ok",
+	[LH_WIRE_TRUNCATED] = "truncated",
+	[LH_WIRE_BAD_TYPE] = "unknown ethertype or protocol",
+	[LH_WIRE_BAD_OPCODE] = "unknown Canary opcode",
+	[LH_WIRE_BAD_LENGTH] = "Canary data is not whole elements",
+	[LH_WIRE_BAD_COUNTER] = "Canary counter exceeds hosts",
+	[LH_WIRE_BAD_IPV4] = "malformed IPv4 header",
 };
 
-const char *emu_wire_strerror(enum emu_wire_err e)
+const char *lh_wire_strerror(enum lh_wire_err e)
 {
-	return (unsigned)e < EMU_WIRE_NERR ? wire_err_str[e] : "?";
+	return (unsigned)e < LH_WIRE_NERR ? wire_err_str[e] : "?";
 }
 
-void emu_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
+void lh_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
 {
 	memcpy(p, dst, 6);
 	memcpy(p + 6, src, 6);
@@ -48,13 +48,13 @@ static uint16_t ip_checksum(const uint8_t *h)
 	return (uint16_t)~sum;
 }
 
-uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
 		      uint16_t sport, uint16_t dport, uint32_t payload_len)
 {
 	uint8_t *ip = p + EMU_ETH_HLEN, *udp = p + EMU_UDP_OFF;
 	uint32_t iplen = EMU_IPV4_HLEN + EMU_UDP_HLEN + payload_len;
 
-	emu_wire_eth(p, dmac, smac, EMU_ETHERTYPE_IPV4);
+	lh_wire_eth(p, dmac, smac, EMU_ETHERTYPE_IPV4);
 	ip[0] = 0x45;
 	ip[1] = 0;
 	emu_put16(ip + 2, (uint16_t)iplen);
@@ -73,7 +73,7 @@ uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], 
 	return EMU_ETH_HLEN + iplen;
 }
 
-void emu_wire_ipv4_dscp(uint8_t *p, unsigned dscp)
+void lh_wire_ipv4_dscp(uint8_t *p, unsigned dscp)
 {
 	uint8_t *ip = p + EMU_ETH_HLEN;
 
@@ -82,36 +82,36 @@ void emu_wire_ipv4_dscp(uint8_t *p, unsigned dscp)
 	emu_put16(ip + 10, ip_checksum(ip));
 }
 
-enum emu_wire_err emu_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
+enum lh_wire_err lh_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
 {
 	const uint8_t *ip = p + EMU_ETH_HLEN;
 
 	if (len < EMU_ETH_HLEN + EMU_IPV4_HLEN)
-		return EMU_WIRE_TRUNCATED;
-	if (emu_wire_ethertype(p, len) != EMU_ETHERTYPE_IPV4)
-		return EMU_WIRE_BAD_TYPE;
+		return LH_WIRE_TRUNCATED;
+	if (lh_wire_ethertype(p, len) != EMU_ETHERTYPE_IPV4)
+		return LH_WIRE_BAD_TYPE;
 	if (ip[0] != 0x45)
-		return EMU_WIRE_BAD_IPV4;
+		return LH_WIRE_BAD_IPV4;
 	uint32_t iplen = emu_get16(ip + 2);
 
 	if (iplen < EMU_IPV4_HLEN || EMU_ETH_HLEN + iplen > len)
-		return EMU_WIRE_TRUNCATED;
+		return LH_WIRE_TRUNCATED;
 	*sip = emu_get32(ip + 12);
 	*dip = emu_get32(ip + 16);
-	return EMU_WIRE_OK;
+	return LH_WIRE_OK;
 }
 
-int emu_wire_udp_dport(const uint8_t *p, uint32_t len)
+int lh_wire_udp_dport(const uint8_t *p, uint32_t len)
 {
 	uint32_t sip, dip;
 
-	if (emu_wire_ipv4(p, len, &sip, &dip) != EMU_WIRE_OK || len < EMU_UDP_PAYLOAD_OFF ||
+	if (lh_wire_ipv4(p, len, &sip, &dip) != LH_WIRE_OK || len < EMU_UDP_PAYLOAD_OFF ||
 	    p[EMU_ETH_HLEN + 9] != EMU_IPPROTO_UDP)
 		return -1;
 	return emu_get16(p + EMU_UDP_OFF + 2);
 }
 
-void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
+void lh_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
 {
 	uint8_t *c = p + EMU_CANARY_OFF;
 
@@ -124,19 +124,19 @@ void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
 	c[18] = h->flags;
 }
 
-EMU_ELEM_CLONES void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n)
+EMU_ELEM_CLONES void lh_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		emu_put32(d + 4 * i, (uint32_t)src[i]);
 }
 
-EMU_ELEM_CLONES void emu_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n)
+EMU_ELEM_CLONES void lh_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		dst[i] = (int32_t)emu_get32(p + 4 * i);
 }
 
-EMU_ELEM_CLONES void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n)
+EMU_ELEM_CLONES void lh_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		acc[i] = (int32_t)((uint32_t)acc[i] + emu_get32(p + 4 * i));
@@ -145,7 +145,7 @@ EMU_ELEM_CLONES void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *re
 /* GCC's vector extension (AVX2 in the clone), read from any address as any type */
 typedef uint32_t emu_v8u32 __attribute__((vector_size(32), aligned(1), may_alias));
 
-EMU_ELEM_CLONES bool emu_wire_elems_differ(const uint8_t *a, const uint8_t *b, size_t n)
+EMU_ELEM_CLONES bool lh_wire_elems_differ(const uint8_t *a, const uint8_t *b, size_t n)
 {
 	emu_v8u32 acc = { 0 };
 	size_t k = 0;
@@ -170,28 +170,28 @@ EMU_ELEM_CLONES bool emu_wire_elems_differ(const uint8_t *a, const uint8_t *b, s
 	return d != 0;
 }
 
-uint32_t emu_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
+uint32_t lh_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
 			       const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem)
 {
-	emu_wire_eth(p, dmac, smac, EMU_ETHERTYPE_CANARY);
-	emu_wire_canary_write_hdr(p, h);
+	lh_wire_eth(p, dmac, smac, EMU_ETHERTYPE_CANARY);
+	lh_wire_canary_write_hdr(p, h);
 	uint8_t *d = p + EMU_CANARY_DATA_OFF;
 
 	if (data)
-		emu_wire_put_elems(d, data, nelem);
+		lh_wire_put_elems(d, data, nelem);
 	else
 		memset(d, 0, 4 * (size_t)nelem);
 	return EMU_CANARY_DATA_OFF + 4 * nelem;
 }
 
-enum emu_wire_err emu_wire_canary_parse(const uint8_t *p, uint32_t len, struct emu_canary_hdr *h, unsigned *nelem)
+enum lh_wire_err lh_wire_canary_parse(const uint8_t *p, uint32_t len, struct emu_canary_hdr *h, unsigned *nelem)
 {
 	const uint8_t *c = p + EMU_CANARY_OFF;
 
 	if (len < EMU_CANARY_DATA_OFF)
-		return EMU_WIRE_TRUNCATED;
-	if (emu_wire_ethertype(p, len) != EMU_ETHERTYPE_CANARY)
-		return EMU_WIRE_BAD_TYPE;
+		return LH_WIRE_TRUNCATED;
+	if (lh_wire_ethertype(p, len) != EMU_ETHERTYPE_CANARY)
+		return LH_WIRE_BAD_TYPE;
 	h->dst = emu_get32(c);
 	h->id = emu_get32(c + 4);
 	h->counter = emu_get16(c + 8);
@@ -202,33 +202,33 @@ enum emu_wire_err emu_wire_canary_parse(const uint8_t *p, uint32_t len, struct e
 	unsigned op = h->flags & EMU_CANARY_OP_MASK;
 
 	if (op == 0 || op > EMU_CANARY_OP_MAX)
-		return EMU_WIRE_BAD_OPCODE;
+		return LH_WIRE_BAD_OPCODE;
 	uint32_t dlen = len - EMU_CANARY_DATA_OFF;
 
 	if (dlen % 4 || dlen / 4 > EMU_CANARY_MAX_ELEMENTS)
-		return EMU_WIRE_BAD_LENGTH;
+		return LH_WIRE_BAD_LENGTH;
 	if (h->hosts == 0 || h->counter > h->hosts)
-		return EMU_WIRE_BAD_COUNTER;
+		return LH_WIRE_BAD_COUNTER;
 	*nelem = dlen / 4;
-	return EMU_WIRE_OK;
+	return LH_WIRE_OK;
 }
 
-enum emu_wire_err emu_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint64_t *hash)
+enum lh_wire_err lh_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint64_t *hash)
 {
-	uint16_t type = emu_wire_ethertype(p, len);
+	uint16_t type = lh_wire_ethertype(p, len);
 
 	if (len < EMU_ETH_HLEN)
-		return EMU_WIRE_TRUNCATED;
+		return LH_WIRE_TRUNCATED;
 	if (type == EMU_ETHERTYPE_CANARY) {
 		if (len < EMU_CANARY_DATA_OFF)
-			return EMU_WIRE_TRUNCATED;
+			return LH_WIRE_TRUNCATED;
 		*dip = emu_get32(p + EMU_CANARY_OFF);
 		*hash = *dip;	/* the paper: default up port by hash of the destination */
-		return EMU_WIRE_OK;
+		return LH_WIRE_OK;
 	}
 	if (type == EMU_ETHERTYPE_IPV4) {
 		uint32_t sip;
-		enum emu_wire_err e = emu_wire_ipv4(p, len, &sip, dip);
+		enum lh_wire_err e = lh_wire_ipv4(p, len, &sip, dip);
 
 		if (e)
 			return e;
@@ -237,7 +237,7 @@ enum emu_wire_err emu_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, ui
 		if (len >= EMU_UDP_PAYLOAD_OFF)
 			ports = emu_get32(p + EMU_UDP_OFF);
 		*hash = (uint64_t)*dip << 32 ^ sip ^ ports << 7;
-		return EMU_WIRE_OK;
+		return LH_WIRE_OK;
 	}
-	return EMU_WIRE_BAD_TYPE;
+	return LH_WIRE_BAD_TYPE;
 }

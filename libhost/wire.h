@@ -22,17 +22,19 @@
  *
  * Everything works on plain byte buffers (no emulator type), so libhost,
  * a real-NIC transport and the pcap tools share it. Builders need a buffer
- * of at least EMU_WIRE_MAX bytes and return the frame length.
+ * of at least LH_WIRE_MAX bytes and return the frame length. The
+ * functions carry libhost's prefix (lh_wire_); the format's constants and
+ * struct emu_canary_hdr keep the EMU_/emu_ names the switches and hw/ share.
  */
-#ifndef EMU_WIRE_H
-#define EMU_WIRE_H
+#ifndef LH_WIRE_H
+#define LH_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 
-#define EMU_WIRE_MAX 2048
+#define LH_WIRE_MAX 2048
 #define EMU_ETH_HLEN 14
 #define EMU_ETHERTYPE_IPV4 0x0800
 #define EMU_ETHERTYPE_CANARY 0x88B5
@@ -99,18 +101,18 @@ struct emu_canary_hdr {
 	uint8_t flags;
 };
 
-enum emu_wire_err {
-	EMU_WIRE_OK = 0,
-	EMU_WIRE_TRUNCATED,	/* shorter than its headers say */
-	EMU_WIRE_BAD_TYPE,	/* unknown EtherType / not UDP */
-	EMU_WIRE_BAD_OPCODE,	/* Canary opcode 0 or unknown */
-	EMU_WIRE_BAD_LENGTH,	/* Canary data not a whole number of int32 */
-	EMU_WIRE_BAD_COUNTER,	/* counter > hosts, or hosts == 0 */
-	EMU_WIRE_BAD_IPV4,	/* version/IHL/length wrong */
-	EMU_WIRE_NERR,
+enum lh_wire_err {
+	LH_WIRE_OK = 0,
+	LH_WIRE_TRUNCATED,	/* shorter than its headers say */
+	LH_WIRE_BAD_TYPE,	/* unknown EtherType / not UDP */
+	LH_WIRE_BAD_OPCODE,	/* Canary opcode 0 or unknown */
+	LH_WIRE_BAD_LENGTH,	/* Canary data not a whole number of int32 */
+	LH_WIRE_BAD_COUNTER,	/* counter > hosts, or hosts == 0 */
+	LH_WIRE_BAD_IPV4,	/* version/IHL/length wrong */
+	LH_WIRE_NERR,
 };
 
-const char *emu_wire_strerror(enum emu_wire_err e);
+const char *lh_wire_strerror(enum lh_wire_err e);
 
 /* network byte order loads and stores (unaligned-safe) */
 static inline void emu_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -133,48 +135,48 @@ static inline uint32_t emu_get32(const uint8_t *p)
 	return v;
 }
 
-static inline uint16_t emu_wire_ethertype(const uint8_t *p, uint32_t len)
+static inline uint16_t lh_wire_ethertype(const uint8_t *p, uint32_t len)
 {
 	return len >= EMU_ETH_HLEN ? emu_get16(p + 12) : 0;
 }
 
-/* emu_wire_eth - write the Ethernet header. */
-void emu_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type);
+/* lh_wire_eth - write the Ethernet header. */
+void lh_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type);
 
 /*
- * emu_wire_udp - build Ethernet/IPv4/UDP with @payload_len bytes of payload
+ * lh_wire_udp - build Ethernet/IPv4/UDP with @payload_len bytes of payload
  * (left for the caller to fill at data + EMU_UDP_PAYLOAD_OFF). The IPv4
  * header checksum is computed; the UDP checksum is 0 (allowed over IPv4).
  */
-uint32_t emu_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
 		      uint16_t sport, uint16_t dport, uint32_t payload_len);
 
-/* emu_wire_ipv4 - parse IPv4; fill source/destination. */
-enum emu_wire_err emu_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip);
+/* lh_wire_ipv4 - parse IPv4; fill source/destination. */
+enum lh_wire_err lh_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip);
 
-/* emu_wire_ipv4_dscp - set the DSCP of the IPv4 header after Ethernet (checksum updated). */
-void emu_wire_ipv4_dscp(uint8_t *p, unsigned dscp);
-/* emu_wire_udp_port - UDP destination port of an IPv4/UDP frame, or -1. */
-int emu_wire_udp_dport(const uint8_t *p, uint32_t len);
+/* lh_wire_ipv4_dscp - set the DSCP of the IPv4 header after Ethernet (checksum updated). */
+void lh_wire_ipv4_dscp(uint8_t *p, unsigned dscp);
+/* lh_wire_udp_port - UDP destination port of an IPv4/UDP frame, or -1. */
+int lh_wire_udp_dport(const uint8_t *p, uint32_t len);
 
 /*
- * emu_wire_canary_build - Ethernet + Canary header + @nelem elements from
+ * lh_wire_canary_build - Ethernet + Canary header + @nelem elements from
  * @data (host order; NULL: zeros).
  */
-uint32_t emu_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
+uint32_t lh_wire_canary_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6],
 			       const struct emu_canary_hdr *h, const int32_t *data, unsigned nelem);
 
 /*
- * emu_wire_canary_parse - validate and decode the Canary header; @nelem gets
+ * lh_wire_canary_parse - validate and decode the Canary header; @nelem gets
  * the element count. Checks length, opcode, counter <= hosts.
  */
-enum emu_wire_err emu_wire_canary_parse(const uint8_t *p, uint32_t len, struct emu_canary_hdr *h, unsigned *nelem);
+enum lh_wire_err lh_wire_canary_parse(const uint8_t *p, uint32_t len, struct emu_canary_hdr *h, unsigned *nelem);
 
-/* emu_wire_canary_write_hdr - rewrite the header of a Canary frame in place. */
-void emu_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h);
+/* lh_wire_canary_write_hdr - rewrite the header of a Canary frame in place. */
+void lh_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h);
 
-/* emu_wire_elem - element @i of the Canary frame at @p, in host order */
-static inline int32_t emu_wire_elem(const uint8_t *p, unsigned i)
+/* lh_wire_elem - element @i of the Canary frame at @p, in host order */
+static inline int32_t lh_wire_elem(const uint8_t *p, unsigned i)
 {
 	return (int32_t)emu_get32(p + EMU_CANARY_DATA_OFF + 4 * i);
 }
@@ -196,24 +198,24 @@ static inline int32_t emu_wire_elem(const uint8_t *p, unsigned i)
 #define EMU_ELEM_CLONES
 #endif
 
-/* emu_wire_put_elems - @n elements of @src to the wire at @d */
-void emu_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n);
-/* emu_wire_get_elems - @n elements from the wire at @p into @dst */
-void emu_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n);
-/* emu_wire_add_elems - @acc[i] += element i at @p (wrapping int32 sum) */
-void emu_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n);
+/* lh_wire_put_elems - @n elements of @src to the wire at @d */
+void lh_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n);
+/* lh_wire_get_elems - @n elements from the wire at @p into @dst */
+void lh_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n);
+/* lh_wire_add_elems - @acc[i] += element i at @p (wrapping int32 sum) */
+void lh_wire_add_elems(int32_t *restrict acc, const uint8_t *restrict p, size_t n);
 /*
- * emu_wire_elems_differ - do the @n elements (32-bit words) at @a and @b
+ * lh_wire_elems_differ - do the @n elements (32-bit words) at @a and @b
  * differ anywhere? Exact: the or of every pair's xor, not a digest.
  */
-bool emu_wire_elems_differ(const uint8_t *a, const uint8_t *b, size_t n);
+bool lh_wire_elems_differ(const uint8_t *a, const uint8_t *b, size_t n);
 
 
 /*
- * emu_wire_dst - the IPv4 address a frame is routed to (IPv4 destination or
- * Canary destination) and a flow hash for multipath. Return EMU_WIRE_OK or
+ * lh_wire_dst - the IPv4 address a frame is routed to (IPv4 destination or
+ * Canary destination) and a flow hash for multipath. Return LH_WIRE_OK or
  * why the frame cannot be routed.
  */
-enum emu_wire_err emu_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint64_t *hash);
+enum lh_wire_err lh_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint64_t *hash);
 
-#endif /* EMU_WIRE_H */
+#endif /* LH_WIRE_H */

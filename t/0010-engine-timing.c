@@ -35,7 +35,7 @@ static int snd_init(struct emu_node *n, void *arg)
 	for (unsigned i = 0; i < c->k; i++) {
 		struct emu_frame *f = emu_frame_alloc(n);
 
-		f->len = emu_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 1, 1, c->bytes - EMU_UDP_PAYLOAD_OFF);
+		f->len = lh_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 1, 1, c->bytes - EMU_UDP_PAYLOAD_OFF);
 		if (emu_send(n, 0, f))
 			return -1;
 	}

@@ -33,7 +33,7 @@ static void send_one(struct emu_node *n)
 	struct emu_frame *f = emu_frame_alloc(n);
 	struct txs *s = emu_node_state(n);
 
-	f->len = emu_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 1, 1, BYTES - EMU_UDP_PAYLOAD_OFF);
+	f->len = lh_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 1, 1, BYTES - EMU_UDP_PAYLOAD_OFF);
 	emu_send(n, 0, f);
 	s->sent++;
 }

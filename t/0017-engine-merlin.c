@@ -50,7 +50,7 @@ static void sh_send(struct emu_node *n, uint32_t dst)
 	struct emu_frame *f = emu_frame_alloc_len(n, FRAME);
 	emu_time_t now = emu_node_now(n);
 
-	f->len = emu_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 9000, 9000,
+	f->len = lh_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 9000, 9000,
 			      FRAME - EMU_UDP_PAYLOAD_OFF);
 	uint8_t *p = f->data + EMU_UDP_PAYLOAD_OFF;
 

@@ -50,26 +50,26 @@ int main(void)
 	emu_pool_init(&pool);
 
 	/* libhost's frame kinds */
-	uint32_t bg = emu_wire_udp(buf, mac_a, mac_b, 0x0a000001, 0x0a000002, 9000, 9000, 1472);
+	uint32_t bg = lh_wire_udp(buf, mac_a, mac_b, 0x0a000001, 0x0a000002, 9000, 9000, 1472);
 
 	is_int(bg, 1514, "a full background frame is 1514 bytes");
 	is_int(lh_frame_data_len(buf, bg), EMU_UDP_PAYLOAD_OFF + 16, "...of which headers and 16 payload bytes are data");
-	uint32_t bg_short = emu_wire_udp(buf, mac_a, mac_b, 0x0a000001, 0x0a000002, 9000, 9000, 16);
+	uint32_t bg_short = lh_wire_udp(buf, mac_a, mac_b, 0x0a000001, 0x0a000002, 9000, 9000, 16);
 
 	is_int(lh_frame_data_len(buf, bg_short), bg_short, "a background frame of 16 payload bytes is all data");
-	uint32_t ring = emu_wire_udp(buf, mac_a, mac_b, 0x0a000001, 0x0a000002, 7400, 7400, 1000);
+	uint32_t ring = lh_wire_udp(buf, mac_a, mac_b, 0x0a000001, 0x0a000002, 7400, 7400, 1000);
 
 	is_int(lh_frame_data_len(buf, ring), ring, "a ring frame (another UDP port) is all data");
 	struct emu_canary_hdr h = { .dst = 0x0a000002, .id = 5, .counter = 1, .hosts = 2 };
 	int32_t el[256] = { 0 };
-	uint32_t can = emu_wire_canary_build(buf, mac_a, mac_b, &h, el, 256);
+	uint32_t can = lh_wire_canary_build(buf, mac_a, mac_b, &h, el, 256);
 
 	is_int(lh_frame_data_len(buf, can), can, "a Canary frame is all data");
 
 	/* a kept background frame moves to the smallest class */
 	struct emu_frame *f = emu_pool_get(&pool);
 
-	f->len = emu_wire_udp(f->data, mac_a, mac_b, 0x0a000001, 0x0a000002, 9000, 9000, 1472);
+	f->len = lh_wire_udp(f->data, mac_a, mac_b, 0x0a000001, 0x0a000002, 9000, 9000, 1472);
 	memset(f->data + EMU_UDP_PAYLOAD_OFF, 0xab, 16);
 	f->kept = lh_frame_data_len(f->data, f->len);
 	f->hops = 3;

@@ -135,10 +135,10 @@ int main(void)
 
 	/* the marking on the wire */
 	uint8_t buf[128], mac[6] = { 2, 0, 0, 0, 0, 1 };
-	uint32_t len = emu_wire_udp(buf, mac, mac, 0x0a000001, 0x0a000002, 4791, 4791, 16), sip, dip;
+	uint32_t len = lh_wire_udp(buf, mac, mac, 0x0a000001, 0x0a000002, 4791, 4791, 16), sip, dip;
 
-	emu_wire_ipv4_dscp(buf, EMU_DSCP_COLLECTIVE);
-	ok(buf[EMU_ETH_HLEN + 1] >> 2 == EMU_DSCP_COLLECTIVE && emu_wire_ipv4(buf, len, &sip, &dip) == EMU_WIRE_OK,
+	lh_wire_ipv4_dscp(buf, EMU_DSCP_COLLECTIVE);
+	ok(buf[EMU_ETH_HLEN + 1] >> 2 == EMU_DSCP_COLLECTIVE && lh_wire_ipv4(buf, len, &sip, &dip) == LH_WIRE_OK,
 	   "DSCP %d set, IPv4 header checksum still valid", EMU_DSCP_COLLECTIVE);
 	return done_testing();
 }

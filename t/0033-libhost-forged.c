@@ -58,7 +58,7 @@ static void frame(struct lh_host *h, uint8_t op, uint16_t counter, uint16_t sw, 
 		.children = children, .swaddr = sw, .flags = op,
 	};
 	int32_t d[2] = { a, b };
-	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, 2);
+	uint32_t len = lh_wire_canary_build(f, mac, mac, &ch, d, 2);
 
 	lh_host_rx(h, f, len);
 }

@@ -41,7 +41,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 
 	(void)ctx;
 	(void)handle;
-	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) != EMU_WIRE_OK)
+	if (lh_wire_canary_parse(lhm_txbuf, len, &h, &n) != LH_WIRE_OK)
 		return;
 	unsigned op = h.flags & EMU_CANARY_OP_MASK;
 
@@ -49,7 +49,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 	if (h.dst >= 0x0a000001 && h.dst < 0x0a000001 + P)
 		sent_to[op][h.dst - 0x0a000001]++;
 	if (op == EMU_CANARY_OP_RETX_DATA && n == N)
-		emu_wire_get_elems(last_data, lhm_txbuf + EMU_CANARY_DATA_OFF, N);
+		lh_wire_get_elems(last_data, lhm_txbuf + EMU_CANARY_DATA_OFF, N);
 }
 
 static lh_time_t t_now(void *ctx)
@@ -100,7 +100,7 @@ static void frame(struct lh_host *h, uint8_t op, unsigned a, uint32_t children, 
 		.dst = 0x0a000001, .id = (uint32_t)TENANT << 24 | a, .counter = counter, .hosts = P,
 		.children = children, .flags = op,
 	};
-	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, d ? N : 0);
+	uint32_t len = lh_wire_canary_build(f, mac, mac, &ch, d, d ? N : 0);
 
 	lh_host_rx(h, f, len);
 }

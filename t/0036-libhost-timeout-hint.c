@@ -40,7 +40,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 
 	(void)ctx;
 	(void)handle;
-	if (emu_wire_canary_parse(lhm_txbuf, len, &h, &n) == EMU_WIRE_OK &&
+	if (lh_wire_canary_parse(lhm_txbuf, len, &h, &n) == LH_WIRE_OK &&
 	    (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_REDUCE)
 		nreduce++;
 }
@@ -91,7 +91,7 @@ static void bcast(struct lh_host *h, unsigned b, uint16_t hint_ns)
 		.dst = 0x0a000001 + b % P, .id = (uint32_t)TENANT << 24 | b, .counter = P, .hosts = P,
 		.swaddr = hint_ns, .flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST,
 	};
-	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, E);
+	uint32_t len = lh_wire_canary_build(f, mac, mac, &ch, d, E);
 
 	lh_host_rx(h, f, len);
 }

@@ -49,7 +49,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 	uint64_t hash;
 
 	(void)ctx;
-	if (emu_wire_dst(handle, len, &dip, &hash) != EMU_WIRE_OK || dip < peers[0].ipv4 ||
+	if (lh_wire_dst(handle, len, &dip, &hash) != LH_WIRE_OK || dip < peers[0].ipv4 ||
 	    dip - peers[0].ipv4 >= NMAX || nsent >= 64) {
 		nbad_dst++;
 		return;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * DOC: emu_wire_elems_differ() (libhost/wire.c), the scenario's result
+ * DOC: lh_wire_elems_differ() (libhost/wire.c), the scenario's result
  * check, finds every difference: for every length from 0 to 300 elements
  * (the vector steps, the tail and both together), at two offsets from an
  * aligned address, equal buffers are equal, and one flipped bit in any
@@ -24,19 +24,19 @@ int main(void)
 	for (unsigned off = 0; off < 8; off += 5) {
 		for (size_t n = 0; n <= NMAX; n++) {
 			memcpy(b, a, sizeof(a));
-			equal_wrong += emu_wire_elems_differ(a + off, b + off, n);
+			equal_wrong += lh_wire_elems_differ(a + off, b + off, n);
 			for (size_t k = 0; k < n; k++)
 				for (unsigned bit = 0; bit < 32; bit += 9) {
 					uint8_t *p = b + off + 4 * k + bit / 8;
 
 					*p ^= (uint8_t)(1u << (bit % 8));
-					missed += !emu_wire_elems_differ(a + off, b + off, n);
+					missed += !lh_wire_elems_differ(a + off, b + off, n);
 					*p ^= (uint8_t)(1u << (bit % 8));
 					cases++;
 				}
 			/* a difference just past the end is not looked at */
 			b[off + 4 * n] ^= 1;
-			equal_wrong += emu_wire_elems_differ(a + off, b + off, n);
+			equal_wrong += lh_wire_elems_differ(a + off, b + off, n);
 		}
 	}
 	is_int(equal_wrong, 0, "0-%d elements at offsets 0 and 5: equal (also with a difference just past the end)",

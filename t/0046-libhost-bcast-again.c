@@ -67,7 +67,7 @@ static void frame(struct lh_host *h, uint8_t op, uint16_t counter, uint32_t chil
 		.dst = 0x0a000001, .id = (uint32_t)TENANT << 24 | 0, .counter = counter, .hosts = P,
 		.children = children, .flags = op,
 	};
-	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, n);
+	uint32_t len = lh_wire_canary_build(f, mac, mac, &ch, d, n);
 
 	lh_host_rx(h, f, len);
 }

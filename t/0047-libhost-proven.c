@@ -114,7 +114,7 @@ static void frame(struct lh_host *h, unsigned a, uint8_t op, uint16_t counter, u
 		.dst = 0x0a000001, .id = (uint32_t)TENANT << 24 | a, .counter = counter, .hosts = P,
 		.children = children, .flags = op,
 	};
-	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, d ? E : 0);
+	uint32_t len = lh_wire_canary_build(f, mac, mac, &ch, d, d ? E : 0);
 
 	lh_host_rx(h, f, len);
 }

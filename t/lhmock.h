@@ -57,7 +57,7 @@ static inline bool lhm_sent_canary(uint32_t len, struct emu_canary_hdr *h)
 {
 	unsigned n;
 
-	return emu_wire_canary_parse(lhm_txbuf, len, h, &n) == EMU_WIRE_OK;
+	return lh_wire_canary_parse(lhm_txbuf, len, h, &n) == LH_WIRE_OK;
 }
 
 static inline void lhm_input(void *arg, size_t off, int32_t *out, size_t n)

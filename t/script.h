@@ -59,7 +59,7 @@ static void sc_timer(struct emu_node *n, uint64_t i)
 	struct emu_frame *f = emu_frame_alloc(n);
 	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 9 };
 
-	f->len = emu_wire_canary_build(f->data, mac, emu_node_desc(n)->mac, &sf->h, sf->data, sf->nelem);
+	f->len = lh_wire_canary_build(f->data, mac, emu_node_desc(n)->mac, &sf->h, sf->data, sf->nelem);
 	if (sf->raw_len > 0)
 		f->len = (uint32_t)sf->raw_len;
 	emu_send(n, 0, f);
@@ -74,9 +74,9 @@ static void sc_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 		struct got *g = &s->rx[s->nrx++];
 
 		g->t = emu_node_now(n);
-		if (emu_wire_canary_parse(f->data, f->len, &g->h, &g->nelem) == EMU_WIRE_OK && g->nelem >= 2) {
-			g->d0 = emu_wire_elem(f->data, 0);
-			g->d1 = emu_wire_elem(f->data, 1);
+		if (lh_wire_canary_parse(f->data, f->len, &g->h, &g->nelem) == LH_WIRE_OK && g->nelem >= 2) {
+			g->d0 = lh_wire_elem(f->data, 0);
+			g->d1 = lh_wire_elem(f->data, 1);
 		}
 	}
 	emu_frame_free(n, f);

@@ -16,7 +16,7 @@ static bool is_final_done(const uint8_t *p, uint32_t len)
 	struct emu_canary_hdr h;
 	unsigned n;
 
-	return emu_wire_canary_parse(p, len, &h, &n) == EMU_WIRE_OK &&
+	return lh_wire_canary_parse(p, len, &h, &n) == LH_WIRE_OK &&
 	       (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_DONE && h.hosts && h.counter == h.hosts;
 }
 
@@ -28,7 +28,7 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 	uint32_t dip;
 	uint64_t hash;
 
-	if (len > port->mtu_frame || len > EMU_FRAME_MAX || emu_wire_dst(p, len, &dip, &hash) != EMU_WIRE_OK) {
+	if (len > port->mtu_frame || len > EMU_FRAME_MAX || lh_wire_dst(p, len, &dip, &hash) != LH_WIRE_OK) {
 		s->st.in_bad++;
 		return;
 	}

@@ -36,7 +36,7 @@ static void tg_send(struct emu_node *n)
 	struct emu_frame *f = emu_frame_alloc_len(n, EMU_UDP_PAYLOAD_OFF + TG_DATA);
 	uint32_t payload = c->frame_bytes - EMU_UDP_PAYLOAD_OFF;
 
-	f->len = emu_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, TG_PORT, TG_PORT, payload);
+	f->len = lh_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, TG_PORT, TG_PORT, payload);
 	f->kept = EMU_UDP_PAYLOAD_OFF + TG_DATA;
 	uint8_t *p = f->data + EMU_UDP_PAYLOAD_OFF;
 
@@ -96,7 +96,7 @@ static void tg_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	emu_time_t now = emu_node_now(n);
 
 	(void)port;
-	if (emu_wire_ipv4(f->data, f->len, &sip, &dip) != EMU_WIRE_OK || dip != emu_node_desc(n)->ipv4 ||
+	if (lh_wire_ipv4(f->data, f->len, &sip, &dip) != LH_WIRE_OK || dip != emu_node_desc(n)->ipv4 ||
 	    f->len < EMU_UDP_PAYLOAD_OFF + TG_DATA) {
 		s->bad++;
 		emu_frame_free(n, f);

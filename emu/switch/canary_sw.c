@@ -277,7 +277,7 @@ static void flush(struct emu_node *n, struct sw_state *s, struct desc *d, uint32
 	static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	emu_time_t now = emu_node_now(n);
 
-	f->len = emu_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
+	f->len = lh_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
 	d->state = D_FLUSHED;
 	set_open(s, slot, false);
 	acc_put(s, d->acc);
@@ -444,7 +444,7 @@ static void ato_hint(struct sw_state *s, struct emu_frame *f, struct emu_canary_
 	if (cap > EMU_ATO_HINT_MAX)
 		cap = EMU_ATO_HINT_MAX;
 	h->swaddr = (uint16_t)(v < cap ? v : cap);
-	emu_wire_canary_write_hdr(f->data, h);
+	lh_wire_canary_write_hdr(f->data, h);
 }
 
 /* ---------- Canary: the pipeline ---------- */
@@ -481,7 +481,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		d->gen++;
 		d->state = D_OPEN;
 		d->acc = acc_get(s);
-		emu_wire_get_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
+		lh_wire_get_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
 		set_open(s, slot, true);
 		s->st.allocated++;
 		s->st.aggregated++;
@@ -496,7 +496,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	if (d->id == h->id) {
 		d->children |= 1ULL << port;
 		if (d->state == D_OPEN && nelem == d->nelem && d->counter + h->counter <= d->hosts) {
-			emu_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
+			lh_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
 			d->counter = (uint16_t)(d->counter + h->counter);
 			s->st.aggregated++;
 			emu_frame_free(n, f);
@@ -521,7 +521,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	h->swaddr = emu_node_desc(n)->swaddr;
 	h->children = port;
 	h->flags |= EMU_CANARY_F_BYPASS;
-	emu_wire_canary_write_hdr(f->data, h);
+	lh_wire_canary_write_hdr(f->data, h);
 	route_out(n, s, f);
 }
 
@@ -585,7 +585,7 @@ static void canary_restore(struct emu_node *n, struct sw_state *s, struct emu_fr
 	h->flags = EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_BCAST;
 	h->children = 0;
 	h->swaddr = 0;
-	emu_wire_canary_write_hdr(f->data, h);
+	lh_wire_canary_write_hdr(f->data, h);
 	multicast(n, f, ports, &s->st.restore_copies);
 }
 
@@ -623,7 +623,7 @@ static void tree_release_held(struct emu_node *n, struct sw_state *s, struct emu
 		unsigned ne;
 
 		held->next = NULL;
-		if (emu_wire_canary_parse(held->data, held->len, &hh, &ne) == EMU_WIRE_OK)
+		if (lh_wire_canary_parse(held->data, held->len, &hh, &ne) == LH_WIRE_OK)
 			tree_reduce(n, s, held, &hh, ne);
 		else
 			emu_frame_free(n, held);
@@ -658,7 +658,7 @@ static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d
 		.flags = root ? (EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_TREE_BCAST) : EMU_CANARY_OP_TREE_REDUCE,
 	};
 
-	f->len = emu_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
+	f->len = lh_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
 	struct emu_frame *held = d->held;
 
 	d->held = NULL;
@@ -729,7 +729,7 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 		emu_frame_free(n, f);
 		return;
 	}
-	emu_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
+	lh_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
 	d->counter = (uint16_t)(d->counter + h->counter);
 	d->arrived++;
 	s->st.aggregated++;
@@ -758,9 +758,9 @@ static void sw_handle(struct emu_node *n, struct emu_frame *f, unsigned port)
 	struct sw_state *s = emu_node_state(n);
 	struct emu_canary_hdr h;
 	unsigned nelem;
-	enum emu_wire_err e = emu_wire_canary_parse(f->data, f->len, &h, &nelem);
+	enum lh_wire_err e = lh_wire_canary_parse(f->data, f->len, &h, &nelem);
 
-	if (e != EMU_WIRE_OK) {
+	if (e != LH_WIRE_OK) {
 		s->st.malformed++;
 		emu_frame_free(n, f);
 		return;
@@ -817,7 +817,7 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
 	struct sw_state *s = emu_node_state(n);
 
-	if (emu_wire_ethertype(f->data, f->len) != EMU_ETHERTYPE_CANARY) {
+	if (lh_wire_ethertype(f->data, f->len) != EMU_ETHERTYPE_CANARY) {
 		route_out(n, s, f);
 		return;
 	}

@@ -13,7 +13,7 @@ int emu_fwd_port(struct emu_node *n, const struct emu_frame *f)
 	uint32_t dip;
 	uint64_t hash;
 
-	if (emu_wire_dst(f->data, f->len, &dip, &hash) != EMU_WIRE_OK)
+	if (lh_wire_dst(f->data, f->len, &dip, &hash) != LH_WIRE_OK)
 		return -EINVAL;
 	uint32_t host = emu_fabric_host_by_ip(emu_engine_fabric(n->eng), dip);
 

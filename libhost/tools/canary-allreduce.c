@@ -267,7 +267,7 @@ static const struct lh_transport_ops afp_ops = {
 static void on_frame(void *arg, const uint8_t *f, uint32_t len)
 {
 	struct nic *n = arg;
-	uint16_t type = emu_wire_ethertype(f, len);
+	uint16_t type = lh_wire_ethertype(f, len);
 
 	if (type != EMU_ETHERTYPE_CANARY && type != EMU_ETHERTYPE_IPV4) {
 		n->rx_other++;

@@ -61,7 +61,7 @@ static void t_frame_send(void *ctx, void *handle, uint32_t len)
 	(void)ctx;
 	FUZZ_CHECK(handle == fk.buf && len <= LH_FRAME_MAX);
 	/* every Canary frame it sends is of its tenant, with a sequence number of its allreduce */
-	if (emu_wire_canary_parse(fk.buf, len, &h, &n) == EMU_WIRE_OK) {
+	if (lh_wire_canary_parse(fk.buf, len, &h, &n) == LH_WIRE_OK) {
 		FUZZ_CHECK(h.id >> 24 == TENANT);
 		FUZZ_CHECK((h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_DONE || (h.id & 0xffffff) < fk.seq_limit);
 	}
@@ -215,7 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				uint8_t keep[LH_FRAME_MAX];
 
 				memcpy(keep, f + EMU_UDP_PAYLOAD_OFF, plen);
-				emu_wire_udp(f, peers[0].mac, peers[rank].mac, peers[(rank + P - 1) % P].ipv4, peers[rank].ipv4,
+				lh_wire_udp(f, peers[0].mac, peers[rank].mac, peers[(rank + P - 1) % P].ipv4, peers[rank].ipv4,
 					     7400, 7400, plen);
 				memcpy(f + EMU_UDP_PAYLOAD_OFF, keep, plen);
 				f[EMU_UDP_PAYLOAD_OFF] = TENANT;

@@ -96,7 +96,7 @@ static void on_frame(void *arg, const uint8_t *f, uint32_t len)
 	FUZZ_CHECK(off >= sizeof(struct tpacket2_hdr) && off + len <= fk.slot_size);
 	FUZZ_CHECK(len >= EMU_ETH_HLEN && len <= LH_FRAME_MAX);
 	fk.passed++;
-	uint16_t type = emu_wire_ethertype(f, len);
+	uint16_t type = lh_wire_ethertype(f, len);
 
 	if (type == EMU_ETHERTYPE_CANARY || type == EMU_ETHERTYPE_IPV4)
 		lh_host_rx(h, f, len);

@@ -106,11 +106,11 @@ static void h_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	(void)port;
 	s->feed->rx++;
 	/* the switches drop malformed Canary frames: what arrives parses */
-	if (emu_wire_ethertype(f->data, f->len) == EMU_ETHERTYPE_CANARY) {
+	if (lh_wire_ethertype(f->data, f->len) == EMU_ETHERTYPE_CANARY) {
 		struct emu_canary_hdr h;
 		unsigned nelem;
 
-		FUZZ_CHECK(emu_wire_canary_parse(f->data, f->len, &h, &nelem) == EMU_WIRE_OK);
+		FUZZ_CHECK(lh_wire_canary_parse(f->data, f->len, &h, &nelem) == LH_WIRE_OK);
 		FUZZ_CHECK(h.counter <= h.hosts);
 	}
 	emu_frame_free(n, f);

@@ -14,8 +14,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static uint8_t rebuilt[EMU_WIRE_MAX];
-	uint32_t len = (uint32_t)(size < EMU_WIRE_MAX ? size : EMU_WIRE_MAX);
+	static uint8_t rebuilt[LH_WIRE_MAX];
+	uint32_t len = (uint32_t)(size < LH_WIRE_MAX ? size : LH_WIRE_MAX);
 	struct emu_canary_hdr h;
 	unsigned nelem = 0;
 	uint32_t sip, dip;
@@ -28,39 +28,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memcpy(p, data, len);
 
-	if (emu_wire_canary_parse(p, len, &h, &nelem) == EMU_WIRE_OK) {
+	if (lh_wire_canary_parse(p, len, &h, &nelem) == LH_WIRE_OK) {
 		unsigned op = h.flags & EMU_CANARY_OP_MASK;
 		int32_t el[EMU_CANARY_MAX_ELEMENTS];
 
 		FUZZ_CHECK(op >= 1 && op <= EMU_CANARY_OP_MAX);
 		FUZZ_CHECK(h.hosts >= 1 && h.counter <= h.hosts);
 		FUZZ_CHECK(nelem <= EMU_CANARY_MAX_ELEMENTS && EMU_CANARY_DATA_OFF + 4 * nelem == len);
-		emu_wire_get_elems(el, p + EMU_CANARY_DATA_OFF, nelem);
+		lh_wire_get_elems(el, p + EMU_CANARY_DATA_OFF, nelem);
 		for (unsigned i = 0; i < nelem; i++)
-			FUZZ_CHECK(el[i] == emu_wire_elem(p, i));
-		uint32_t n = emu_wire_canary_build(rebuilt, p, p + 6, &h, el, nelem);
+			FUZZ_CHECK(el[i] == lh_wire_elem(p, i));
+		uint32_t n = lh_wire_canary_build(rebuilt, p, p + 6, &h, el, nelem);
 
 		FUZZ_CHECK(n == len && !memcmp(rebuilt, p, len));
 		int32_t acc[EMU_CANARY_MAX_ELEMENTS] = { 0 };
 
-		emu_wire_add_elems(acc, p + EMU_CANARY_DATA_OFF, nelem);
+		lh_wire_add_elems(acc, p + EMU_CANARY_DATA_OFF, nelem);
 		FUZZ_CHECK(!memcmp(acc, el, nelem * sizeof(int32_t)));
 	}
-	if (emu_wire_ipv4(p, len, &sip, &dip) == EMU_WIRE_OK) {
-		FUZZ_CHECK(len >= EMU_ETH_HLEN + EMU_IPV4_HLEN && emu_wire_ethertype(p, len) == EMU_ETHERTYPE_IPV4);
+	if (lh_wire_ipv4(p, len, &sip, &dip) == LH_WIRE_OK) {
+		FUZZ_CHECK(len >= EMU_ETH_HLEN + EMU_IPV4_HLEN && lh_wire_ethertype(p, len) == EMU_ETHERTYPE_IPV4);
 		FUZZ_CHECK(sip == emu_get32(p + EMU_ETH_HLEN + 12) && dip == emu_get32(p + EMU_ETH_HLEN + 16));
 	}
-	int port = emu_wire_udp_dport(p, len);
+	int port = lh_wire_udp_dport(p, len);
 
 	FUZZ_CHECK(port >= -1 && port <= 0xffff);
-	if (emu_wire_dst(p, len, &dip, &hash) == EMU_WIRE_OK) {
-		uint16_t type = emu_wire_ethertype(p, len);
+	if (lh_wire_dst(p, len, &dip, &hash) == LH_WIRE_OK) {
+		uint16_t type = lh_wire_ethertype(p, len);
 
 		FUZZ_CHECK(type == EMU_ETHERTYPE_CANARY || type == EMU_ETHERTYPE_IPV4);
 		FUZZ_CHECK(dip == emu_get32(p + (type == EMU_ETHERTYPE_CANARY ? EMU_CANARY_OFF : EMU_ETH_HLEN + 16)));
 	}
-	for (int e = 0; e <= EMU_WIRE_NERR; e++)
-		FUZZ_CHECK(emu_wire_strerror((enum emu_wire_err)e) != NULL);
+	for (int e = 0; e <= LH_WIRE_NERR; e++)
+		FUZZ_CHECK(lh_wire_strerror((enum lh_wire_err)e) != NULL);
 	free(p);
 	return 0;
 }
