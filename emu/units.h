@@ -5,7 +5,8 @@
  * K M G = powers of 1024), probabilities ("0.01" or "1%").
  *
  * Every parser takes the whole string: trailing garbage is an error.
- * Return 0, or -EINVAL.
+ * Return 0, or -EINVAL. The parsers are libhost's (libhost/lh_units.h),
+ * which canary-allreduce shares; the emulator calls them by these names.
  */
 #ifndef EMU_UNITS_H
 #define EMU_UNITS_H
@@ -14,12 +15,13 @@
 #include <stdint.h>
 
 #include "emu/engine/time.h"
+#include "libhost/lh_units.h"
 
-int emu_parse_time(const char *s, emu_time_t *out);
-int emu_parse_rate(const char *s, uint64_t *bps);
-int emu_parse_size(const char *s, uint64_t *bytes);
-int emu_parse_prob(const char *s, double *p);
-int emu_parse_u64(const char *s, uint64_t *v);
+static inline int emu_parse_time(const char *s, emu_time_t *out) { return lh_parse_time(s, out); }
+static inline int emu_parse_rate(const char *s, uint64_t *bps) { return lh_parse_rate(s, bps); }
+static inline int emu_parse_size(const char *s, uint64_t *bytes) { return lh_parse_size(s, bytes); }
+static inline int emu_parse_prob(const char *s, double *p) { return lh_parse_prob(s, p); }
+static inline int emu_parse_u64(const char *s, uint64_t *v) { return lh_parse_u64(s, v); }
 
 /* emu_fmt_time - "1.234 us" style, into @buf of @len bytes. */
 const char *emu_fmt_time(emu_time_t t, char *buf, size_t len);

@@ -5,7 +5,8 @@
 # stage an install with DESTDIR, build libhost/examples/loopback.c against
 # the *installed* header and library through pkg-config (shared and
 # static), run it (a ring allreduce on 5 hosts, exact on every host), check
-# the soname and that the shared library exports only canary_host.h; then
+# the soname and that the shared library exports only canary_host.h (and
+# the static one only lh_ names); then
 # install under another PREFIX with LIBDIR moved, and uninstall both,
 # leaving no file behind.
 import os
@@ -60,7 +61,7 @@ def files_under(d):
     return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs)
 
 
-PLAN = 14
+PLAN = 15
 
 
 def main():
@@ -77,9 +78,14 @@ def main():
     san_ld = cfg.get("SAN_LDFLAGS", "").split()
     print("1..%d" % PLAN)
     lib = os.path.join(ROOT, "libhost")
-    reach = [f for f in sorted(os.listdir(lib)) if f.endswith((".c", ".h")) and
-             re.search(r'#include "(emu|topologies)/', open(os.path.join(lib, f)).read())]
-    ok(not reach, "libhost/*.[ch] include nothing of emu/ or topologies/", "reach: %s" % reach)
+    srcs = [os.path.join(d, f) for d in (lib, os.path.join(lib, "tools")) for f in sorted(os.listdir(d))
+            if f.endswith((".c", ".h"))]
+    reach = [f for f in srcs if re.search(r'#include "(emu|topologies)/', open(f).read())]
+    ok(not reach, "libhost/*.[ch], libhost/tools/*.[ch] include nothing of emu/ or topologies/", "reach: %s" % reach)
+    rc, out = run(["nm", "-g", "--defined-only", os.path.join(lib, "libcanaryhost.a")])
+    foreign = sorted(set(s for s in re.findall(r" [TDBRW] (\S+)", out) if not s.startswith("lh_")))
+    ok(rc == 0 and "lh_host_create" in out and not foreign, "libcanaryhost.a defines only lh_ symbols",
+       "not lh_: %s" % foreign)
     tmp = tempfile.mkdtemp(prefix="canary-install-")
     try:
         # 1. staged install: DESTDIR + PREFIX

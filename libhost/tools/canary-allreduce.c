@@ -43,10 +43,10 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "emu/engine/rng.h"
-#include "emu/units.h"
 #include "libhost/afpacket.h"
 #include "libhost/canary_host.h"
+#include "libhost/lh_rng.h"
+#include "libhost/lh_units.h"
 #include "libhost/lh_util.h"
 #include "libhost/wire.h"
 
@@ -72,7 +72,7 @@ struct opts {
 	bool verify, json;
 	uint64_t rate;
 	const char *peers_file;
-	emu_time_t limit, linger, rtt, switch_timeout, retx_timeout, start_delay;
+	lh_time_t limit, linger, rtt, switch_timeout, retx_timeout, start_delay;
 	unsigned window, max_failures, slots;
 	bool exit_now;
 };
@@ -99,22 +99,22 @@ static int32_t in_b(const struct inputs *in, size_t i)
 
 static void inputs_init(struct inputs *in, uint64_t seed, unsigned tenant, unsigned P, unsigned rank)
 {
-	struct emu_rng rng;
+	struct lh_rng rng;
 
 	in->seed = lh_hash64(seed * 0x9e3779b97f4a7c15ULL + tenant + 1);
 	in->P = P;
 	in->rank = rank;
-	emu_rng_init(&rng, in->seed, 7);
+	lh_rng_init(&rng, in->seed, 7);
 	in->a = lh_xmalloc(P * sizeof(int32_t));
 	in->c = lh_xmalloc(CWIN * sizeof(int32_t));
 	in->cpre = lh_xmalloc((2 * CWIN + 1) * sizeof(int64_t));
 	in->asum = 0;
 	for (unsigned r = 0; r < P; r++) {
-		in->a[r] = small(emu_rng_next(&rng));
+		in->a[r] = small(lh_rng_next(&rng));
 		in->asum += (uint32_t)in->a[r];
 	}
 	for (unsigned k = 0; k < CWIN; k++)
-		in->c[k] = small(emu_rng_next(&rng));
+		in->c[k] = small(lh_rng_next(&rng));
 	in->cpre[0] = 0;
 	for (unsigned k = 0; k < 2 * CWIN; k++)
 		in->cpre[k + 1] = in->cpre[k] + in->c[k & (CWIN - 1)];
@@ -304,7 +304,7 @@ struct opt_row {
 
 static bool parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
 {
-	return !emu_parse_u64(s, v) && *v >= lo && *v <= hi;
+	return !lh_parse_u64(s, v) && *v >= lo && *v <= hi;
 }
 
 #define UINT_OPT(fn, field, lo, hi, why)                               \
@@ -320,7 +320,7 @@ static bool parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
 #define TIME_OPT(fn, field)                                                    \
 	static const char *fn(struct opts *o, const char *a)                  \
 	{                                                                      \
-		return emu_parse_time(a, &o->field) ? "is not a time with a unit (e.g. 5ms)" : NULL; \
+		return lh_parse_time(a, &o->field) ? "is not a time with a unit (e.g. 5ms)" : NULL; \
 	}
 
 static const char *o_interface(struct opts *o, const char *a)
@@ -371,7 +371,7 @@ static const char *o_algo(struct opts *o, const char *a)
 
 static const char *o_size(struct opts *o, const char *a)
 {
-	if (emu_parse_size(a, &o->size) || o->size < 4 || o->size % 4 || o->size > (1ULL << 34))
+	if (lh_parse_size(a, &o->size) || o->size < 4 || o->size % 4 || o->size > (1ULL << 34))
 		return "is not a size in bytes, a positive multiple of 4 up to 16GiB (e.g. 64KiB)";
 	return NULL;
 }
@@ -399,12 +399,12 @@ static const char *o_slots(struct opts *o, const char *a)
 
 static const char *o_seed(struct opts *o, const char *a)
 {
-	return emu_parse_u64(a, &o->seed) ? "is not a non-negative integer" : NULL;
+	return lh_parse_u64(a, &o->seed) ? "is not a non-negative integer" : NULL;
 }
 
 static const char *o_rate(struct opts *o, const char *a)
 {
-	if (emu_parse_rate(a, &o->rate) || o->rate == 0)
+	if (lh_parse_rate(a, &o->rate) || o->rate == 0)
 		return "is not a rate (e.g. 100Mbps, 10G)";
 	return NULL;
 }
