@@ -363,9 +363,9 @@ static void json_attached(FILE *f, const struct emu_scn_result *res, const char 
 	fprintf(f, "%s  ],\n%s  \"lag_exceeded\": %s,\n", ind, ind, res->run.lag_exceeded ? "true" : "false");
 }
 
-static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+/* json_scenario - what ran: algorithm, topology, hosts, sizes, seed, the outcome */
+static void json_scenario(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
 {
-	fprintf(f, "%s{\n", ind);
 	fprintf(f, "%s  \"algo\": ", ind);
 	json_str(f, res->algo);
 	fprintf(f, ",\n%s  \"topology\": ", ind);
@@ -382,6 +382,11 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	fprintf(f, "%s  \"runtime_ns\": %.3f,\n", ind, (double)res->runtime / 1e3);
 	fprintf(f, "%s  \"goodput_gbps\": %.6f,\n", ind, res->goodput_gbps);
 	fprintf(f, "%s  \"result_exact\": %s,\n", ind, res->exact ? "true" : "false");
+}
+
+/* json_recovery - the allreduces' recovery counters, summed (the sketch's only with it on) */
+static void json_recovery(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
 	uint64_t retx = 0, fb = 0, rs = 0, fails = 0, re = 0;
 
 	for (unsigned i = 0; i < res->nar; i++) {
@@ -419,6 +424,11 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 		fprintf(f, "%s  \"rebroadcasts\": %llu,\n%s  \"resends\": %llu,\n", ind, (unsigned long long)rb, ind,
 			(unsigned long long)rsd);
 	}
+}
+
+/* json_switches - the switches: descriptors, aggregation, timeouts (adaptive: what they learned) */
+static void json_switches(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
 	fprintf(f, "%s  \"descriptors_peak\": %llu,\n", ind, (unsigned long long)res->desc_peak);
 	fprintf(f, "%s  \"descriptors_mean\": %.4f,\n", ind, res->desc_mean);
 	fprintf(f, "%s  \"switch_reduce_in\": %llu,\n", ind, (unsigned long long)res->sw.reduce_rx);
@@ -442,6 +452,11 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 	}
 	fprintf(f, "%s  \"bcast_dropped\": %llu,\n", ind, (unsigned long long)res->sw.bcast_dropped);
 	fprintf(f, "%s  \"malformed\": %llu,\n", ind, (unsigned long long)res->sw.malformed);
+}
+
+/* json_links - the fabric: link utilization, drops, background traffic (the router off the defaults) */
+static void json_links(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
 	fprintf(f, "%s  \"link_util_mean\": %.6f,\n", ind, res->util_mean);
 	fprintf(f, "%s  \"link_util\": [", ind);
 	for (uint32_t i = 0; i < res->nlinks; i++)
@@ -470,6 +485,11 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 		fprintf(f, "%s  \"background_offered\": %.6f,\n", ind, res->bg_offered);
 		fprintf(f, "%s  \"background_carried\": %.6f,\n", ind, res->bg_carried);
 	}
+}
+
+/* json_emulator - the emulator: time, speed, memory, partition or distribution, wall-clock pacing */
+static void json_emulator(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
 	fprintf(f, "%s  \"emulated_ns\": %.3f,\n", ind, (double)res->run.emulated / 1e3);
 	fprintf(f, "%s  \"wall_s\": %.6f,\n", ind, (double)res->run.wall_ns / 1e9);
 	fprintf(f, "%s  \"frame_hops\": %llu,\n", ind, (unsigned long long)res->run.frame_hops);
@@ -497,8 +517,11 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 			(unsigned long long)res->run.mean_lag_ns, ind, (unsigned long long)res->run.lag_bound_ns, ind,
 			(unsigned long long)res->run.paced_windows, ind, (unsigned long long)res->run.late_windows, ind,
 			res->run.kept_up ? "true" : "false");
-	if (res->nattached)
-		json_attached(f, res, ind);
+}
+
+/* json_allreduces - one object per allreduce */
+static void json_allreduces(FILE *f, const struct emu_scn_result *res, const char *ind)
+{
 	fprintf(f, "%s  \"allreduces\": [\n", ind);
 	for (unsigned i = 0; i < res->nar; i++) {
 		const struct emu_scn_ar *a = &res->ar[i];
@@ -520,7 +543,22 @@ static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu
 			(unsigned long long)a->noise_delays, a->window, (double)a->retx_timeout / 1e3,
 			i + 1 < res->nar ? "," : "");
 	}
-	fprintf(f, "%s  ]\n%s}", ind, ind);
+	fprintf(f, "%s  ]\n", ind);
+}
+
+/* json_run - one scenario's run: an object of the phases above, in this order */
+static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
+	fprintf(f, "%s{\n", ind);
+	json_scenario(f, res, c, ind);
+	json_recovery(f, res, c, ind);
+	json_switches(f, res, c, ind);
+	json_links(f, res, c, ind);
+	json_emulator(f, res, c, ind);
+	if (res->nattached)
+		json_attached(f, res, ind);
+	json_allreduces(f, res, ind);
+	fprintf(f, "%s}", ind);
 }
 
 void report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
