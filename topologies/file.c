@@ -117,10 +117,123 @@ static const char *line_check(const char *line, size_t n, char *why, size_t whyl
 	return NULL;
 }
 
+/* split_words - @line's words before any '#' into @tok; their number, or -1 (@why) past MAX_WORDS */
+static int split_words(char *line, char **tok, char *why, size_t whylen)
+{
+	char *save = NULL, *hash = strchr(line, '#');
+	int ntok = 0;
+
+	if (hash)
+		*hash = '\0';
+	char *t = strtok_r(line, " \t\r\n", &save);
+
+	for (; t && ntok < MAX_WORDS; t = strtok_r(NULL, " \t\r\n", &save))
+		tok[ntok++] = t;
+	if (t) {
+		snprintf(why, whylen, "more than %d words", MAX_WORDS);
+		return -1;
+	}
+	return ntok;
+}
+
+/* decl_node - "switch NAME [level=N]" or "host NAME" on line @lineno. Return 0, or -EINVAL (@why). */
+static int decl_node(struct emu_fabric *fab, char **tok, int ntok, unsigned lineno, char *why, size_t whylen)
+{
+	bool sw = tok[0][0] == 's';
+
+	if (ntok < 2) {
+		snprintf(why, whylen, "%s needs a name", tok[0]);
+		return -EINVAL;
+	}
+	if (strlen(tok[1]) >= EMU_NAME_MAX || strchr(tok[1], ':') || strchr(tok[1], '/')) {
+		snprintf(why, whylen, "bad name '%s' (at most %d characters, no ':' or '/')", tok[1], EMU_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	if (emu_fabric_find(fab, tok[1]) != EMU_NONE32) {
+		snprintf(why, whylen, "'%s' is declared twice", tok[1]);
+		return -EINVAL;
+	}
+	uint32_t id = emu_fabric_add_node(fab, sw ? EMU_NODE_SWITCH : EMU_NODE_HOST, tok[1]);
+
+	fab->nodes[id].line = lineno;
+	for (int i = 2; i < ntok; i++) {
+		uint64_t lv;
+
+		if (sw && !strncmp(tok[i], "level=", 6) && !emu_parse_u64(tok[i] + 6, &lv) && lv >= 1 && lv < 16) {
+			fab->nodes[id].level = (uint16_t)lv;
+			continue;
+		}
+		snprintf(why, whylen, "unknown %s option '%s'", tok[0], tok[i]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* decl_link - "link A[:PORT] B[:PORT] [options]" on line @lineno, options after @def. Return 0, or -EINVAL (@why). */
+static int decl_link(struct emu_fabric *fab, char **tok, int ntok, const struct linkopts *def, unsigned lineno,
+		     char *why, size_t whylen)
+{
+	uint32_t a, b;
+	int pa, pb;
+	struct linkopts o = *def;
+
+	if (ntok < 3) {
+		snprintf(why, whylen, "link needs two ends: link A[:PORT] B[:PORT] [options]");
+		return -EINVAL;
+	}
+	if (endpoint(fab, tok[1], &a, &pa, why, whylen) || endpoint(fab, tok[2], &b, &pb, why, whylen) ||
+	    parse_opts(tok + 3, ntok - 3, &o, why, whylen))
+		return -EINVAL;
+	uint32_t l = emu_fabric_add_link(fab, a, pa, b, pb, o.rate, o.latency);
+
+	fab->links[l].mtu = (uint32_t)(o.mtu > UINT32_MAX ? UINT32_MAX : o.mtu);
+	fab->links[l].loss[0] = fab->links[l].loss[1] = o.loss;
+	fab->links[l].line = lineno;
+	return 0;
+}
+
+/* decl_parse - one declaration (@ntok > 0 words) on line @lineno. Return 0, or -EINVAL (@why). */
+static int decl_parse(struct emu_fabric *fab, char **tok, int ntok, struct linkopts *def, unsigned lineno,
+		      char *why, size_t whylen)
+{
+	if (!strcmp(tok[0], "defaults"))
+		return parse_opts(tok + 1, ntok - 1, def, why, whylen) ? -EINVAL : 0;
+	if (!strcmp(tok[0], "switch") || !strcmp(tok[0], "host"))
+		return decl_node(fab, tok, ntok, lineno, why, whylen);
+	if (!strcmp(tok[0], "link"))
+		return decl_link(fab, tok, ntok, def, lineno, why, whylen);
+	snprintf(why, whylen, "unknown declaration '%s' (switch, host, link, defaults)", tok[0]);
+	return -EINVAL;
+}
+
+/* topo_finish - check the whole fabric (emu_fabric_finalize); its errors name @path:line. Return 0, or -EINVAL. */
+static int topo_finish(struct emu_fabric *fab, const char *path, char *err, size_t errlen)
+{
+	char ferr[256];
+
+	if (emu_fabric_finalize(fab, ferr, sizeof(ferr))) {
+		/* finalize says "line N: ..." when it knows the line */
+		unsigned ln;
+
+		if (sscanf(ferr, "line %u:", &ln) == 1)
+			snprintf(err, errlen, "%s:%u:%s", path, ln, strchr(ferr, ':') + 1);
+		else
+			snprintf(err, errlen, "%s: %s", path, ferr);
+		return -EINVAL;
+	}
+	snprintf(fab->spec, sizeof(fab->spec), "%s", path);
+	return 0;
+}
+
+/*
+ * topo_from_file - a fabric from a topology file: each line checked,
+ * split into words and declared (decl_parse), then the whole checked
+ * (topo_finish). NULL with one line in @err naming path:line.
+ */
 struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
-	char *line = NULL, why[256], ferr[256];
+	char *line = NULL, why[256];
 	size_t cap = 0;
 	ssize_t n;
 	unsigned lineno = 0;
@@ -135,8 +248,7 @@ struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen)
 	errno = 0;
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		char *tok[MAX_WORDS];
-		int ntok = 0;
-		char *save = NULL, *hash;
+		int ntok;
 
 		lineno++;
 		why[0] = '\0';
@@ -146,72 +258,9 @@ struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%s:%u: line too long (more than %d bytes)", path, lineno, LINE_MAX_BYTES);
 			goto fail;
 		}
-		hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		char *t = strtok_r(line, " \t\r\n", &save);
-
-		for (; t && ntok < MAX_WORDS; t = strtok_r(NULL, " \t\r\n", &save))
-			tok[ntok++] = t;
-		if (t) {
-			snprintf(why, sizeof(why), "more than %d words", MAX_WORDS);
+		ntok = split_words(line, tok, why, sizeof(why));
+		if (ntok < 0 || (ntok > 0 && decl_parse(fab, tok, ntok, &def, lineno, why, sizeof(why))))
 			goto bad;
-		}
-		if (ntok == 0)
-			continue;
-		if (!strcmp(tok[0], "defaults")) {
-			if (parse_opts(tok + 1, ntok - 1, &def, why, sizeof(why)))
-				goto bad;
-		} else if (!strcmp(tok[0], "switch") || !strcmp(tok[0], "host")) {
-			bool sw = tok[0][0] == 's';
-
-			if (ntok < 2) {
-				snprintf(why, sizeof(why), "%s needs a name", tok[0]);
-				goto bad;
-			}
-			if (strlen(tok[1]) >= EMU_NAME_MAX || strchr(tok[1], ':') || strchr(tok[1], '/')) {
-				snprintf(why, sizeof(why), "bad name '%s' (at most %d characters, no ':' or '/')", tok[1],
-					 EMU_NAME_MAX - 1);
-				goto bad;
-			}
-			if (emu_fabric_find(fab, tok[1]) != EMU_NONE32) {
-				snprintf(why, sizeof(why), "'%s' is declared twice", tok[1]);
-				goto bad;
-			}
-			uint32_t id = emu_fabric_add_node(fab, sw ? EMU_NODE_SWITCH : EMU_NODE_HOST, tok[1]);
-
-			fab->nodes[id].line = lineno;
-			for (int i = 2; i < ntok; i++) {
-				uint64_t lv;
-
-				if (sw && !strncmp(tok[i], "level=", 6) && !emu_parse_u64(tok[i] + 6, &lv) && lv >= 1 && lv < 16) {
-					fab->nodes[id].level = (uint16_t)lv;
-					continue;
-				}
-				snprintf(why, sizeof(why), "unknown %s option '%s'", tok[0], tok[i]);
-				goto bad;
-			}
-		} else if (!strcmp(tok[0], "link")) {
-			uint32_t a, b;
-			int pa, pb;
-			struct linkopts o = def;
-
-			if (ntok < 3) {
-				snprintf(why, sizeof(why), "link needs two ends: link A[:PORT] B[:PORT] [options]");
-				goto bad;
-			}
-			if (endpoint(fab, tok[1], &a, &pa, why, sizeof(why)) || endpoint(fab, tok[2], &b, &pb, why, sizeof(why)) ||
-			    parse_opts(tok + 3, ntok - 3, &o, why, sizeof(why)))
-				goto bad;
-			uint32_t l = emu_fabric_add_link(fab, a, pa, b, pb, o.rate, o.latency);
-
-			fab->links[l].mtu = (uint32_t)(o.mtu > UINT32_MAX ? UINT32_MAX : o.mtu);
-			fab->links[l].loss[0] = fab->links[l].loss[1] = o.loss;
-			fab->links[l].line = lineno;
-		} else {
-			snprintf(why, sizeof(why), "unknown declaration '%s' (switch, host, link, defaults)", tok[0]);
-			goto bad;
-		}
 		continue;
 bad:
 		snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
@@ -225,17 +274,8 @@ bad:
 	f = NULL;
 	free(line);
 	line = NULL;
-	if (emu_fabric_finalize(fab, ferr, sizeof(ferr))) {
-		/* finalize says "line N: ..." when it knows the line */
-		unsigned ln;
-
-		if (sscanf(ferr, "line %u:", &ln) == 1)
-			snprintf(err, errlen, "%s:%u:%s", path, ln, strchr(ferr, ':') + 1);
-		else
-			snprintf(err, errlen, "%s: %s", path, ferr);
+	if (topo_finish(fab, path, err, errlen))
 		goto fail;
-	}
-	snprintf(fab->spec, sizeof(fab->spec), "%s", path);
 	return fab;
 fail:
 	if (f)
