@@ -706,6 +706,36 @@ static void report(const struct opts *o, struct nic *n, bool finished, lh_time_t
 	       n->rx_other, as->rx_kernel_drops, n->tx_dropped);
 }
 
+/*
+ * nic_open - the interface @o names, checked (it exists, has a speed or
+ * --rate, an MTU for --elements) and opened into @n; the default round
+ * trip follows from its rate. Return 0, or the exit status after one
+ * line naming the option.
+ */
+static int nic_open(struct nic *n, struct opts *o, uint32_t *mtu)
+{
+	uint8_t ifmac[6];
+	uint64_t speed = 0;
+	char err[256];
+
+	if (lh_afp_link(o->ifname, ifmac, mtu, &speed))
+		return fail("--interface", "'%s' is not a network interface here", o->ifname);
+	n->rate = o->rate ? o->rate : speed;
+	if (!n->rate)
+		return fail("--rate", "'%s' reports no speed: give the line rate (e.g. --rate 1Gbps)", o->ifname);
+	if (*mtu < EMU_CANARY_DATA_OFF - EMU_ETH_HLEN + 4 * o->elements)
+		return fail("--elements", "%u elements need an MTU of %u; '%s' has %u", o->elements,
+			    EMU_CANARY_HLEN + 4 * o->elements, o->ifname, *mtu);
+	/* default round trip: 100 us, plus 8 frame times (4 hops there and back, store and forward) */
+	if (!o->rtt)
+		o->rtt = 100 * LH_US + 8 * (lh_time_t)(EMU_CANARY_DATA_OFF + 4 * o->elements + WIRE_EXTRA) * 8 *
+						1000000000000ULL / n->rate;
+	n->afp = lh_afp_open(o->ifname, o->slots, err, sizeof(err));
+	if (!n->afp)
+		return fail("--interface", "%s", err);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {
@@ -715,7 +745,6 @@ int main(int argc, char **argv)
 	};
 	static struct nic n;
 	struct lh_peer *peers;
-	char err[256];
 	int rc = parse_options(&o, argc, argv);
 
 	if (rc >= 0)
@@ -731,32 +760,12 @@ int main(int argc, char **argv)
 			peers[r] = (struct lh_peer){ .ipv4 = HOST_IP_BASE + r,
 						     .mac = { 2, 0, 0, 0, (uint8_t)(r >> 8), (uint8_t)r } };
 	}
-	uint8_t ifmac[6];
 	uint32_t mtu = 1500;
-	uint64_t speed = 0;
 
-	if (lh_afp_link(o.ifname, ifmac, &mtu, &speed)) {
+	rc = nic_open(&n, &o, &mtu);
+	if (rc) {
 		free(peers);
-		return fail("--interface", "'%s' is not a network interface here", o.ifname);
-	}
-	n.rate = o.rate ? o.rate : speed;
-	if (!n.rate) {
-		free(peers);
-		return fail("--rate", "'%s' reports no speed: give the line rate (e.g. --rate 1Gbps)", o.ifname);
-	}
-	if (mtu < EMU_CANARY_DATA_OFF - EMU_ETH_HLEN + 4 * o.elements) {
-		free(peers);
-		return fail("--elements", "%u elements need an MTU of %u; '%s' has %u", o.elements,
-			    EMU_CANARY_HLEN + 4 * o.elements, o.ifname, mtu);
-	}
-	/* default round trip: 100 us, plus 8 frame times (4 hops there and back, store and forward) */
-	if (!o.rtt)
-		o.rtt = 100 * LH_US + 8 * (lh_time_t)(EMU_CANARY_DATA_OFF + 4 * o.elements + WIRE_EXTRA) * 8 *
-					      1000000000000ULL / n.rate;
-	n.afp = lh_afp_open(o.ifname, o.slots, err, sizeof(err));
-	if (!n.afp) {
-		free(peers);
-		return fail("--interface", "%s", err);
+		return rc;
 	}
 	n.t0_ns = mono_ns();
 	n.hold_until = o.start_delay;
