@@ -399,7 +399,9 @@ int main(void)
 	   "--timeout adaptive with the adaptive next hop on tofino1: refused (exit 2), the fix named");
 	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
 		"--no-progress --timeout adaptive --profile tofino2");
-	ok(rc == 0, "--timeout adaptive with the adaptive next hop on tofino2: runs");
+	ok(rc == 0 && strstr(sh_out, "switches: timeout adaptive ") && strstr(sh_out, ", profile tofino2;") &&
+	   strstr(sh_out, "adaptive timeout: mean ") && strstr(sh_out, "result: every allreduce exact"),
+	   "--timeout adaptive with the adaptive next hop on tofino2: runs adaptive, its figures shown, exact");
 
 	/* resources */
 	rc = sh(EMU " --resources --elements 32 --routing ecmp --topology fattree2:leaves=16,spines=16,hosts=16");
