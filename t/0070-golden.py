@@ -51,7 +51,7 @@ SCENARIOS = [
     # 128 hosts at 0.1 % loss: broadcasts lost below a switch they passed, sent again
     ("canary-sketch-loss-128", "--topology fattree2:leaves=16,spines=16,hosts=16 --hosts 128 --size 1MiB"
      " --elements 256 --workers 2 --algo canary --sketch 16 --loss 0.001 --background none"),
-    # t/0033's forced case: one broadcast lost on the root's uplink, 32 hosts behind it
+    # t/0035's forced case: one broadcast lost on the root's uplink, 32 hosts behind it
     ("canary-sketch-bcast-again", "--topology fattree2:leaves=2,spines=1,hosts=32 --hosts 64 --size 256KiB"
      " --elements 64 --workers 2 --algo canary --sketch 4 --background none --drop L0/32#104 --retx-timeout 100us"),
     ("static4-loss", SMALL + " --algo static:4 --loss 0.002"),
