@@ -8,43 +8,17 @@
  * phase that re-issues only the block it hit, and blocks a pktgen timer
  * flushes a table revolution late.
  */
-#include "emu/scenario.h"
-#include "tap.h"
+#include "scn.h"
 
 static void base(struct emu_scn_cfg *c)
 {
-	emu_scenario_defaults(c);
+	t_scn_base(c);
 	c->topology = "fattree2:leaves=4,spines=2,hosts=4";
 	c->hosts = 12;
 	c->size_bytes = 64 * 1024;
-	c->elements = 64;
-	c->background = false;
 	c->workers = 2;
-	c->limit = 50 * EMU_MS;
 }
 
-static bool run(const struct emu_scn_cfg *c, struct emu_scn_result *r, const char *what)
-{
-	char err[256];
-	int rc = emu_scenario_run(c, r, err, sizeof(err));
-
-	if (rc) {
-		diag("%s: %s", what, err);
-		return false;
-	}
-	const struct emu_scn_ar *a = &r->ar[0];
-
-	diag("%s (%s): exact %d, runtime %.1f us, stragglers %llu, collisions %llu, restorations %llu, retx %llu, "
-	     "failures %llu, reissues %llu, fallbacks %llu, noise %llu, drops q/loss/down %llu/%llu/%llu",
-	     what, r->algo, r->exact, (double)r->runtime / 1e6, (unsigned long long)r->sw.stragglers,
-	     (unsigned long long)r->sw.collisions, (unsigned long long)a->restorations,
-	     (unsigned long long)a->retransmissions, (unsigned long long)a->failures, (unsigned long long)a->reissues,
-	     (unsigned long long)a->fallbacks, (unsigned long long)a->noise_delays,
-	     (unsigned long long)r->drops_queue, (unsigned long long)r->drops_loss, (unsigned long long)r->drops_down);
-	if (!r->exact)
-		diag("%s: %s", what, r->stuck);
-	return true;
-}
 
 int main(void)
 {
@@ -57,7 +31,7 @@ int main(void)
 	base(&c);
 	c.timeout = 200 * EMU_NS;
 	c.noise = 0.2;
-	ok(run(&c, &r, "stragglers") && r.exact, "stragglers: exact");
+	ok(t_scn_try(&c, &r, "stragglers") && r.exact, "stragglers: exact");
 	ok(r.sw.stragglers > 0 && r.ar[0].noise_delays > 0, "stragglers: %llu stragglers, %llu noise delays",
 	   (unsigned long long)r.sw.stragglers, (unsigned long long)r.ar[0].noise_delays);
 	emu_scenario_result_fini(&r);
@@ -65,7 +39,7 @@ int main(void)
 	/* collisions: one descriptor per switch */
 	base(&c);
 	c.descriptors = 1;
-	ok(run(&c, &r, "collisions") && r.exact, "collisions: exact");
+	ok(t_scn_try(&c, &r, "collisions") && r.exact, "collisions: exact");
 	ok(r.sw.collisions > 0 && r.ar[0].collisions_seen > 0, "collisions: %llu at switches, %llu seen by leaders",
 	   (unsigned long long)r.sw.collisions, (unsigned long long)r.ar[0].collisions_seen);
 	ok(r.ar[0].restorations > 0 && r.sw.restores > 0 && r.sw.restore_copies > 0,
@@ -77,19 +51,19 @@ int main(void)
 	/* loss: 1 % on every link */
 	base(&c);
 	c.loss = 0.01;
-	ok(run(&c, &r, "loss 1%") && r.exact, "canary, 1%% loss on every link: exact");
+	ok(t_scn_try(&c, &r, "loss 1%") && r.exact, "canary, 1%% loss on every link: exact");
 	ok(r.drops_loss > 0 && r.ar[0].retransmissions > 0, "loss: %llu frames lost, %llu retransmission requests",
 	   (unsigned long long)r.drops_loss, (unsigned long long)r.ar[0].retransmissions);
 	ok(r.ar[0].failures > 0 && r.ar[0].reissues > 0, "loss: %llu blocks failed, %llu re-issues",
 	   (unsigned long long)r.ar[0].failures, (unsigned long long)r.ar[0].reissues);
 	emu_scenario_result_fini(&r);
 	c.algo = LH_ALGO_RING;
-	ok(run(&c, &r, "ring loss 1%") && r.exact, "ring, 1%% loss: exact");
+	ok(t_scn_try(&c, &r, "ring loss 1%") && r.exact, "ring, 1%% loss: exact");
 	ok(r.ar[0].nacks > 0, "ring loss: %llu NACKs", (unsigned long long)r.ar[0].nacks);
 	emu_scenario_result_fini(&r);
 	c.algo = LH_ALGO_STATIC;
 	c.ntrees = 2;
-	ok(run(&c, &r, "static loss 1%") && r.exact, "static:2, 1%% loss: exact");
+	ok(t_scn_try(&c, &r, "static loss 1%") && r.exact, "static:2, 1%% loss: exact");
 	ok(r.ar[0].fallbacks > 0 && r.ar[0].retransmissions > 0,
 	   "static loss: lost blocks recovered through their leaders (%llu requests, %llu host-based)",
 	   (unsigned long long)r.ar[0].retransmissions, (unsigned long long)r.ar[0].fallbacks);
@@ -99,7 +73,7 @@ int main(void)
 	base(&c);
 	c.loss = 0.02;
 	c.max_failures = 0;
-	ok(run(&c, &r, "fallback") && r.exact, "fallback: exact");
+	ok(t_scn_try(&c, &r, "fallback") && r.exact, "fallback: exact");
 	ok(r.ar[0].fallbacks > 0, "fallback: %llu blocks reduced at the leader", (unsigned long long)r.ar[0].fallbacks);
 	emu_scenario_result_fini(&r);
 
@@ -108,15 +82,15 @@ int main(void)
 	c.size_bytes = 256 * 1024;
 	emu_fail_parse("link:L0/4@5us-15us", &c.fail[0]);
 	c.nfail = 1;
-	ok(run(&c, &r, "link failure") && r.exact, "canary, link down mid-run: exact");
+	ok(t_scn_try(&c, &r, "link failure") && r.exact, "canary, link down mid-run: exact");
 	ok(r.drops_down > 0, "link failure: %llu frames lost on it", (unsigned long long)r.drops_down);
 	emu_scenario_result_fini(&r);
 	c.algo = LH_ALGO_RING;
-	ok(run(&c, &r, "ring link failure") && r.exact, "ring, link down mid-run: exact");
+	ok(t_scn_try(&c, &r, "ring link failure") && r.exact, "ring, link down mid-run: exact");
 	emu_scenario_result_fini(&r);
 	c.algo = LH_ALGO_STATIC;
 	c.ntrees = 1;
-	ok(run(&c, &r, "static link failure") && r.exact, "static:1, link down mid-run: exact");
+	ok(t_scn_try(&c, &r, "static link failure") && r.exact, "static:1, link down mid-run: exact");
 	emu_scenario_result_fini(&r);
 
 	/* a spine failing for good mid-run: its descriptors are gone */
@@ -124,7 +98,7 @@ int main(void)
 	c.size_bytes = 256 * 1024;
 	emu_fail_parse("switch:S0@8us", &c.fail[0]);
 	c.nfail = 1;
-	ok(run(&c, &r, "switch failure") && r.exact, "canary, spine S0 fails mid-run: exact");
+	ok(t_scn_try(&c, &r, "switch failure") && r.exact, "canary, spine S0 fails mid-run: exact");
 	ok(r.drops_down > 0 && r.ar[0].retransmissions > 0, "switch failure: %llu frames lost, %llu retransmission requests",
 	   (unsigned long long)r.drops_down, (unsigned long long)r.ar[0].retransmissions);
 	emu_scenario_result_fini(&r);
@@ -132,7 +106,7 @@ int main(void)
 	/* host noise alone, no loss */
 	base(&c);
 	c.noise = 0.1;
-	bool ran = run(&c, &r, "noise");
+	bool ran = t_scn_try(&c, &r, "noise");
 
 	ok(ran && r.exact && r.ar[0].noise_delays > 0, "host noise 10%%: exact, %llu delayed sends",
 	   ran ? (unsigned long long)r.ar[0].noise_delays : 0ULL);
@@ -150,7 +124,7 @@ int main(void)
 	c.size_bytes = 16 * 64 * 4;	/* 16 blocks */
 	emu_drop_parse("H1/0#3", &c.drop[0]);
 	c.ndrop = 1;
-	ok(run(&c, &r, "one lost frame") && r.exact, "one lost reduce frame: exact");
+	ok(t_scn_try(&c, &r, "one lost frame") && r.exact, "one lost reduce frame: exact");
 	is_int(r.drops_loss, 1, "exactly one frame lost");
 	is_int(r.ar[0].failures, 1, "the leader failed exactly one block");
 	is_int(r.ar[0].reissues, 3, "...which the three other hosts re-issued once each, nothing else");
@@ -174,7 +148,7 @@ int main(void)
 	c.timeout = 200 * EMU_NS;
 	emu_drop_parse("H1/0#5", &c.drop[0]);
 	c.ndrop = 1;
-	ok(run(&c, &r, "re-issue under noise") && r.exact, "lost frame, noisy hosts: exact");
+	ok(t_scn_try(&c, &r, "re-issue under noise") && r.exact, "lost frame, noisy hosts: exact");
 	is_int(r.drops_loss, 1, "exactly one frame lost");
 	ok(r.ar[0].noise_delays > 0, "noise delayed %llu sends", (unsigned long long)r.ar[0].noise_delays);
 	is_int(r.ar[0].failures, 1, "one block failed, once: its re-issue was not failed again");
@@ -195,7 +169,7 @@ int main(void)
 	c.size_bytes = 16 * 64 * 4;	/* 16 blocks */
 	emu_fail_parse("node:H2@0ns-100us", &c.fail[0]);
 	c.nfail = 1;
-	ok(run(&c, &r, "paused host") && r.exact, "a host down for 100 us from the start: exact");
+	ok(t_scn_try(&c, &r, "paused host") && r.exact, "a host down for 100 us from the start: exact");
 	ok(r.ar[0].polls > 0, "the leaders polled %llu hosts", (unsigned long long)r.ar[0].polls);
 	ok(r.ar[0].failures <= 16 && r.ar[0].fallbacks == 0,
 	   "%llu failures for 16 blocks, none fell back", (unsigned long long)r.ar[0].failures);
@@ -222,7 +196,7 @@ int main(void)
 	c.retx_timeout = 10 * EMU_US;
 	c.seed = 3;
 	c.workers = 1;
-	ok(run(&c, &r, "slow blocks") && r.exact, "stragglers behind broadcasts, no loss: exact");
+	ok(t_scn_try(&c, &r, "slow blocks") && r.exact, "stragglers behind broadcasts, no loss: exact");
 	is_int(r.drops_loss + r.drops_queue + r.drops_down, 0, "nothing was lost");
 	ok(r.ar[0].retx_deferred > 0, "%llu requests for blocks still receiving were deferred",
 	   (unsigned long long)r.ar[0].retx_deferred);
@@ -240,7 +214,7 @@ int main(void)
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
 		c.seed = seeds[i];
-		ok(run(&c, &r, "slow blocks, another seed") && r.exact, "slow blocks, seed %u: exact", seeds[i]);
+		ok(t_scn_try(&c, &r, "slow blocks, another seed") && r.exact, "slow blocks, seed %u: exact", seeds[i]);
 		ok(r.ar[0].fallbacks == 0 && r.ar[0].failures < 64,
 		   "slow blocks, seed %u: no block fell back (%llu fallback contributions), %llu failures", seeds[i],
 		   (unsigned long long)r.ar[0].fallbacks, (unsigned long long)r.ar[0].failures);
@@ -258,7 +232,7 @@ int main(void)
 	base(&c);
 	c.timer = EMU_SW_TIMER_PKTGEN;
 	c.pktgen_tick = 1 * EMU_NS;
-	ok(run(&c, &r, "pktgen timer") && r.exact, "pktgen timer: exact");
+	ok(t_scn_try(&c, &r, "pktgen timer") && r.exact, "pktgen timer: exact");
 	ok(r.ar[0].failures == 0 && r.ar[0].fallbacks == 0 && r.ar[0].retransmissions == 0,
 	   "pktgen timer: a block flushed a revolution late is not lost (%llu requests, %llu failures, %llu fallbacks)",
 	   (unsigned long long)r.ar[0].retransmissions, (unsigned long long)r.ar[0].failures,

@@ -23,17 +23,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emu/scenario.h"
-#include "tap.h"
+#include "scn.h"
 
 static void base(struct emu_scn_cfg *c)
 {
-	emu_scenario_defaults(c);
+	t_scn_base(c);
 	c->algo = LH_ALGO_CANARY;
-	c->background = false;
-	c->elements = 64;
 	c->workers = 1;
-	c->limit = 50 * EMU_MS;
 }
 
 /* four hosts on one switch, 4 KiB, H1's third frame (a reduce) lost */
@@ -62,28 +58,6 @@ static void lost_bcast(struct emu_scn_cfg *c, const char *drop)
 	c->ndrop = 1;
 }
 
-static bool run(const struct emu_scn_cfg *c, struct emu_scn_result *r, const char *what)
-{
-	char err[256];
-	int rc = emu_scenario_run(c, r, err, sizeof(err));
-
-	if (rc) {
-		diag("%s: %s", what, err);
-		return false;
-	}
-	const struct emu_scn_ar *a = &r->ar[0];
-
-	diag("%s: exact %d, runtime %.1f us, retx %llu, failures %llu, reissues %llu, fallbacks %llu, "
-	     "recoveries %llu, recovered %llu, probes %llu, deferred %llu, rebroadcasts %llu, resends %llu, lost %llu",
-	     what, r->exact, (double)r->runtime / 1e6, (unsigned long long)a->retransmissions,
-	     (unsigned long long)a->failures, (unsigned long long)a->reissues, (unsigned long long)a->fallbacks,
-	     (unsigned long long)a->recoveries, (unsigned long long)a->recovered, (unsigned long long)a->probes,
-	     (unsigned long long)a->retx_deferred, (unsigned long long)a->rebroadcasts, (unsigned long long)a->resends,
-	     (unsigned long long)r->drops_loss);
-	if (!r->exact)
-		diag("%s: %s", what, r->stuck);
-	return true;
-}
 
 /* four hosts on one switch, H3's link @lat long: its contributions come late, none is lost */
 static bool late_topo(char *path, const char *lat)
@@ -119,13 +93,13 @@ static void late(const char *lat, bool asked)
 	c.hosts = 4;
 	c.size_bytes = 4096;
 	snprintf(what, sizeof(what), "late by %s, no sketch", lat);
-	ok(run(&c, &r, what) && r.exact, "%s: exact", what);
+	ok(t_scn_try(&c, &r, what) && r.exact, "%s: exact", what);
 	emu_time_t plain = r.runtime;
 
 	emu_scenario_result_fini(&r);
 	c.sketch = 4;
 	snprintf(what, sizeof(what), "late by %s, sketch 4", lat);
-	ok(run(&c, &r, what) && r.exact, "%s: exact", what);
+	ok(t_scn_try(&c, &r, what) && r.exact, "%s: exact", what);
 	is_int(r.drops_loss + r.drops_queue, 0, "...nothing lost");
 	is_int(r.ar[0].failures, 0, "...no block failed");
 	if (asked) {
@@ -157,14 +131,14 @@ int main(void)
 
 	/* one lost reduce frame, four hosts on one switch: the paper fails and re-issues the block */
 	one_lost_frame(&c);
-	ok(run(&c, &r, "one lost frame, paper") && r.exact, "one lost frame, no sketch: exact");
+	ok(t_scn_try(&c, &r, "one lost frame, paper") && r.exact, "one lost frame, no sketch: exact");
 	is_int(r.ar[0].failures, 1, "...the block failed once");
 	is_int(r.ar[0].reissues, 3, "...and the three other hosts re-issued it");
 	emu_scenario_result_fini(&r);
 
 	/* the same with a sketch of 4: the leader names the missing host and asks it */
 	c.sketch = 4;
-	ok(run(&c, &r, "one lost frame, sketch 4") && r.exact, "one lost frame, sketch 4: exact");
+	ok(t_scn_try(&c, &r, "one lost frame, sketch 4") && r.exact, "one lost frame, sketch 4: exact");
 	is_int(r.drops_loss, 1, "exactly one frame lost");
 	is_int(r.ar[0].failures, 0, "no block failed");
 	is_int(r.ar[0].reissues, 0, "nothing re-issued");
@@ -183,7 +157,7 @@ int main(void)
 	emu_drop_parse("H2/0#3", &c.drop[1]);
 	emu_drop_parse("H5/0#3", &c.drop[2]);
 	c.ndrop = 3;
-	ok(run(&c, &r, "three lost frames, sketch 4") && r.exact, "three lost frames: exact");
+	ok(t_scn_try(&c, &r, "three lost frames, sketch 4") && r.exact, "three lost frames: exact");
 	is_int(r.drops_loss, 3, "three frames lost");
 	is_int(r.ar[0].failures, 0, "no block failed");
 	is_int(r.ar[0].recovered, 3, "the three contributions were asked for directly");
@@ -199,13 +173,13 @@ int main(void)
 	c.sketch = 4;
 	emu_drop_parse("L0/4#5", &c.drop[0]);
 	c.ndrop = 1;
-	ok(run(&c, &r, "lost aggregate, sketch 4") && r.exact, "lost aggregate of four hosts, sketch 4: exact");
+	ok(t_scn_try(&c, &r, "lost aggregate, sketch 4") && r.exact, "lost aggregate of four hosts, sketch 4: exact");
 	is_int(r.drops_loss, 1, "one frame lost");
 	is_int(r.ar[0].failures, 0, "no block failed");
 	is_int(r.ar[0].recovered, 4, "the four hosts behind it were asked directly");
 	emu_scenario_result_fini(&r);
 	c.sketch = 1;
-	ok(run(&c, &r, "lost aggregate, sketch 1") && r.exact, "the same with sketch 1: exact");
+	ok(t_scn_try(&c, &r, "lost aggregate, sketch 1") && r.exact, "the same with sketch 1: exact");
 	is_int(r.ar[0].recoveries, 0, "four missing do not decode with one element: no recovery");
 	is_int(r.ar[0].failures, 1, "...the paper's rule: the block failed");
 	is_int(r.ar[0].reissues, 7, "...and was re-issued by the seven other hosts");
@@ -219,7 +193,7 @@ int main(void)
 	 * unicast copy, not one per host.
 	 */
 	lost_bcast(&c, "H0/0#497");
-	ok(run(&c, &r, "broadcast lost at its leader") && r.exact, "broadcast lost on the leader's link: exact");
+	ok(t_scn_try(&c, &r, "broadcast lost at its leader") && r.exact, "broadcast lost on the leader's link: exact");
 	is_int(r.drops_loss, 1, "...one frame lost");
 	is_int(r.ar[0].recoveries + r.ar[0].failures, 0, "...no reduce frame: nothing recovered, nothing failed");
 	is_int(r.ar[0].probes, 7, "...the seven other hosts probed");
@@ -235,7 +209,7 @@ int main(void)
 	 * for its retransmission timeout.
 	 */
 	lost_bcast(&c, "L0/3#1093");
-	ok(run(&c, &r, "broadcast lost at the end") && r.exact, "a last broadcast lost: exact");
+	ok(t_scn_try(&c, &r, "broadcast lost at the end") && r.exact, "a last broadcast lost: exact");
 	is_int(r.drops_loss, 1, "...one frame lost");
 	ok(r.ar[0].probes >= 1 && r.ar[0].probes <= 2, "...the host probed (%llu)", (unsigned long long)r.ar[0].probes);
 	is_int(r.ar[0].resends, 1, "...the leader resent the block to it");
@@ -263,7 +237,7 @@ int main(void)
 	c.retx_timeout = 100 * EMU_US;
 	emu_drop_parse("L0/32#104", &c.drop[0]);
 	c.ndrop = 1;
-	ok(run(&c, &r, "broadcast lost above a leaf") && r.exact, "broadcast lost on the root's uplink: exact");
+	ok(t_scn_try(&c, &r, "broadcast lost above a leaf") && r.exact, "broadcast lost on the root's uplink: exact");
 	is_int(r.drops_loss, 1, "...one frame lost");
 	is_int(r.ar[0].recoveries + r.ar[0].failures + r.ar[0].retransmissions, 0,
 	       "...nothing recovered, failed or asked after a timeout");
@@ -272,7 +246,7 @@ int main(void)
 	is_int(r.ar[0].resends, 15, "...after 15 unicast copies to the 32 hosts behind the lost link");
 	emu_scenario_result_fini(&r);
 	c.retx_timeout = 0;
-	ok(run(&c, &r, "broadcast lost above a leaf, default timeout") && r.exact, "the same, default timeout: exact");
+	ok(t_scn_try(&c, &r, "broadcast lost above a leaf, default timeout") && r.exact, "the same, default timeout: exact");
 	is_int(r.ar[0].retransmissions, 31, "...31 hosts asked after their timeout");
 	/* the first probe's copy and one per request */
 	is_int(r.ar[0].resends, r.ar[0].retransmissions + 1, "...each request got its unicast copy");
@@ -286,14 +260,14 @@ int main(void)
 	c.size_bytes = 256 * 1024;
 	c.elements = 256;
 	c.loss = 0.01;
-	ok(run(&c, &r, "1% loss, paper") && r.exact, "1%% loss, no sketch: exact");
+	ok(t_scn_try(&c, &r, "1% loss, paper") && r.exact, "1%% loss, no sketch: exact");
 	ok(r.ar[0].fallbacks > 0, "...blocks fell back to reduction at their leader (%llu host fallbacks)",
 	   (unsigned long long)r.ar[0].fallbacks);
 	uint64_t paper_failures = r.ar[0].failures;
 
 	emu_scenario_result_fini(&r);
 	c.sketch = 8;
-	ok(run(&c, &r, "1% loss, sketch 8") && r.exact, "1%% loss, sketch 8: exact");
+	ok(t_scn_try(&c, &r, "1% loss, sketch 8") && r.exact, "1%% loss, sketch 8: exact");
 	ok(r.drops_loss > 100, "%llu frames lost", (unsigned long long)r.drops_loss);
 	is_int(r.ar[0].fallbacks, 0, "no block fell back to the leader incast");
 	ok(r.ar[0].recoveries > 0 && r.ar[0].recovered >= r.ar[0].recoveries,
@@ -312,14 +286,14 @@ int main(void)
 	c.background = true;
 	c.lossless = true;
 	c.hosts = 16;
-	ok(run(&c, &r, "1% loss, sketch 8, background, credit fabric") && r.exact,
+	ok(t_scn_try(&c, &r, "1% loss, sketch 8, background, credit fabric") && r.exact,
 	   "1%% loss on the credit fabric with background: exact");
 	is_int(r.drops_queue, 0, "...no queue drop");
 	ok(r.drops_loss > 100, "...%llu frames lost to the injected loss", (unsigned long long)r.drops_loss);
 	emu_scenario_result_fini(&r);
 	c.lossy = true;
 	c.lossless = false;
-	ok(run(&c, &r, "1% loss, sketch 8, background, drop-tail") && r.exact, "...the same drop-tail: exact");
+	ok(t_scn_try(&c, &r, "1% loss, sketch 8, background, drop-tail") && r.exact, "...the same drop-tail: exact");
 	ok(r.drops_queue > 0, "...where %llu frames overflowed a queue", (unsigned long long)r.drops_queue);
 	emu_scenario_result_fini(&r);
 	c.background = false;
@@ -328,23 +302,23 @@ int main(void)
 
 	/* the same under two workers and with one: same counters (determinism) */
 	c.workers = 2;
-	ok(run(&c, &r, "1% loss, sketch 8, 2 workers") && r.exact, "two workers: exact");
+	ok(t_scn_try(&c, &r, "1% loss, sketch 8, 2 workers") && r.exact, "two workers: exact");
 	uint64_t rt2 = r.runtime, rec2 = r.ar[0].recovered;
 
 	emu_scenario_result_fini(&r);
 	c.workers = 1;
-	ok(run(&c, &r, "1% loss, sketch 8, 1 worker") && r.exact, "one worker: exact");
+	ok(t_scn_try(&c, &r, "1% loss, sketch 8, 1 worker") && r.exact, "one worker: exact");
 	ok(r.runtime == rt2 && r.ar[0].recovered == rec2, "same runtime and recoveries for 1 and 2 workers");
 	emu_scenario_result_fini(&r);
 
 	/* waiting on a timeout is not stuck: one lost frame, the paper's recovery, --stall 10 us */
 	one_lost_frame(&c);
-	ok(run(&c, &r, "one lost frame, default stall") && r.exact, "one lost frame, default --stall: exact");
+	ok(t_scn_try(&c, &r, "one lost frame, default stall") && r.exact, "one lost frame, default --stall: exact");
 	emu_time_t want = r.runtime;
 
 	emu_scenario_result_fini(&r);
 	c.stall = 10 * EMU_US;
-	ok(run(&c, &r, "one lost frame, stall 10 us") && r.exact && !r.run.stalled,
+	ok(t_scn_try(&c, &r, "one lost frame, stall 10 us") && r.exact && !r.run.stalled,
 	   "--stall 10 us, below the hosts' timeout: exact, not stopped");
 	ok(r.runtime == want && r.ar[0].failures == 1, "...at the same %.2f us, after the same failure",
 	   (double)r.runtime / 1e6);
@@ -358,7 +332,7 @@ int main(void)
 	c.stall = 10 * EMU_US;
 	emu_fail_parse("switch:L1@0us", &c.fail[0]);
 	c.nfail = 1;
-	ok(run(&c, &r, "a leaf failed for good") && !r.exact && r.run.stalled, "a leaf failed for good: stuck");
+	ok(t_scn_try(&c, &r, "a leaf failed for good") && !r.exact && r.run.stalled, "a leaf failed for good: stuck");
 	ok(strstr(r.stuck, "no block completed") != NULL, "...the watchdog says so: %s", r.stuck);
 	ok(r.run.wait_max > 0 && r.run.emulated <= r.run.last_progress + 2 * r.run.wait_max + EMU_US,
 	   "...stopped at %.1f us: within twice the longest timeout (%.1f us) of the last progress",

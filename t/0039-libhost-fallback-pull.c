@@ -16,15 +16,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "emu/scenario.h"
-#include "tap.h"
+#include "scn.h"
 
 static void base(struct emu_scn_cfg *c, enum lh_algo algo)
 {
-	emu_scenario_defaults(c);
+	t_scn_base(c);
 	c->algo = algo;
 	c->ntrees = 1;
-	c->background = false;
 	c->topology = "fattree2:leaves=2,spines=2,hosts=48";
 	c->hosts = 96;
 	c->elements = 256;
@@ -33,34 +31,14 @@ static void base(struct emu_scn_cfg *c, enum lh_algo algo)
 	c->buffer_bytes = 48 * 1024;
 	c->max_failures = 0;
 	c->workers = 1;
-	c->limit = 50 * EMU_MS;
 }
 
-static bool run(const struct emu_scn_cfg *c, struct emu_scn_result *r, const char *what)
-{
-	char err[256];
-	int rc = emu_scenario_run(c, r, err, sizeof(err));
-
-	if (rc) {
-		diag("%s: %s", what, err);
-		return false;
-	}
-	const struct emu_scn_ar *a = &r->ar[0];
-
-	diag("%s: exact %d, runtime %.1f us, retx %llu, failures %llu, fallbacks %llu, drops queue/loss %llu/%llu",
-	     what, r->exact, (double)r->runtime / 1e6, (unsigned long long)a->retransmissions,
-	     (unsigned long long)a->failures, (unsigned long long)a->fallbacks, (unsigned long long)r->drops_queue,
-	     (unsigned long long)r->drops_loss);
-	if (!r->exact)
-		diag("%s: %s", what, r->stuck);
-	return true;
-}
 
 static void check(struct emu_scn_cfg *c, const char *what)
 {
 	struct emu_scn_result r;
 
-	if (!run(c, &r, what)) {
+	if (!t_scn_try(c, &r, what)) {
 		ok(0, "%s: ran", what);
 		return;
 	}
@@ -73,7 +51,7 @@ static void check(struct emu_scn_cfg *c, const char *what)
 
 	emu_scenario_result_fini(&r);
 	c->workers = 2;
-	ok(run(c, &r, what) && r.exact && r.runtime == rt, "...two workers: exact, same runtime");
+	ok(t_scn_try(c, &r, what) && r.exact && r.runtime == rt, "...two workers: exact, same runtime");
 	emu_scenario_result_fini(&r);
 	c->workers = 1;
 }
