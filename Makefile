@@ -26,19 +26,20 @@ MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 EMU_SRC =
-include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc libhost/tools/Makefile.inc
+include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc libhost/tools/Makefile.inc \
+	libhost/mpi/Makefile.inc
 EMU_OBJ = $(EMU_SRC:.c=.o)
 LIBEMU = emu/libemu.a
 
 PROGS = emu/canary-emu bench/engine $(TOOLS)
-LIBS_BUILT = $(LIBHOST_A) $(LIBHOST_SO)
+LIBS_BUILT = $(LIBHOST_A) $(LIBHOST_SO) $(MPI_SO)
 TEST_SRC = $(wildcard t/*.c)
 TESTS = $(TEST_SRC:.c=.t)
 SCRIPT_TESTS = $(wildcard t/*.py)
 
 include t/fuzz/Makefile.inc
 
-OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) emu/main.o bench/engine.o $(TOOLS_SRC:.c=.o) $(TEST_SRC:.c=.o) $(FUZZ_SRC:.c=.o)
+OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) $(MPI_OBJ) emu/main.o bench/engine.o $(TOOLS_SRC:.c=.o) $(TEST_SRC:.c=.o) $(FUZZ_SRC:.c=.o)
 DEPS = $(OBJS:.o=.d)
 
 PROVE ?= prove
@@ -46,7 +47,7 @@ PROVE_FLAGS ?= -j2
 
 .PHONY: all check bench bench-paper run clean install uninstall distclean
 
-all: $(PROGS) $(LIBS_BUILT) $(TESTS) $(FUZZ_REPLAY)
+all: $(PROGS) $(LIBS_BUILT) $(TESTS) $(FUZZ_REPLAY) $(MPI_CHECK)
 
 %.o: %.c config.mk
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
@@ -124,7 +125,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
-	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY)
+	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY) $(MPI_CHECK)
 
 distclean: clean fuzz-clean
 	rm -f config.mk
