@@ -15,7 +15,11 @@
  * CANARY_MPI_FLOAT=1, MPI_FLOAT as fixed point (below). Everything else
  * falls through to PMPI_Allreduce and is counted by reason. The decision
  * depends only on the call's arguments and the environment, which are the
- * same on every rank, so all ranks take the same path.
+ * same on every rank, so all ranks take the same path. Under
+ * MPI_THREAD_MULTIPLE (mpi4py's default) only MPI_COMM_WORLD itself is
+ * served, one call at a time: threads may run collectives on other
+ * communicators concurrently, in orders that differ between ranks, and
+ * the calls Canary serves share one sequence of tenants.
  *
  * Floating point, SwitchML's way: the data is cut into blocks of
  * `elements` (a packet's worth). A first pass agrees on each block's
@@ -117,6 +121,8 @@ struct cm_stats {
 static struct cm {
 	struct cm_cfg cfg;
 	bool active;		/* Canary serves calls */
+	bool multiple;		/* MPI_THREAD_MULTIPLE: MPI_COMM_WORLD only, one call at a time */
+	pthread_mutex_t call_mu;	/* ...held through a call Canary serves */
 	int rank, size;
 	int fd, evfd;
 	struct lh_host *host;
@@ -135,11 +141,13 @@ static struct cm {
 	uint8_t rxbuf[LH_FRAME_MAX];
 	pthread_t thread;
 	bool thread_on, stop;
+	bool hold;		/* nothing is sent (see canary_sum) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct lh_req *waiting;	/* the request the application waits for */
 	struct cm_stats st;
-} cm = { .fd = -1, .evfd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+} cm = { .fd = -1, .evfd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
+	  .call_mu = PTHREAD_MUTEX_INITIALIZER };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -492,7 +500,7 @@ static struct cm_tmr tmr_pop(void)
 static bool t_tx_busy(void *ctx)
 {
 	(void)ctx;
-	return cm.busy_until > now_ps();
+	return cm.hold || cm.busy_until > now_ps();
 }
 
 static uint64_t t_random(void *ctx)
@@ -753,12 +761,23 @@ static void fold_stats(const struct lh_req *r)
 }
 
 /*
- * canary_sum - @out = the sum over ranks of @in (@n int32s; @in != @out).
- * Waits at most @limit; 0, or -ETIMEDOUT. The previous request on the
- * communicator this call takes must have passed its barrier first (it is
- * waited for within the same limit).
+ * canary_sum - @out = the sum over the ranks of @comm (congruent to
+ * MPI_COMM_WORLD) of @in (@n int32s; @in != @out). Waits at most @limit;
+ * 0, or -ETIMEDOUT.
+ *
+ * Why two barriers: a host hands every frame of a tenant to the request
+ * its communicator holds, so a frame of this call that reached a rank
+ * which had not started it yet would meet that tenant's previous request,
+ * complete, which answers a retransmission request with its own, old
+ * result. So the request starts with the transmitter held (cm.hold: the
+ * NIC reads as busy), and is let go only when every rank has started its
+ * own (the second barrier). The first one makes holding safe: every rank
+ * has all the data of its earlier calls, so nobody needs a frame from a
+ * holding rank (completion barriers and late duplicates wait a moment).
+ * Before both, the previous request of this call's communicator must have
+ * passed its completion barrier (lh_allreduce takes one at a time).
  */
-static int canary_sum(const int32_t *in, int32_t *out, size_t n, lh_time_t limit)
+static int canary_sum(const int32_t *in, int32_t *out, size_t n, lh_time_t limit, MPI_Comm comm)
 {
 	struct lh_ar_cfg c = ar_cfg();
 	unsigned slot = cm.next % CM_TENANTS;
@@ -783,13 +802,21 @@ static int canary_sum(const int32_t *in, int32_t *out, size_t n, lh_time_t limit
 		rc = -ETIMEDOUT;
 		goto out;
 	}
+	pthread_mutex_unlock(&cm.mu);
+	PMPI_Barrier(comm);	/* every rank is done with the data of its calls so far */
+	pthread_mutex_lock(&cm.mu);
 	fold_stats(cm.req[slot]);
+	cm.hold = true;
 	cm.req[slot] = lh_allreduce(cm.comm[slot], &c, in, out, n);
 	if (!cm.req[slot]) {
 		say("libcanaryhost refused an allreduce of %zu elements", n);
 		abort();	/* the arguments were checked: a bug */
 	}
 	cm.next++;
+	pthread_mutex_unlock(&cm.mu);
+	PMPI_Barrier(comm);	/* every rank's request of this tenant is the new one */
+	pthread_mutex_lock(&cm.mu);
+	cm.hold = false;
 	cm.waiting = cm.req[slot];
 	kick();
 	while (!lh_req_data_done(cm.req[slot]) && rc == 0)
@@ -829,7 +856,7 @@ static bool probe(void)
 		in[cm.rank] = cm.rank + 1;
 		for (size_t i = 0; i < P; i++)
 			in[i] += 7;
-		if (canary_sum(in, out, P, (lh_time_t)d) == 0) {
+		if (canary_sum(in, out, P, (lh_time_t)d, MPI_COMM_WORLD) == 0) {
 			good = true;
 			for (size_t i = 0; i < P; i++)
 				good = good && out[i] == (int32_t)(7 * P + i + 1);
@@ -898,7 +925,7 @@ static int classify(const void *sendbuf, int count, MPI_Datatype dt, MPI_Op op, 
 
 	if (!is_int && !is_float)
 		return -1 - W_TYPE;
-	if (comm != MPI_COMM_WORLD && (PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp) != MPI_SUCCESS ||
+	if (comm != MPI_COMM_WORLD && (cm.multiple || PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp) != MPI_SUCCESS ||
 				       (cmp != MPI_IDENT && cmp != MPI_CONGRUENT)))
 		return -1 - W_COMM;
 	if (count <= 0 || (uint64_t)count * 4 < cm.cfg.min_bytes)
@@ -954,7 +981,7 @@ static int float_sum(const float *in, float *out, size_t n, MPI_Comm comm)
 
 		q[i] = e == INT_MIN ? 0 : (int32_t)llrint(ldexp((double)in[i], 30 - (int)k - e));
 	}
-	if (canary_sum(q, r, n, cm.cfg.timeout))
+	if (canary_sum(q, r, n, cm.cfg.timeout, comm))
 		timed_out(n);
 	for (size_t i = 0; i < n; i++) {
 		int e = all[i / E];
@@ -976,9 +1003,10 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 	const void *in = sendbuf;
 
 	if (kind < 0) {
-		cm.st.fallen[-1 - kind]++;
+		__atomic_add_fetch(&cm.st.fallen[-1 - kind], 1, __ATOMIC_RELAXED);
 		return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
 	}
+	pthread_mutex_lock(&cm.call_mu);
 	if (sendbuf == MPI_IN_PLACE) {	/* libhost reads its input while it writes the result */
 		copy = xrealloc(NULL, (size_t)count * 4);
 		memcpy(copy, recvbuf, (size_t)count * 4);
@@ -988,15 +1016,17 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 		if (float_sum(in, recvbuf, (size_t)count, comm)) {
 			free(copy);
 			cm.st.fallen[W_NONFINITE]++;
+			pthread_mutex_unlock(&cm.call_mu);
 			return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
 		}
 		cm.st.calls_float++;
 	} else {
-		if (canary_sum(in, recvbuf, (size_t)count, cm.cfg.timeout))
+		if (canary_sum(in, recvbuf, (size_t)count, cm.cfg.timeout, comm))
 			timed_out((size_t)count);
 		cm.st.calls_int++;
 	}
 	cm.st.bytes += (uint64_t)count * 4;
+	pthread_mutex_unlock(&cm.call_mu);
 	free(copy);
 	return MPI_SUCCESS;
 }
@@ -1016,12 +1046,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 	if (rc != MPI_SUCCESS)
 		return rc;
-	if (*provided == MPI_THREAD_MULTIPLE) {
-		PMPI_Comm_rank(MPI_COMM_WORLD, &cm.rank);
-		if (cm.rank == 0)
-			say("MPI_THREAD_MULTIPLE: calls may overlap, Canary takes none; PMPI_Allreduce serves them");
-		return rc;
-	}
+	cm.multiple = *provided == MPI_THREAD_MULTIPLE;
 	cm_start();
 	return rc;
 }
