@@ -968,7 +968,12 @@ static int float_sum(const float *in, float *out, size_t n, MPI_Comm comm)
 			finite = finite && isfinite(in[i]);
 			m = fabsf(in[i]) > m ? fabsf(in[i]) : m;
 		}
-		ex[b] = !finite ? INT_MAX : m == 0 ? INT_MIN : (frexpf(m, &ex[b]), ex[b]);
+		if (!finite)
+			ex[b] = INT_MAX;
+		else if (m == 0)
+			ex[b] = INT_MIN;
+		else
+			(void)frexpf(m, &ex[b]);
 	}
 	PMPI_Allreduce(ex, all, (int)nb, MPI_INT, MPI_MAX, comm);
 	for (size_t b = 0; b < nb && !rc; b++)
