@@ -152,13 +152,17 @@ static struct cm {
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
+	char line[1024];
+	int n = snprintf(line, sizeof(line), "libcanarympi: rank %d: ", cm.rank);
 	va_list ap;
 
-	fprintf(stderr, "libcanarympi: rank %d: ", cm.rank);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)!write(2, line, (size_t)n);	/* one write: the ranks' lines do not interleave */
 }
 
 static void *xrealloc(void *p, size_t n)
@@ -877,8 +881,7 @@ static void cm_fail(const char *why)
 {
 	close_all();
 	if (cm.cfg.abort_on_error) {
-		if (cm.rank == 0)
-			say("%s; CANARY_MPI_ON_ERROR=abort: aborting the job", why);
+		say("%s; CANARY_MPI_ON_ERROR=abort: aborting the job", why);
 		PMPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	if (cm.rank == 0)
@@ -940,8 +943,14 @@ static int classify(const void *sendbuf, int count, MPI_Datatype dt, MPI_Op op, 
 
 static void timed_out(size_t n)
 {
+	const struct lh_req *r = cm.next ? cm.req[(cm.next - 1) % CM_TENANTS] : NULL;
+	const struct lh_ar_stats *s = r ? lh_req_stats(r) : NULL;
+
 	say("an allreduce of %zu elements through Canary did not finish within CANARY_MPI_TIMEOUT (%.1f s): a rank or "
-	    "the fabric stopped answering; aborting the job", n, (double)cm.cfg.timeout / 1e12);
+	    "the fabric stopped answering; aborting the job (call %u: frames sent %" PRIu64 ", received %" PRIu64
+	    ", retransmission requests %" PRIu64 "; send failures %" PRIu64 ")", n, (double)cm.cfg.timeout / 1e12,
+	    cm.next, s ? s->frames_sent : 0, s ? s->frames_recv : 0, s ? s->retx_requests + s->nacks : 0,
+	    cm.st.tx_dropped);
 	PMPI_Abort(MPI_COMM_WORLD, 1);
 }
 
