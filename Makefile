@@ -98,11 +98,13 @@ run: $(PROGS)
 	emu/canary-emu $(RUN_ARGS)
 
 # make install [PREFIX=DIR] [DESTDIR=STAGE]: the tool, libcanaryhost (static,
-# shared with its soname links, header, pkg-config file), the man pages;
+# shared with its soname links, header, pkg-config file), the man pages,
+# libcanarympi.so (an MPI was found) and its page;
 # make uninstall removes exactly those files.
 INSTALLED = $(BINDIR)/canary-emu $(BINDIR)/canary-allreduce $(MANDIR)/man1/canary-allreduce.1 $(LIBDIR)/libcanaryhost.a $(LIBDIR)/libcanaryhost.so.$(LH_VERSION) \
 	$(LIBDIR)/$(LH_SONAME) $(LIBDIR)/libcanaryhost.so $(INCLUDEDIR)/canary_host.h \
-	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3
+	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3 \
+	$(if $(MPI_SO),$(LIBDIR)/libcanarympi.so $(MANDIR)/man7/libcanarympi.7)
 
 install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhost/tools/canary-allreduce.1 libhost/libcanaryhost.3
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -120,6 +122,11 @@ install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhos
 	install -m 644 emu/canary-emu.1 $(DESTDIR)$(MANDIR)/man1/canary-emu.1
 	install -m 644 libhost/tools/canary-allreduce.1 $(DESTDIR)$(MANDIR)/man1/canary-allreduce.1
 	install -m 644 libhost/libcanaryhost.3 $(DESTDIR)$(MANDIR)/man3/libcanaryhost.3
+ifneq ($(MPI_SO),)
+	install -d $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(MPI_SO) $(DESTDIR)$(LIBDIR)/libcanarympi.so
+	install -m 644 libhost/mpi/libcanarympi.7 $(DESTDIR)$(MANDIR)/man7/libcanarympi.7
+endif
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from tap import exit_status, ok  # noqa: E402
+from tap import count, exit_status, ok  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -60,7 +60,7 @@ def files_under(d):
     return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs)
 
 
-PLAN = 14
+PLAN = 15
 
 
 def main():
@@ -107,6 +107,15 @@ def main():
         ok(rc == 0 and syms and syms == declared,
            "the .so exports exactly the functions of canary_host.h (%d)" % len(syms),
            "not declared: %s\nnot exported (libhost/libcanaryhost.map): %s" % (syms - declared, declared - syms))
+        if config().get("MPI_LIBS"):
+            rc, out = run(["nm", "-D", "--defined-only", root + "/lib/libcanarympi.so"])
+            syms = set(re.findall(r" T (\w+)", out))
+            ok(rc == 0 and os.path.exists(root + "/share/man/man7/libcanarympi.7") and
+               syms == {"MPI_Init", "MPI_Init_thread", "MPI_Allreduce", "MPI_Finalize"},
+               "libcanarympi.so and libcanarympi(7) installed; it exports the four MPI functions it interposes",
+               out)
+        else:
+            print("ok %d # SKIP no MPI found by ./configure: libcanarympi.so is not built" % (count() + 1))
         with open(root + "/lib/pkgconfig/canaryhost.pc") as f:
             pc = f.read()
         ok("prefix=/opt/canary" in pc and "libdir=/opt/canary/lib" in pc and "Version: %s" % VER in pc,
