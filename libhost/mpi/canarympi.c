@@ -128,6 +128,8 @@ static struct cm {
 	struct lh_host *host;
 	struct lh_comm *comm[CM_TENANTS];
 	struct lh_req *req[CM_TENANTS];
+	int32_t *in[CM_TENANTS];	/* each request's input, kept until it passed its barrier */
+	size_t incap[CM_TENANTS];
 	struct lh_peer *peers;
 	unsigned next;		/* calls so far: the next uses comm[next % CM_TENANTS] */
 	uint64_t t0_ns;
@@ -723,6 +725,11 @@ static void close_all(void)
 	cm.host = NULL;
 	memset(cm.comm, 0, sizeof(cm.comm));
 	memset(cm.req, 0, sizeof(cm.req));
+	for (unsigned i = 0; i < CM_TENANTS; i++) {
+		free(cm.in[i]);
+		cm.in[i] = NULL;
+		cm.incap[i] = 0;
+	}
 	if (cm.fd >= 0)
 		close(cm.fd);
 	if (cm.evfd >= 0)
@@ -766,8 +773,13 @@ static void fold_stats(const struct lh_req *r)
 
 /*
  * canary_sum - @out = the sum over the ranks of @comm (congruent to
- * MPI_COMM_WORLD) of @in (@n int32s; @in != @out). Waits at most @limit;
- * 0, or -ETIMEDOUT.
+ * MPI_COMM_WORLD) of @in (@n int32s; @in may be @out). Waits at most
+ * @limit; 0, or -ETIMEDOUT.
+ *
+ * The input is copied first and the copy kept until the request has passed
+ * its completion barrier: a rank that has its result may still be asked
+ * for its data (a static tree's leader that lost it sends FALLBACK), after
+ * the program has reused its buffer.
  *
  * Why two barriers: a host hands every frame of a tenant to the request
  * its communicator holds, so a frame of this call that reached a rank
@@ -810,8 +822,13 @@ static int canary_sum(const int32_t *in, int32_t *out, size_t n, lh_time_t limit
 	PMPI_Barrier(comm);	/* every rank is done with the data of its calls so far */
 	pthread_mutex_lock(&cm.mu);
 	fold_stats(cm.req[slot]);
+	if (n > cm.incap[slot]) {
+		cm.in[slot] = xrealloc(cm.in[slot], n * sizeof(int32_t));
+		cm.incap[slot] = n;
+	}
+	memcpy(cm.in[slot], in, n * sizeof(int32_t));
 	cm.hold = true;
-	cm.req[slot] = lh_allreduce(cm.comm[slot], &c, in, out, n);
+	cm.req[slot] = lh_allreduce(cm.comm[slot], &c, cm.in[slot], out, n);
 	if (!cm.req[slot]) {
 		say("libcanaryhost refused an allreduce of %zu elements", n);
 		abort();	/* the arguments were checked: a bug */
@@ -1013,22 +1030,15 @@ out:
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
 	int kind = classify(sendbuf, count, dt, op, comm);
-	void *copy = NULL;
-	const void *in = sendbuf;
+	const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;	/* canary_sum copies it */
 
 	if (kind < 0) {
 		__atomic_add_fetch(&cm.st.fallen[-1 - kind], 1, __ATOMIC_RELAXED);
 		return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
 	}
 	pthread_mutex_lock(&cm.call_mu);
-	if (sendbuf == MPI_IN_PLACE) {	/* libhost reads its input while it writes the result */
-		copy = xrealloc(NULL, (size_t)count * 4);
-		memcpy(copy, recvbuf, (size_t)count * 4);
-		in = copy;
-	}
 	if (kind == 1) {
 		if (float_sum(in, recvbuf, (size_t)count, comm)) {
-			free(copy);
 			cm.st.fallen[W_NONFINITE]++;
 			pthread_mutex_unlock(&cm.call_mu);
 			return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
@@ -1041,7 +1051,6 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 	}
 	cm.st.bytes += (uint64_t)count * 4;
 	pthread_mutex_unlock(&cm.call_mu);
-	free(copy);
 	return MPI_SUCCESS;
 }
 
