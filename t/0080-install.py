@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from buildcfg import config  # noqa: E402
 from tap import count, exit_status, ok  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -43,17 +44,6 @@ def run(cmd, env=None, cwd=ROOT):
     p = subprocess.run(cmd, cwd=cwd, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=600)
     return p.returncode, p.stdout
-
-
-def config():
-    """CC and the sanitizer flags of this build (a sanitized library needs them in the program too)."""
-    cfg = {}
-    with open(os.path.join(ROOT, "config.mk")) as f:
-        for line in f:
-            m = re.match(r"^([A-Z_]+) = ?(.*)$", line.rstrip("\n"))
-            if m:
-                cfg[m.group(1)] = m.group(2)
-    return cfg
 
 
 def files_under(d):

@@ -6,7 +6,8 @@
 # each on a veth whose peer is attached to canary-emu, all in one network
 # namespace of this test's own. Needs root and an MPI (skips otherwise).
 #
-#  - bad configuration: one line naming the variable, the job ends (exit 2);
+#  - bad configuration (a variable, a line of the peers file): one line
+#    naming it, the job ends (exit 2);
 #  - an interface that does not exist, a fabric that does not answer: one
 #    line, every call falls through to PMPI (or the job aborts with
 #    CANARY_MPI_ON_ERROR=abort);
@@ -15,7 +16,8 @@
 #    PMPI_Allreduce), float sums within the stated bound, the calls that
 #    must fall through counted as such by CANARY_MPI_REPORT;
 #  - the same through mpi4py;
-#  - two ranks over one veth pair, no switch, the ring;
+#  - two ranks over one veth pair, no switch, the ring, their addresses
+#    from a peers file;
 #  - a rank killed mid-run: the job ends with an error, it does not hang.
 import os
 import re
@@ -25,6 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from buildcfg import config  # noqa: E402
 from tap import count, exit_status, ok  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -36,21 +39,11 @@ PYTHON = "/usr/bin/python3"     # Debian's, where python3-mpi4py is
 ID = os.getpid() % 100000
 NS = "cmpi%d" % ID
 TIMEOUT = 300
-PLAN = 10
+PLAN = 11
 
 
 def sh(cmd):
     return subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).returncode
-
-
-def config():
-    cfg = {}
-    with open(os.path.join(ROOT, "config.mk")) as f:
-        for line in f:
-            m = re.match(r"^([A-Z_]+) = ?(.*)$", line.rstrip("\n"))
-            if m:
-                cfg[m.group(1)] = m.group(2)
-    return cfg
 
 
 def preload():
@@ -171,6 +164,16 @@ def bad_config():
        "a bad CANARY_MPI_ALGO: one line naming it, the job ends with exit status 2", res[2])
 
 
+    bad = "/tmp/cmpi-peers-bad-%d" % ID
+    with open(bad, "w") as f:
+        f.write("0 10.0.0.1 02:00:00:00:00:00\n1 10.0.0.2 02:00:00:00:01\n")
+    res = mpirun(2, [CHECK], {"CANARY_MPI_IF": "lo", "CANARY_MPI_PEERS": bad}, netns=False, timeout=120)
+    os.unlink(bad)
+    lines = [x for x in res[2].splitlines() if x.startswith("libcanarympi")]
+    ok(res[0] == 2 and lines and ("CANARY_MPI_PEERS: %s:2: not 'RANK IPV4 MAC'" % bad) in lines[0],
+       "a bad line in CANARY_MPI_PEERS: one line naming the file and line, exit status 2", res[2])
+
+
 def not_there():
     res = mpirun(2, [CHECK], {"CANARY_MPI_IF": "nosuch%r", "CANARY_MPI_RATE": "100Mbps"}, timeout=120)
     ok(counted(res, 2, off=True) and "nosuch0: no such interface" in res[2] and "PMPI_Allreduce" in res[2],
@@ -210,11 +213,15 @@ def on_fabric_py():
 
 
 def ring_pair():
+    peers = "/tmp/cmpi-peers-%d" % ID	# addresses of its own, not the emulator's
+    with open(peers, "w") as f:
+        f.write("# rank ipv4 mac\n1 192.168.7.2 0a:00:00:00:07:02\n0 192.168.7.1 0a:00:00:00:07:01\n")
     env = {"CANARY_MPI_IF": "%s,%s" % (ifname("a", 0), ifname("b", 0)), "CANARY_MPI_RATE": "100Mbps",
-           "CANARY_MPI_ALGO": "ring", "CANARY_MPI_FLOAT": "1"}
+           "CANARY_MPI_ALGO": "ring", "CANARY_MPI_FLOAT": "1", "CANARY_MPI_PEERS": peers}
     res = mpirun(2, [CHECK, "--float"], env)
-    ok(counted(res, 2), "2 ranks over one veth pair, no switch, ring: exact, floats within the bound",
-       (res[1] or "") + (res[2] or ""))
+    os.unlink(peers)
+    ok(counted(res, 2), "2 ranks over one veth pair, no switch, ring, addresses from CANARY_MPI_PEERS: exact, floats "
+       "within the bound", (res[1] or "") + (res[2] or ""))
 
 
 def killed():
@@ -239,7 +246,7 @@ def main():
     root = os.geteuid() == 0 and shutil.which("ip") and \
         sh("ip netns add %s_p && ip netns del %s_p" % (NS, NS)) == 0
     if not root:
-        for k in range(2, PLAN + 1):
+        for k in range(count() + 1, PLAN + 1):
             print("ok %d # SKIP network namespaces and AF_PACKET: not root or not permitted here" % k)
         return 0
     try:

@@ -5,7 +5,8 @@
  * A PMPI interposer: loaded with LD_PRELOAD (or linked before libmpi), it
  * defines MPI_Init, MPI_Init_thread, MPI_Allreduce and MPI_Finalize and
  * calls the library's own PMPI_ versions for everything MPI itself does.
- * Only the public API of canary_host.h is used; the library's objects are
+ * Only the public API of canary_host.h is used (and the peers-file reader
+ * of libhost/tools/peers_file.h); the library's objects are
  * linked in, and libcanarympi.map exports the four MPI functions alone.
  *
  * Which calls go through Canary: op MPI_SUM on a communicator congruent
@@ -82,6 +83,7 @@
 #include <unistd.h>
 
 #include "libhost/canary_host.h"
+#include "libhost/tools/peers_file.h"
 
 #define CM_TENANTS 4
 #define CM_ETH_CANARY 0x88B5	/* the Canary EtherType (libhost/wire.h) */
@@ -359,53 +361,15 @@ static int cfg_read(struct cm_cfg *c)
 	return 0;
 }
 
-/* read_peers - CANARY_MPI_PEERS: lines RANK IPV4 MAC, every rank once; 0 or -EINVAL (said where) */
+/* read_peers - CANARY_MPI_PEERS (libhost/tools/peers_file.h); 0 or -EINVAL (said why) */
 static int read_peers(const char *path, struct lh_peer *p, unsigned n)
 {
-	FILE *f = fopen(path, "r");
-	char line[256];
-	unsigned lineno = 0, got = 0;
-	bool *seen;
+	char err[512];
 
-	if (!f) {
-		say("CANARY_MPI_PEERS='%s': %s", path, strerror(errno));
-		return -EINVAL;
-	}
-	seen = calloc(n, sizeof(*seen));
-	if (!seen)
-		abort();
-	while (fgets(line, sizeof(line), f)) {
-		unsigned r, ip[4], mac[6];
-		char extra;
-		size_t lead = strspn(line, " \t\r\n");
-		bool bad = false;
-
-		lineno++;
-		if (!line[lead] || line[lead] == '#')
-			continue;
-		bad = sscanf(line, "%u %u.%u.%u.%u %x:%x:%x:%x:%x:%x %c", &r, &ip[0], &ip[1], &ip[2], &ip[3],
-			     &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5], &extra) != 11 || r >= n || seen[r];
-		for (int i = 0; i < 6 && !bad; i++)
-			bad = mac[i] > 255 || (i < 4 && ip[i] > 255);
-		if (bad) {
-			say("CANARY_MPI_PEERS: %s:%u: not 'RANK IPV4 MAC' with a new rank below %u", path, lineno, n);
-			fclose(f);
-			free(seen);
-			return -EINVAL;
-		}
-		seen[r] = true;
-		got++;
-		p[r].ipv4 = ip[0] << 24 | ip[1] << 16 | ip[2] << 8 | ip[3];
-		for (int i = 0; i < 6; i++)
-			p[r].mac[i] = (uint8_t)mac[i];
-	}
-	fclose(f);
-	free(seen);
-	if (got != n) {
-		say("CANARY_MPI_PEERS: %s: %u of the %u ranks listed", path, got, n);
-		return -EINVAL;
-	}
-	return 0;
+	if (!lh_peers_file_read(path, p, n, err, sizeof(err)))
+		return 0;
+	say("CANARY_MPI_PEERS: %s", err);
+	return -EINVAL;
 }
 
 /* ---- the transport: AF_PACKET, timers, pacing ---- */
@@ -672,23 +636,25 @@ static int open_link(void)
 	return cm.evfd < 0 ? -1 : 0;
 }
 
+/* peers_read - the ranks' addresses: CANARY_MPI_PEERS, or canary-emu's; 0 or -EINVAL (said why) */
+static int peers_read(void)
+{
+	unsigned P = (unsigned)cm.size;
+
+	cm.peers = xrealloc(NULL, P * sizeof(*cm.peers));
+	if (cm.cfg.peers)
+		return read_peers(cm.cfg.peers, cm.peers, P);
+	for (unsigned r = 0; r < P; r++)
+		cm.peers[r] = (struct lh_peer){ .ipv4 = CM_HOST_IP_BASE + r, .mac = { 2, 0, 0, 0, (uint8_t)(r >> 8), (uint8_t)r } };
+	return 0;
+}
+
 /* open_host - the host and its communicators, the progress thread; 0 or -1 (said why) */
 static int open_host(void)
 {
 	struct lh_transport t = { .ops = &cm_ops, .ctx = &cm, .rate_bps = cm.cfg.rate, .mtu = 1500 };
 	unsigned P = (unsigned)cm.size;
 
-	cm.peers = calloc(P, sizeof(*cm.peers));
-	if (!cm.peers)
-		return -1;
-	if (cm.cfg.peers) {
-		if (read_peers(cm.cfg.peers, cm.peers, P))
-			return -1;
-	} else {
-		for (unsigned r = 0; r < P; r++)
-			cm.peers[r] = (struct lh_peer){ .ipv4 = CM_HOST_IP_BASE + r,
-							.mac = { 2, 0, 0, 0, (uint8_t)(r >> 8), (uint8_t)r } };
-	}
 	cm.t0_ns = mono_ns();
 	cm.rng = (uint64_t)cm.rank * 0x9e3779b97f4a7c15ULL + cm.t0_ns + 1;
 	cm.host = lh_host_create(&t, &cm.peers[cm.rank]);
@@ -914,7 +880,7 @@ static void cm_start(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &cm.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &cm.size);
 	rc = cfg_read(&cm.cfg);
-	if (rc == -EINVAL)
+	if (rc == -EINVAL || (rc == 0 && peers_read()))
 		PMPI_Abort(MPI_COMM_WORLD, 2);	/* bad input, said above */
 	ok = rc == 0 && cm.size >= 2 && open_link() == 0 && open_host() == 0;
 	if (rc == 0 && cm.size < 2)
