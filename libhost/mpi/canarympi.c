@@ -90,6 +90,7 @@
 #define CM_ETH_IPV4 0x0800
 #define CM_WIRE_EXTRA 24	/* preamble 8, FCS 4, inter-frame gap 12 */
 #define CM_HDR_BYTES 33		/* Ethernet 14 + Canary 19: what a packet adds to its elements */
+#define CM_IP_BYTES 44		/* the most a packet adds within the MTU: IPv4 20 + UDP 8 + ring 16 */
 #define CM_SPIN_NS 20000	/* closer deadlines are waited for by spinning */
 #define CM_HOST_IP_BASE 0x0a000001u	/* canary-emu's host addresses: 10.0.0.1 + rank */
 
@@ -127,6 +128,7 @@ static struct cm {
 	pthread_mutex_t call_mu;	/* ...held through a call Canary serves */
 	int rank, size;
 	int fd, evfd;
+	uint32_t mtu;		/* the interface's (IP) */
 	struct lh_host *host;
 	struct lh_comm *comm[CM_TENANTS];
 	struct lh_req *req[CM_TENANTS];
@@ -620,11 +622,12 @@ static int open_link(void)
 		return -1;
 	}
 	(void)setsockopt(cm.fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv));
-	if (ioctl(cm.fd, SIOCGIFMTU, &ifr) < 0 || (unsigned)ifr.ifr_mtu < CM_HDR_BYTES - 14 + 4 * cm.cfg.elements) {
-		say("CANARY_MPI_ELEMENTS=%u: needs an MTU of %u on %s", cm.cfg.elements,
-		    CM_HDR_BYTES - 14 + 4 * cm.cfg.elements, cm.cfg.ifname);
+	if (ioctl(cm.fd, SIOCGIFMTU, &ifr) < 0 || (unsigned)ifr.ifr_mtu < CM_IP_BYTES + 4 * cm.cfg.elements) {
+		say("CANARY_MPI_ELEMENTS=%u: needs an MTU of %u on %s", cm.cfg.elements, CM_IP_BYTES + 4 * cm.cfg.elements,
+		    cm.cfg.ifname);
 		return -1;
 	}
+	cm.mtu = (uint32_t)ifr.ifr_mtu;
 	if (!cm.cfg.rate)
 		cm.cfg.rate = link_speed(cm.fd, cm.cfg.ifname);
 	if (!cm.cfg.rate) {
@@ -652,7 +655,7 @@ static int peers_read(void)
 /* open_host - the host and its communicators, the progress thread; 0 or -1 (said why) */
 static int open_host(void)
 {
-	struct lh_transport t = { .ops = &cm_ops, .ctx = &cm, .rate_bps = cm.cfg.rate, .mtu = 1500 };
+	struct lh_transport t = { .ops = &cm_ops, .ctx = &cm, .rate_bps = cm.cfg.rate, .mtu = cm.mtu };
 	unsigned P = (unsigned)cm.size;
 
 	cm.t0_ns = mono_ns();
