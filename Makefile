@@ -29,19 +29,20 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 .DEFAULT_GOAL := all
 
 EMU_SRC =
-include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc libhost/tools/Makefile.inc
+include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc libhost/tools/Makefile.inc \
+	libhost/mpi/Makefile.inc
 EMU_OBJ = $(EMU_SRC:.c=.o)
 LIBEMU = emu/libemu.a
 
 PROGS = emu/canary-emu bench/engine $(TOOLS)
-LIBS_BUILT = $(LIBHOST_A) $(LIBHOST_SO)
+LIBS_BUILT = $(LIBHOST_A) $(LIBHOST_SO) $(MPI_SO)
 TEST_SRC = $(wildcard t/*.c)
 TESTS = $(TEST_SRC:.c=.t)
 SCRIPT_TESTS = $(wildcard t/*.py)
 
 include t/fuzz/Makefile.inc
 
-OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) emu/main.o bench/engine.o $(TOOLS_SRC:.c=.o) $(TEST_SRC:.c=.o) $(FUZZ_SRC:.c=.o)
+OBJS = $(EMU_OBJ) $(LIBHOST_OBJ) $(LIBHOST_PIC) $(MPI_OBJ) emu/main.o bench/engine.o $(TOOLS_SRC:.c=.o) $(TEST_SRC:.c=.o) $(FUZZ_SRC:.c=.o)
 DEPS = $(OBJS:.o=.d)
 
 PROVE ?= prove
@@ -49,7 +50,7 @@ PROVE_FLAGS ?= -j2
 
 .PHONY: all check bench bench-paper run clean install uninstall distclean
 
-all: $(PROGS) $(LIBS_BUILT) $(TESTS) $(FUZZ_REPLAY)
+all: $(PROGS) $(LIBS_BUILT) $(TESTS) $(FUZZ_REPLAY) $(MPI_CHECK)
 
 %.o: %.c config.mk
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
@@ -100,11 +101,13 @@ run: $(PROGS)
 	emu/canary-emu $(RUN_ARGS)
 
 # make install [PREFIX=DIR] [DESTDIR=STAGE]: the tool, libcanaryhost (static,
-# shared with its soname links, header, pkg-config file), the man pages;
+# shared with its soname links, header, pkg-config file), the man pages,
+# libcanarympi.so (an MPI was found) and its page;
 # make uninstall removes exactly those files.
 INSTALLED = $(BINDIR)/canary-emu $(BINDIR)/canary-allreduce $(MANDIR)/man1/canary-allreduce.1 $(LIBDIR)/libcanaryhost.a $(LIBDIR)/libcanaryhost.so.$(LH_VERSION) \
 	$(LIBDIR)/$(LH_SONAME) $(LIBDIR)/libcanaryhost.so $(INCLUDEDIR)/canary_host.h \
-	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3
+	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3 \
+	$(if $(MPI_SO),$(LIBDIR)/libcanarympi.so $(MANDIR)/man7/libcanarympi.7)
 
 install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhost/tools/canary-allreduce.1 libhost/libcanaryhost.3
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -122,12 +125,17 @@ install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhos
 	install -m 644 emu/canary-emu.1 $(DESTDIR)$(MANDIR)/man1/canary-emu.1
 	install -m 644 libhost/tools/canary-allreduce.1 $(DESTDIR)$(MANDIR)/man1/canary-allreduce.1
 	install -m 644 libhost/libcanaryhost.3 $(DESTDIR)$(MANDIR)/man3/libcanaryhost.3
+ifneq ($(MPI_SO),)
+	install -d $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(MPI_SO) $(DESTDIR)$(LIBDIR)/libcanarympi.so
+	install -m 644 libhost/mpi/libcanarympi.7 $(DESTDIR)$(MANDIR)/man7/libcanarympi.7
+endif
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
-	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY)
+	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY) $(MPI_CHECK)
 
 distclean: clean fuzz-clean
 	rm -f config.mk

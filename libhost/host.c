@@ -529,7 +529,8 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie)
 		if (!r)
 			break;
 		if (LH_COOKIE_ARG(cookie) == LH_ARG_BARRIER) {
-			if (!r->done && r->rank != 0) {
+			/* data_done: the timer may be a previous request's on this communicator */
+			if (!r->done && r->rank != 0 && r->data_done) {
 				send_done(r, 0, false);
 				lh_req_timer(r, lh_now(r) + r->st.retx_timeout, LH_ARG_BARRIER);
 			}

@@ -17,7 +17,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from tap import exit_status, ok  # noqa: E402
+from buildcfg import config  # noqa: E402
+from tap import count, exit_status, ok  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -44,17 +45,6 @@ def run(cmd, env=None, cwd=ROOT):
     p = subprocess.run(cmd, cwd=cwd, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=600)
     return p.returncode, p.stdout
-
-
-def config():
-    """CC and the sanitizer flags of this build (a sanitized library needs them in the program too)."""
-    cfg = {}
-    with open(os.path.join(ROOT, "config.mk")) as f:
-        for line in f:
-            m = re.match(r"^([A-Z_]+) = ?(.*)$", line.rstrip("\n"))
-            if m:
-                cfg[m.group(1)] = m.group(2)
-    return cfg
 
 
 def files_under(d):
@@ -113,6 +103,15 @@ def main():
         ok(rc == 0 and syms and syms == declared,
            "the .so exports exactly the functions of canary_host.h (%d)" % len(syms),
            "not declared: %s\nnot exported (libhost/libcanaryhost.map): %s" % (syms - declared, declared - syms))
+        if config().get("MPI_LIBS"):
+            rc, out = run(["nm", "-D", "--defined-only", root + "/lib/libcanarympi.so"])
+            syms = set(re.findall(r" T (\w+)", out))
+            ok(rc == 0 and os.path.exists(root + "/share/man/man7/libcanarympi.7") and
+               syms == {"MPI_Init", "MPI_Init_thread", "MPI_Allreduce", "MPI_Finalize"},
+               "libcanarympi.so and libcanarympi(7) installed; it exports the four MPI functions it interposes",
+               out)
+        else:
+            print("ok %d # SKIP no MPI found by ./configure: libcanarympi.so is not built" % (count() + 1))
         with open(root + "/lib/pkgconfig/canaryhost.pc") as f:
             pc = f.read()
         ok("prefix=/opt/canary" in pc and "libdir=/opt/canary/lib" in pc and "Version: %s" % VER in pc,

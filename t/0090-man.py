@@ -18,7 +18,8 @@ from tap import exit_status, ok  # noqa: E402
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
 AR = os.path.join(ROOT, "libhost", "tools", "canary-allreduce")
-PAGES = [os.path.join(ROOT, p) for p in ("emu/canary-emu.1", "libhost/libcanaryhost.3", "libhost/tools/canary-allreduce.1")]
+PAGES = [os.path.join(ROOT, p) for p in ("emu/canary-emu.1", "libhost/libcanaryhost.3", "libhost/tools/canary-allreduce.1",
+                                         "libhost/mpi/libcanarympi.7")]
 
 
 def render(page):
@@ -32,7 +33,7 @@ def main():
     if not shutil.which("man"):
         print("1..0 # SKIP man not installed (apt-get install man-db)")
         return 0
-    print("1..9")
+    print("1..11")
     for page in PAGES:
         rc, out, err = render(page)
         name = os.path.basename(page)
@@ -70,6 +71,14 @@ def main():
     missing = sorted(fn for fn in funcs if fn not in out)
     ok(funcs and not missing, "libcanaryhost(3) names all %d functions of canary_host.h" % len(funcs),
        "missing: %s" % missing)
+
+    with open(os.path.join(ROOT, "libhost", "mpi", "canarympi.c")) as f:
+        envs = set(re.findall(r"\b(CANARY_MPI_[A-Z_]+)\b", f.read()))
+    rc, out, _ = render(PAGES[3])
+    section = out.split("ENVIRONMENT")[1].split("EXAMPLES")[0] if "ENVIRONMENT" in out else ""
+    missing = sorted(v for v in envs if v not in section)
+    ok(len(envs) > 10 and not missing, "libcanarympi(7) ENVIRONMENT names all %d variables libcanarympi reads"
+       % len(envs), "missing: %s" % missing)
     return exit_status()
 
 

@@ -48,6 +48,7 @@
 #include "libhost/lh_rng.h"
 #include "libhost/lh_units.h"
 #include "libhost/lh_util.h"
+#include "libhost/tools/peers_file.h"
 #include "libhost/wire.h"
 
 #ifndef CANARY_VERSION
@@ -554,43 +555,12 @@ static int parse_options(struct opts *o, int argc, char **argv)
 	return -1;
 }
 
-/* read_peers - the --peers file: RANK IPV4 MAC per line, every rank once; 0 or 2 (said why) */
+/* read_peers - the --peers file (libhost/tools/peers_file.h); 0 or 2 (said why) */
 static int read_peers(const char *path, struct lh_peer *p, unsigned n)
 {
-	FILE *f = fopen(path, "r");
-	char line[256];
-	unsigned lineno = 0, got = 0;
-	bool *seen;
+	char err[512];
 
-	if (!f)
-		return fail("--peers", "'%s': %s", path, strerror(errno));
-	seen = lh_xcalloc(n, sizeof(*seen));
-	while (fgets(line, sizeof(line), f)) {
-		unsigned r, ip[4], mac[6];
-		char extra;
-
-		lineno++;
-		if (line[strspn(line, " \t\r\n")] == '#' || !line[strspn(line, " \t\r\n")])
-			continue;
-		if (sscanf(line, "%u %u.%u.%u.%u %x:%x:%x:%x:%x:%x %c", &r, &ip[0], &ip[1], &ip[2], &ip[3], &mac[0],
-			   &mac[1], &mac[2], &mac[3], &mac[4], &mac[5], &extra) != 11 || r >= n || seen[r] ||
-		    ip[0] > 255 || ip[1] > 255 || ip[2] > 255 || ip[3] > 255 || mac[0] > 255 || mac[1] > 255 ||
-		    mac[2] > 255 || mac[3] > 255 || mac[4] > 255 || mac[5] > 255) {
-			fclose(f);
-			free(seen);
-			return fail("--peers", "%s:%u: not 'RANK IPV4 MAC' with a new rank below %u", path, lineno, n);
-		}
-		seen[r] = true;
-		got++;
-		p[r].ipv4 = ip[0] << 24 | ip[1] << 16 | ip[2] << 8 | ip[3];
-		for (int i = 0; i < 6; i++)
-			p[r].mac[i] = (uint8_t)mac[i];
-	}
-	fclose(f);
-	free(seen);
-	if (got != n)
-		return fail("--peers", "%s: %u of the %u ranks listed", path, got, n);
-	return 0;
+	return lh_peers_file_read(path, p, n, err, sizeof(err)) ? fail("--peers", "%s", err) : 0;
 }
 
 /* ---- the loop ---- */

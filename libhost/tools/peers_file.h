@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOC: peers_file.h - the peer table of real hosts, read from a file of
+ * lines "RANK IPV4 MAC" (blank lines and lines starting with # skipped).
+ * canary-allreduce --peers and libcanarympi's CANARY_MPI_PEERS read it;
+ * canary-emu --attach-peers writes it.
+ */
+#ifndef LH_PEERS_FILE_H
+#define LH_PEERS_FILE_H
+
+#include <stddef.h>
+
+#include "libhost/canary_host.h"
+
+/*
+ * lh_peers_file_read - @path into @p (@n ranks, each listed once). Return
+ * 0, or a negative errno with @err (@errlen bytes) saying why, naming the
+ * file and, for a bad line, its number.
+ */
+int lh_peers_file_read(const char *path, struct lh_peer *p, unsigned n, char *err, size_t errlen);
+
+#endif
