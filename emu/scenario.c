@@ -1726,6 +1726,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	int rc;
 
 	memset(res, 0, sizeof(*res));
+	res->seed = cfg->seed;
+	res->size_bytes = cfg->size_bytes;
 	if ((rc = scn_check_cfg(&s)))
 		return rc;
 	if ((rc = scn_build(&s)) ||
