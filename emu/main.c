@@ -818,8 +818,10 @@ static const struct cli_opt opt_table[] = {
 	    "share of the result delivered and time left on stderr: redrawn on a terminal, else a line every 5 s "
 	    "(default: unless --json)", .local = true),
 	OPT("no-progress", NULL, o_no_progress, NULL, "no progress on stderr", .local = true),
-	OPT("pcap", "FILE", o_pcap, NULL, "write frames (real bytes, emulated timestamps) to FILE"),
-	OPT("pcap-link", "LIST", o_pcap_link, "all", "links to capture, NODE/PORT,..."),
+	OPT("pcap", "FILE", o_pcap, NULL,
+	    "write frames (real bytes, emulated timestamps) to FILE, pcapng with one interface per link direction"),
+	OPT("pcap-links", "LIST", o_pcap_link, "all",
+	    "links to capture: NODE/PORT (that link) or NODE (all its links), comma-separated"),
 	{ .help = "distributed runs (canary-emu(1), RUNNING ACROSS MACHINES):" },
 	OPT("processes", "P", o_processes, "1", "split the run over P local processes (ranks) that talk ZeroMQ",
 	  .local = true),

@@ -220,7 +220,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 30);
+	plan(58 + 30 + 3);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -413,10 +413,10 @@ int main(void)
 
 	/* pcap through tshark and the Lua dissector */
 	if (sh("command -v tshark") != 0) {
-		skip(4, "tshark not installed");
+		skip(7, "tshark not installed");
 	} else {
 		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
-			"--background none --no-progress --pcap /tmp/canary-cli.pcap --pcap-link L0/0");
+			"--background none --no-progress --pcap /tmp/canary-cli.pcap --pcap-links L0/0");
 		ok(rc == 0, "--pcap run");
 		rc = sh("tshark -X lua_script:hw/wireshark/canary.lua -r /tmp/canary-cli.pcap -T fields -e canary.opcode "
 			"-e canary.seq -e canary.counter -e canary.hosts -e canary.elements -e eth.type | grep -v '^Running'");
@@ -425,9 +425,32 @@ int main(void)
 		   strstr(sh_out, "\t8\t"), "tshark decodes opcode, id, counter, hosts, elements from the pcap");
 		if (rc != 0)
 			diag("%s", sh_out);
+		/* pcapng: one interface per captured link direction, named by its ends; a node captures all its links */
+		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
+			"--background none --no-progress --pcap /tmp/canary-cli.pcapng --pcap-links L0,S0/1 && "
+			"capinfos -I /tmp/canary-cli.pcapng | grep -E 'Number of interfaces|Name = ' | tr -s ' ' && "
+			"tshark -X lua_script:hw/wireshark/canary.lua -r /tmp/canary-cli.pcapng -T fields "
+			"-e frame.interface_name -e canary.opcode | grep -v '^Running' | sort | uniq -c | sort -k2");
+		ok(rc == 0 && strstr(sh_out, "Number of interfaces in file: 8\n") &&
+		   strstr(sh_out, "Name = L0/0->H0/0\n Name = L0/1->H1/0\n Name = L0/2->S0/0\n Name = L1/2->S0/1\n"
+				  " Name = S0/0->L0/2\n Name = S0/1->L1/2\n Name = H0/0->L0/0\n Name = H1/0->L0/1\n"),
+		   "--pcap-links L0,S0/1: pcapng with 8 interfaces, one per link direction, named FROM->TO as JSON names "
+		   "links");
+		bool each = rc == 0;
+		static const char *const ifn[] = { "H0/0->L0/0\t1", "L0/0->H0/0\t2", "L0/2->S0/0\t1", "S0/0->L0/2\t2",
+						    "L1/2->S0/1\t1", "S0/1->L1/2\t2" };
+
+		for (size_t i = 0; i < sizeof(ifn) / sizeof(ifn[0]); i++)
+			each = each && strstr(sh_out, ifn[i]);
+		ok(each, "tshark and the dissector decode every interface: reduce frames (1) up, broadcasts (2) down");
+		if (!each)
+			diag("%s", sh_out);
+		one_line_error("--algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB "
+			       "--no-progress --pcap /tmp/canary-cli.pcapng --pcap-links L0,X9",
+			       "--pcap-links: no node named 'X9'");
 		/* ring frames carry the collective DSCP (the class --priority collective serves first) */
 		rc = sh(EMU " --algo ring --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
-			"--background none --no-progress --pcap /tmp/canary-cli-ring.pcap --pcap-link L0/0 && "
+			"--background none --no-progress --pcap /tmp/canary-cli-ring.pcap --pcap-links L0/0 && "
 			"tshark -r /tmp/canary-cli-ring.pcap -T fields -e ip.dsfield.dscp -e ip.checksum.status "
 			"-o ip.check_checksum:TRUE | sort | uniq -c");
 		ok(rc == 0 && strstr(sh_out, " 46\t1") && !strstr(sh_out, "\t0"),
