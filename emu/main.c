@@ -1612,6 +1612,21 @@ static void report(const struct cli *c, struct report *rep, struct emu_scn_resul
 		report_csv(rep, res, nres);
 }
 
+/*
+ * flush_stdout - what went to stdout reached its file? If not, say so
+ * (naming @what and the errno: the one of the flush, else @werrno, the
+ * first error seen while writing) and return true.
+ */
+static bool flush_stdout(const char *what, int werrno)
+{
+	errno = 0;
+	if (!fflush(stdout) && !ferror(stdout))
+		return false;
+	fprintf(stderr, "canary-emu: cannot write %s to standard output: %s\n", what,
+		errno ? strerror(errno) : werrno ? strerror(werrno) : "write error");
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	static struct cli c = {
@@ -1630,7 +1645,7 @@ int main(int argc, char **argv)
 	c.runs = (struct scnfile_runs){ .size_min = c.cfg.size_bytes, .size_max = c.cfg.size_bytes,
 				       .seed_min = c.cfg.seed, .seed_max = c.cfg.seed };
 	if ((status = parse_options(&c, argc, argv)) >= 0)
-		return status;
+		return status == 0 && flush_stdout("--help or --version", 0) ? 1 : status;
 	if (c.keygen)
 		return keygen(&c);
 	if ((status = check_options(&c)))
@@ -1655,12 +1670,8 @@ int main(int argc, char **argv)
 	free(res);
 	scnfile_fini(&scn);
 	/* a report that did not reach its file is a failure */
-	errno = 0;
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "canary-emu: cannot write the report to standard output: %s\n",
-			errno ? strerror(errno) : "write error");
+	if (flush_stdout("the report", rep.werrno))
 		status = status ? status : 1;
-	}
 	if (dist) {
 		if (status == 2 || (status && c.rank == 0 && !nres))
 			emu_dist_abort(dist, "rank stopped on an error");

@@ -4,6 +4,7 @@
  */
 #include "emu/report.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,14 @@ static int width(int w, const char *s)
 	return strstr(s, "µ") ? w + 1 : w;
 }
 
+/* report_flush - the report so far to its file; the first write error's errno is kept for the message */
+static void report_flush(struct report *r)
+{
+	errno = 0;
+	if ((fflush(r->out) || ferror(r->out)) && !r->werrno)
+		r->werrno = errno ? errno : EIO;
+}
+
 static bool sweep(const struct report *r)
 {
 	return r->runs && (r->runs->size_max > r->runs->size_min || r->runs->seed_max > r->runs->seed_min);
@@ -270,7 +279,7 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 		fprintf(r->out, " %11s %11s", "", "");
 	fprintf(r->out, " %11s %11s %9s %9s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "", "(Gb/s)", "(GB/s)", "(GB/s)",
 		"", "", "", "", "", "", "", "", "");
-	fflush(r->out);
+	report_flush(r);
 }
 
 /* the mean of a counter over @n runs, allreduce @i, at @off in struct emu_scn_ar */
@@ -314,7 +323,7 @@ void report_text_run(struct report *r, const struct emu_scn_result *res, unsigne
 			bar / n, gp / n, algbw(gp / n), bb / n, exact, MEAN(frames_per_host), MEAN(leader_frames), strag / n,
 			coll / n, MEAN(restorations), MEAN(retransmissions), MEAN(failures), MEAN(fallbacks));
 	}
-	fflush(r->out);
+	report_flush(r);
 }
 
 static void histogram(const struct emu_scn_result *res, unsigned h[11])
@@ -440,7 +449,7 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 	for (unsigned k = 0; k < n; k++)
 		all = all && res[k].exact;
 	fprintf(r->out, "#\n# result: %s\n", all ? "every allreduce exact on every host" : "NOT all exact (see above)");
-	fflush(r->out);
+	report_flush(r);
 }
 
 /* json_attached - the hosts that were real processes (--attach), with their interfaces' counters */

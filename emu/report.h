@@ -18,6 +18,7 @@ struct report {
 	const struct scnfile *scn;		/* the scenario, for the JSON and CSV reports */
 	const struct scnfile_runs *runs;	/* the sizes and seeds swept */
 	const char *version;
+	int werrno;				/* the first write error of the text report (0: none) */
 };
 
 /* report_header - the scenario (from the first run's @res) and the column names */

@@ -171,9 +171,14 @@ static void hardening(void)
 
 	for (int i = 0; i < 3; i++) {
 		rc = sh(EMU SMALL " --algo canary %s > /dev/full", outs[i]);
-		ok(rc == 1 && strstr(sh_out, "cannot write the report"), "report%s%s to /dev/full: exit 1 and says so",
-		   *outs[i] ? " " : "", outs[i]);
+		ok(rc == 1 && strstr(sh_out, "cannot write the report to standard output: No space left on device"),
+		   "report%s%s to /dev/full: exit 1 and says so, with the errno", *outs[i] ? " " : "", outs[i]);
 	}
+	rc = sh(EMU " --help > /dev/full");
+	ok(rc == 1 && strstr(sh_out, "cannot write --help or --version to standard output: No space left"),
+	   "--help to /dev/full: exit 1 and says so");
+	rc = sh(EMU " --version > /dev/full");
+	ok(rc == 1 && strstr(sh_out, "No space left on device"), "--version to /dev/full: exit 1 and says so");
 	rc = sh(EMU SMALL " --algo canary --pcap /dev/full > /dev/null");
 	ok(rc == 1 && strstr(sh_out, "--pcap: writing '/dev/full' failed"), "--pcap /dev/full: exit 1 and says so");
 	if (rc != 1)
@@ -220,7 +225,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 30 + 3);
+	plan(58 + 32 + 3);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
