@@ -24,6 +24,8 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DATADIR ?= $(PREFIX)/share
+SHAREDIR = $(DATADIR)/canary
 
 EMU_SRC =
 include emu/Makefile.inc libhost/Makefile.inc topologies/Makefile.inc libhost/tools/Makefile.inc
@@ -78,7 +80,10 @@ CHECK_TESTS = $(if $(TESTS_ONLY),$(wildcard $(TESTS_ONLY)),$(TESTS) $(SCRIPT_TES
 SERIAL_TESTS = $(filter %wallclock.t,$(CHECK_TESTS))
 PAR_TESTS = $(filter-out $(SERIAL_TESTS),$(CHECK_TESTS))
 
-check: all
+# the programs build in parallel, one job per core, unless make was given -j itself
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+check:
+	$(MAKE) --no-print-directory $(if $(findstring j,$(filter-out --%,$(MAKEFLAGS))),,-j$(NPROC)) all
 	$(PROVE) $(PROVE_FLAGS) $(PAR_TESTS)
 	$(if $(SERIAL_TESTS),$(PROVE) $(SERIAL_TESTS))
 
@@ -101,7 +106,8 @@ run: $(PROGS)
 # make uninstall removes exactly those files.
 INSTALLED = $(BINDIR)/canary-emu $(BINDIR)/canary-allreduce $(MANDIR)/man1/canary-allreduce.1 $(LIBDIR)/libcanaryhost.a $(LIBDIR)/libcanaryhost.so.$(LH_VERSION) \
 	$(LIBDIR)/$(LH_SONAME) $(LIBDIR)/libcanaryhost.so $(INCLUDEDIR)/canary_host.h \
-	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3
+	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3 \
+	$(SHAREDIR)/wireshark/canary.lua $(SHAREDIR)/examples/loopback.c $(addprefix $(SHAREDIR)/,$(wildcard topologies/*.topo))
 
 install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhost/tools/canary-allreduce.1 libhost/libcanaryhost.3
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -119,9 +125,18 @@ install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhos
 	install -m 644 emu/canary-emu.1 $(DESTDIR)$(MANDIR)/man1/canary-emu.1
 	install -m 644 libhost/tools/canary-allreduce.1 $(DESTDIR)$(MANDIR)/man1/canary-allreduce.1
 	install -m 644 libhost/libcanaryhost.3 $(DESTDIR)$(MANDIR)/man3/libcanaryhost.3
+	install -d $(DESTDIR)$(SHAREDIR)/wireshark $(DESTDIR)$(SHAREDIR)/examples $(DESTDIR)$(SHAREDIR)/topologies
+	install -m 644 hw/wireshark/canary.lua $(DESTDIR)$(SHAREDIR)/wireshark/canary.lua
+	install -m 644 libhost/examples/loopback.c $(DESTDIR)$(SHAREDIR)/examples/loopback.c
+	install -m 644 $(wildcard topologies/*.topo) $(DESTDIR)$(SHAREDIR)/topologies/
+	@# the dynamic linker finds the new library only after ldconfig, in the directories it searches
+	@case "$(DESTDIR):$(LIBDIR)" in :/usr/lib|:/usr/local/lib|:/usr/lib64|:/usr/local/lib64) \
+		if [ "$$(id -u)" = 0 ]; then ldconfig; else echo "make install: run ldconfig as root to use $(LIBDIR)/$(LH_SONAME)"; fi ;; \
+	esac
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rmdir $(addprefix $(DESTDIR)$(SHAREDIR)/,wireshark examples topologies) $(DESTDIR)$(SHAREDIR) 2>/dev/null || true
 
 clean:
 	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY)
