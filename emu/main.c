@@ -1333,6 +1333,9 @@ static int resources(struct cli *c)
 		fprintf(stderr, "canary-emu: %s\n", err);
 		return 2;
 	}
+	/* the reason in one line first, then the table */
+	if (!res.need.fits)
+		fprintf(stderr, "canary-emu: the switch program does not fit %s: %s\n", res.prof->name, res.need.why);
 	tofino_report(stdout, res.prof, &res.need);
 	return res.need.fits ? 0 : 2;
 }

@@ -225,7 +225,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 32 + 3);
+	plan(58 + 33 + 3);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -415,6 +415,9 @@ int main(void)
 	   "--resources: with adaptive routing (the default) 87.50%% (42 of 48)");
 	rc = sh(EMU " --resources --descriptors 65536");
 	ok(rc == 2 && strstr(sh_out, "<-- over"), "--resources past the budget: exit 2, the line marked");
+	rc = sh(EMU " --resources --descriptors 65536 2>&1 >/dev/null");
+	ok(rc == 2 && one_line() && strstr(sh_out, "canary-emu: the switch program does not fit tofino1: "),
+	   "--resources past the budget: one line on stderr says why (the table is on stdout)");
 
 	/* pcap through tshark and the Lua dissector */
 	if (sh("command -v tshark") != 0) {
