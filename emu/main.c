@@ -1452,7 +1452,8 @@ static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist)
 
 /*
  * Progress on stderr while a run goes: the share of the result the
- * allreduce hosts hold, the emulated time, and an estimate of the wall time
+ * allreduce hosts hold (the ring: of the data they received, both halves
+ * counted), the emulated time, and an estimate of the wall time
  * left from how fast that share grew so far. On a terminal one line redrawn
  * in place; else (a log) one line every PROGRESS_LOG_NS of wall time, so a
  * long run shows it is alive. The scenario calls progress() about every
@@ -1481,7 +1482,7 @@ static void progress(void *ctx, emu_time_t now, uint64_t done, uint64_t expect)
 		if (wall - p->last_line < PROGRESS_LOG_NS)
 			return;
 		p->last_line = wall;
-		fprintf(stderr, "canary-emu: %s: %.1f %% of the result delivered, emulated %s after %.0f s%s\n", p->algo,
+		fprintf(stderr, "canary-emu: %s: %.1f %% done, emulated %s after %.0f s%s\n", p->algo,
 			100 * frac, t, secs, eta);
 		return;
 	}
