@@ -384,40 +384,58 @@ static int scalar(struct reader *r, char *out, size_t len)
 
 static int skip(struct reader *r, unsigned depth);
 
-/* members - the members of an object or the values of an array at r->p, each skipped */
-static int skip_items(struct reader *r, unsigned depth, char close, bool keyed)
+/* next - after an item: 1 if a ',' follows (another item), 0 if @close (consumed), else -EINVAL */
+static int next(struct reader *r, char close)
 {
-	char key[256];
-
-	r->p++;
 	ws(r);
+	if (r->p < r->end && *r->p == ',') {
+		r->p++;
+		return 1;
+	}
 	if (r->p < r->end && *r->p == close) {
 		r->p++;
 		return 0;
 	}
-	for (;;) {
-		ws(r);
-		if (keyed) {
-			if (string(r, key, sizeof(key)))
-				return -EINVAL;
-			ws(r);
-			if (r->p >= r->end || *r->p != ':')
-				return bad(r, "':' expected");
-			r->p++;
-		}
-		if (skip(r, depth + 1))
-			return -EINVAL;
-		ws(r);
-		if (r->p < r->end && *r->p == ',') {
-			r->p++;
-			continue;
-		}
-		if (r->p < r->end && *r->p == close) {
-			r->p++;
-			return 0;
-		}
-		return bad(r, keyed ? "',' or '}' expected" : "',' or ']' expected");
+	return bad(r, close == '}' ? "',' or '}' expected" : "',' or ']' expected");
+}
+
+/* member_key - a member's "key" and its ':' into @key (@len bytes) */
+static int member_key(struct reader *r, char *key, size_t len)
+{
+	ws(r);
+	if (string(r, key, len))
+		return -EINVAL;
+	ws(r);
+	if (r->p >= r->end || *r->p != ':')
+		return bad(r, "':' expected");
+	r->p++;
+	return 0;
+}
+
+/* empty - r->p is at an opening bracket: step over it; true if @close follows at once (consumed) */
+static bool empty(struct reader *r, char close)
+{
+	r->p++;
+	ws(r);
+	if (r->p < r->end && *r->p == close) {
+		r->p++;
+		return true;
 	}
+	return false;
+}
+
+/* skip_items - the members of an object or the values of an array at r->p, each skipped */
+static int skip_items(struct reader *r, unsigned depth, char close, bool keyed)
+{
+	char key[256];
+	int more = !empty(r, close);
+
+	while (more > 0) {
+		if ((keyed && member_key(r, key, sizeof(key))) || skip(r, depth + 1))
+			return -EINVAL;
+		more = next(r, close);
+	}
+	return more;
 }
 
 static int skip(struct reader *r, unsigned depth)
@@ -461,34 +479,23 @@ static int give(struct reader *r, const char *at, const char *key, const char *v
 static int value(struct reader *r, const char *key)
 {
 	char val[SCNFILE_VAL * 2];
-	const char *at = r->p;
+	const char *at;
 
 	ws(r);
+	at = r->p;
 	if (r->p < r->end && *r->p == '"')
 		return string(r, val, sizeof(val)) ? -EINVAL : give(r, at, key, val);
 	if (r->p < r->end && *r->p == '[') {
-		r->p++;
-		ws(r);
-		if (r->p < r->end && *r->p == ']') {
-			r->p++;
-			return 0;
-		}
-		for (;;) {
+		int more = !empty(r, ']');
+
+		while (more > 0) {
 			ws(r);
 			at = r->p;
 			if (string(r, val, sizeof(val)) || give(r, at, key, val))
 				return -EINVAL;
-			ws(r);
-			if (r->p < r->end && *r->p == ',') {
-				r->p++;
-				continue;
-			}
-			if (r->p < r->end && *r->p == ']') {
-				r->p++;
-				return 0;
-			}
-			return bad(r, "',' or ']' expected");
+			more = next(r, ']');
 		}
+		return more;
 	}
 	if (scalar(r, val, sizeof(val)))
 		return -EINVAL;
@@ -499,39 +506,24 @@ static int value(struct reader *r, const char *key)
 static int scenario(struct reader *r)
 {
 	char key[64];
+	int more;
 
 	ws(r);
 	if (r->p >= r->end || *r->p != '{')
 		return bad(r, "\"scenario\" is not an object");
-	r->p++;
-	ws(r);
-	if (r->p < r->end && *r->p == '}')
-		return 0;
-	for (;;) {
-		ws(r);
-		if (string(r, key, sizeof(key)))
+	more = !empty(r, '}');
+	while (more > 0) {
+		if (member_key(r, key, sizeof(key)))
 			return -EINVAL;
-		ws(r);
-		if (r->p >= r->end || *r->p != ':')
-			return bad(r, "':' expected");
-		r->p++;
 		if (!strcmp(key, "version") || !strcmp(key, "resolved")) {
 			if (skip(r, 1))
 				return -EINVAL;
 		} else if (value(r, key)) {
 			return -EINVAL;
 		}
-		ws(r);
-		if (r->p < r->end && *r->p == ',') {
-			r->p++;
-			continue;
-		}
-		if (r->p < r->end && *r->p == '}') {
-			r->p++;
-			return 0;
-		}
-		return bad(r, "',' or '}' expected");
+		more = next(r, '}');
 	}
+	return more;
 }
 
 /* read_json - the top-level object's "scenario" member; the rest is checked and skipped */
@@ -539,21 +531,15 @@ static int read_json(struct reader *r)
 {
 	char key[256];
 	bool found = false;
+	int more;
 
 	ws(r);
 	if (r->p >= r->end || *r->p != '{')
 		return bad(r, "not a canary-emu report (a JSON object or CSV expected)");
-	r->p++;
-	for (;;) {
-		ws(r);
-		if (r->p < r->end && *r->p == '}' && !found)
-			break;
-		if (string(r, key, sizeof(key)))
+	more = !empty(r, '}');
+	while (more > 0) {
+		if (member_key(r, key, sizeof(key)))
 			return -EINVAL;
-		ws(r);
-		if (r->p >= r->end || *r->p != ':')
-			return bad(r, "':' expected");
-		r->p++;
 		if (!strcmp(key, "scenario") && !found) {
 			found = true;
 			if (scenario(r))
@@ -561,15 +547,10 @@ static int read_json(struct reader *r)
 		} else if (skip(r, 1)) {
 			return -EINVAL;
 		}
-		ws(r);
-		if (r->p < r->end && *r->p == ',') {
-			r->p++;
-			continue;
-		}
-		if (r->p < r->end && *r->p == '}')
-			break;
-		return bad(r, "',' or '}' expected");
+		more = next(r, '}');
 	}
+	if (more < 0)
+		return more;
 	if (!found) {
 		snprintf(r->err, r->errlen, "has no \"scenario\" object (a canary-emu --json report has one)");
 		return -EINVAL;
