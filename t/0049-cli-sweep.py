@@ -34,7 +34,7 @@ def main():
     if not os.access(EMU, os.X_OK):
         print("1..0 # SKIP emu/canary-emu not built")
         return 0
-    print("1..13")
+    print("1..14")
     rc, out, err = emu(SMALL + ["--algo", ",".join(ALGOS), "--size", "4KiB:16KiB:x2", "--seeds", "3-4", "--json"])
     rep = json.loads(out) if rc == 0 else {}
     rs = rep.get("runs", [])
@@ -58,6 +58,14 @@ def main():
         if mine != one:
             same = False
     ok(rs and same and len(alone) == len(rs), "every run of the sweep equals the same run made alone, bit for bit")
+
+    rc2, out2, err2 = emu(SMALL + ["--algo", ",".join(ALGOS), "--size", "4KiB:16KiB:x2", "--seeds", "3-4", "--json",
+                                   "--processes", "2", "--workers", "1"])
+    rep2 = json.loads(out2) if rc2 == 0 else {}
+    strip = {"distributed", "scenario"}
+    ok(rc2 == 0 and [{k: v for k, v in r.items() if k not in strip} for r in results(rep2.get("runs", []))] ==
+       [{k: v for k, v in r.items() if k not in strip} for r in results(rs)] and rep2.get("rows") == rep.get("rows"),
+       "the same sweep over 2 processes: the same runs and rows", err2[-500:])
 
     rows = rep.get("rows", [])
     good = len(rows) == len(SIZES) * len(ALGOS)
