@@ -24,6 +24,8 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DATADIR ?= $(PREFIX)/share
+SHAREDIR = $(DATADIR)/canary
 
 # the fragments below define rules before `all:`; a bare `make` builds all
 .DEFAULT_GOAL := all
@@ -82,7 +84,10 @@ CHECK_TESTS = $(if $(TESTS_ONLY),$(wildcard $(TESTS_ONLY)),$(TESTS) $(SCRIPT_TES
 SERIAL_TESTS = $(filter %wallclock.t,$(CHECK_TESTS))
 PAR_TESTS = $(filter-out $(SERIAL_TESTS),$(CHECK_TESTS))
 
-check: all
+# the programs build in parallel, one job per core, unless make was given -j itself
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+check:
+	$(MAKE) --no-print-directory $(if $(findstring j,$(filter-out --%,$(MAKEFLAGS))),,-j$(NPROC)) all
 	$(PROVE) $(PROVE_FLAGS) $(PAR_TESTS)
 	$(if $(SERIAL_TESTS),$(PROVE) $(SERIAL_TESTS))
 
@@ -107,7 +112,8 @@ run: $(PROGS)
 INSTALLED = $(BINDIR)/canary-emu $(BINDIR)/canary-allreduce $(MANDIR)/man1/canary-allreduce.1 $(LIBDIR)/libcanaryhost.a $(LIBDIR)/libcanaryhost.so.$(LH_VERSION) \
 	$(LIBDIR)/$(LH_SONAME) $(LIBDIR)/libcanaryhost.so $(INCLUDEDIR)/canary_host.h \
 	$(PKGCONFIGDIR)/canaryhost.pc $(MANDIR)/man1/canary-emu.1 $(MANDIR)/man3/libcanaryhost.3 \
-	$(if $(MPI_SO),$(LIBDIR)/libcanarympi.so $(MANDIR)/man7/libcanarympi.7)
+	$(if $(MPI_SO),$(LIBDIR)/libcanarympi.so $(MANDIR)/man7/libcanarympi.7) \
+	$(SHAREDIR)/wireshark/canary.lua $(SHAREDIR)/examples/loopback.c $(addprefix $(SHAREDIR)/,$(wildcard topologies/*.topo))
 
 install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhost/tools/canary-allreduce.1 libhost/libcanaryhost.3
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -130,9 +136,18 @@ ifneq ($(MPI_SO),)
 	install -m 755 $(MPI_SO) $(DESTDIR)$(LIBDIR)/libcanarympi.so
 	install -m 644 libhost/mpi/libcanarympi.7 $(DESTDIR)$(MANDIR)/man7/libcanarympi.7
 endif
+	install -d $(DESTDIR)$(SHAREDIR)/wireshark $(DESTDIR)$(SHAREDIR)/examples $(DESTDIR)$(SHAREDIR)/topologies
+	install -m 644 hw/wireshark/canary.lua $(DESTDIR)$(SHAREDIR)/wireshark/canary.lua
+	install -m 644 libhost/examples/loopback.c $(DESTDIR)$(SHAREDIR)/examples/loopback.c
+	install -m 644 $(wildcard topologies/*.topo) $(DESTDIR)$(SHAREDIR)/topologies/
+	@# the dynamic linker finds the new library only after ldconfig, in the directories it searches
+	@case "$(DESTDIR):$(LIBDIR)" in :/usr/lib|:/usr/local/lib|:/usr/lib64|:/usr/local/lib64) \
+		if [ "$$(id -u)" = 0 ]; then ldconfig; else echo "make install: run ldconfig as root to use $(LIBDIR)/$(LH_SONAME)"; fi ;; \
+	esac
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rmdir $(addprefix $(DESTDIR)$(SHAREDIR)/,wireshark examples topologies) $(DESTDIR)$(SHAREDIR) 2>/dev/null || true
 
 clean:
 	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY) $(MPI_CHECK)

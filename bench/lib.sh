@@ -34,13 +34,34 @@ BENCH_TMP=$(mktemp -d /tmp/bench.XXXXXX)
 BENCH_SEQ=0
 trap 'rm -rf "$BENCH_TMP"' EXIT
 
-# csv_append FILE TAGS OUT: append OUT's rows (canary-emu --csv) to FILE
+# seed_range: $SEEDS as A-B for --seeds (they must be consecutive)
+seed_range() {
+	set -- $SEEDS
+	local first=$1 last=$1 s
+	for s in "$@"; do
+		[ "$s" = "$last" ] || [ "$s" = $((last + 1)) ] || { echo "bench: SEEDS='$SEEDS' are not consecutive" >&2; return 1; }
+		last=$s
+	done
+	echo "$first-$last"
+}
+
+# csv_append FILE TAGS OUT: append OUT's rows (canary-emu --csv, its '# key=value' scenario lines
+# left out) to FILE; a FILE written before the last columns were added keeps its columns
 csv_append() {
 	local file=$1 tags=$2 out=$3
-	local names values
+	local names values head extra=0
+	out=$(printf '%s\n' "$out" | grep -v '^#' || true)
 	names=$(printf '%s' "$tags" | tr ',' '\n' | cut -d= -f1 | paste -sd, -)
 	values=$(printf '%s' "$tags" | tr ',' '\n' | cut -d= -f2- | paste -sd, -)
-	[ -s "$file" ] || printf '%s,%s\n' "$names" "$(printf '%s\n' "$out" | head -1)" > "$file"
+	head="$names,$(printf '%s\n' "$out" | head -1)"
+	[ -s "$file" ] || printf '%s\n' "$head" > "$file"
+	if [ "$(head -1 "$file")" != "$head" ]; then
+		case "$head" in
+		"$(head -1 "$file"),"*) extra=$(( $(printf '%s' "$head" | tr -cd , | wc -c) - $(head -1 "$file" | tr -cd , | wc -c) )) ;;
+		*) echo "bench: $file has other columns than canary-emu writes now; move it away" >&2; return 1 ;;
+		esac
+		out=$(printf '%s\n' "$out" | N=$extra perl -pe 's/(,[^,]*){$ENV{N}}$// if $. > 1')
+	fi
 	printf '%s\n' "$out" | tail -n +2 | V="$values" perl -pe 's/^/$ENV{V},/' >> "$file"
 	printf '%s\n' "$out" | tail -n +2 | T="$tags" perl -MText::ParseWords -ne 'chomp; my @f = parse_line(",", 0, $_);
 		printf "  %-40s %-9s %9.2f us %7.2f Gb/s exact=%s\n", $ENV{T}, $f[0], $f[7] / 1000, $f[9], $f[10];'

@@ -122,7 +122,8 @@ plot() {
 		echo "set output '$png'"
 		echo 'set multiplot layout 1,3'
 		echo 'set grid ytics'
-		echo 'set key top right'
+		echo 'set key outside below center horizontal'
+		echo 'set bmargin 6'
 		echo 'set ylabel "goodput (Gb/s)"'
 		echo 'set xrange [-0.3:4.3]'
 		echo 'set yrange [0:*]'

@@ -40,14 +40,12 @@ exp3() {	# goodput vs share of hosts in the allreduce
 	done; done
 }
 
-exp4() {	# runtime vs size, 20 % allreduce / 80 % background
+exp4() {	# runtime vs size, 20 % allreduce / 80 % background: 1 KiB to 16 MiB (SIZE_MAX), x4
 	local f=$RESULTS/exp4-size.csv
-	for seed in $SEEDS; do for bg in none uniform; do
-		for size in 1KiB 4KiB 16KiB 64KiB 256KiB 1MiB 4MiB 16MiB ${BIG_SIZES:-}; do
-			csv_run "$f" "bg=$bg" $PAPER --hosts 20% --size $size --background $bg --seed $seed \
-				--algo ring,static:4,canary
-		done
-	done; done
+	for bg in none uniform; do
+		csv_run "$f" "bg=$bg" $PAPER --hosts 20% --size "1KiB:${SIZE_MAX:-16MiB}:x4" --background $bg \
+			--seeds "$(seed_range)" --algo ring,static:4,canary
+	done
 }
 
 exp5() {	# concurrent allreduces, and link utilization at 20 tenants

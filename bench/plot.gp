@@ -22,9 +22,9 @@ set linetype 3 lc rgb "#009E73" lw 2 pt 9 ps 1.2
 set linetype 4 lc rgb "#D55E00" lw 2 pt 13 ps 1.2
 set linetype 5 lc rgb "#CC79A7" lw 2 pt 11 ps 1.2
 set linetype 6 lc rgb "#56B4E9" lw 2 pt 15 ps 1.2
-set linetype 7 lc rgb "#F5B041" lw 2 pt 4 ps 1
-set linetype 8 lc rgb "#E67E22" lw 2 pt 6 ps 1
-set linetype 9 lc rgb "#A04000" lw 2 pt 12 ps 1.2
+set linetype 7 lc rgb "#000000" lw 2 pt 4 ps 1
+set linetype 8 lc rgb "#7F7F7F" lw 2 pt 6 ps 1
+set linetype 9 lc rgb "#8E44AD" lw 2 pt 12 ps 1.2
 # the same algorithm has the same colour in every plot; other columns
 # (background kinds) take the colours in order
 ltof(s, i) = s eq "ring" ? 1 : s eq "static:1" ? 2 : s eq "static:4" ? 3 : s eq "canary" ? 4 : \
@@ -50,7 +50,9 @@ before(s) = s[1:us(s) - 1]
 after(s) = s[us(s) + 1:]
 # ", one seed" when NAME.csv has runs of one seed only (no error bars then);
 # the seed column counted from the end (the topology column holds commas)
-onerun(v) = system("awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == \"seed\") c = NF - i; next } { s[$(NF - c)] = 1 } END { n = 0; for (k in s) n++; print n }' '".R.v.".csv' 2>/dev/null") eq "1" ? ", one seed" : ""
+nseeds(v) = int(system("awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == \"seed\") c = NF - i; next } { s[$(NF - c)] = 1 } END { n = 0; for (k in s) n++; print n }' '".R.v.".csv' 2>/dev/null"))
+# what the error bars are, for the title: every figure with bars says it
+onerun(v) = nseeds(v) > 1 ? "\nmean over ".nseeds(v)." seeds, error bars min-max over them" : ", one seed (no error bars)"
 pct(s) = s[strlen(s):] eq "%" ? s[1:strlen(s) - 1]." %" : s
 
 set style data histograms
@@ -70,7 +72,7 @@ do for [v in "exp2-trees exp2-trees-tofino1"] {
 f = R."exp1-motivation.wide"
 if (have(f)) {
 	set output R."exp1-motivation.png"
-	set title "motivation: 1 % and 75 % of the hosts in a 4 MiB allreduce, with and without background"
+	set title "motivation: 1 % and 75 % of the hosts in a 4 MiB allreduce, with and without background".onerun("exp1-motivation")
 	set xlabel "hosts in the allreduce (% of 1024), background on the other hosts" offset 0,-1
 	set bmargin 6
 	plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(pct(before(strcol(1)))." of hosts\n".bgname(after(strcol(1)))) \
@@ -83,7 +85,7 @@ case(c) = c eq "512/512" ? "512/512, 4 MiB" : (c eq "5%" ? "5 % of hosts, 4 MiB"
 f = R."exp8-priority.wide"
 if (have(f)) {
 	set output R."exp8-priority.png"
-	set title "not in the paper: collective frames in their own traffic class, background uniform"
+	set title "not in the paper: collective frames in their own traffic class, background uniform".onerun("exp8-priority")
 	set xlabel "case (hosts in the allreduce/background or % of hosts, size), traffic class of the collective frames" offset 0,-1
 	set bmargin 6
 	plot for [i=2:n(f)+1] f skip 1 using i:lo(f,i):hi(f,i):xtic(case(before(strcol(1)))."\n".prio(after(strcol(1)))) \
@@ -124,7 +126,7 @@ do for [v in "exp6-noise-none exp6-noise-uniform"] {
 	f = R.v.".wide"
 	if (!have(f)) { continue }
 	set output R.v.".png"
-	set title "512 hosts, 4 MiB: goodput vs noise (a send delayed by 1 µs), ".(v eq "exp6-noise-none" ? "no background" : "512 hosts background")." (paper fig. 9)"
+	set title "512 hosts, 4 MiB: goodput vs noise (a send delayed by 1 µs), ".(v eq "exp6-noise-none" ? "no background" : "512 hosts background")." (paper fig. 9)".onerun("exp6-noise")
 	set xlabel "noise probability per send (%)"
 	set logscale x 10
 	set format x "%g"
@@ -162,7 +164,7 @@ do for [v in "exp4-size-none exp4-size-uniform"] {
 	f = R.v.".wide"
 	if (!have(f)) { continue }
 	set output R.v.".png"
-	set title "allreduce runtime vs size, 20 % of the hosts".(v eq "exp4-size-none" ? ", no background" : ", 80 % background") ." (paper fig. 7)"
+	set title "allreduce runtime vs size, 20 % of the hosts".(v eq "exp4-size-none" ? ", no background" : ", 80 % background") ." (paper fig. 7)".onerun("exp4-size")
 	set xlabel "bytes per host"
 	set ylabel "runtime (µs)"
 	set logscale xy
@@ -183,7 +185,8 @@ do for [v in "exp4-size-none exp4-size-uniform"] {
 # link utilization: the buckets stacked in each bar, coloured light (idle,
 # low load) to dark (90 %+)
 bucket = "idle 0-10 10-20 20-30 30-40 40-50 50-60 60-70 70-80 80-90 90+"
-shade = "#f7f7f7 #fde725 #b5de2b #6ece58 #35b779 #1f9e89 #26828e #31688e #3e4989 #482878 #440154"
+# neighbouring buckets in clearly different colours (light to dark, blues then reds)
+shade = "#f7f7f7 #ffffb2 #7fcdbb #2c7fb8 #253494 #a6d96a #1a9641 #fdae61 #f46d43 #d73027 #67001f"
 utag(t) = t[1:3] eq "bg=" ? t[4:] : (t[1:8] eq "tenants=" ? t[9:]." concurrent" : t)
 set style data histograms
 set style histogram rowstacked
@@ -208,13 +211,13 @@ set boxwidth
 # the emulator's scaling (bench/run-quick): wall time and memory vs fabric size
 if (have(R."scaling.csv")) {
 	set output R."scaling.png"
-	set title "emulator scaling: uniform 1 KiB frames at 30 % load for 10 µs emulated, 2 workers"
+	set title "emulator scaling: uniform 1 KiB frames at 30 % load for 10 µs emulated, 2 workers (one run per size)"
 	set datafile separator ","
 	set style data linespoints
 	set logscale x 2
 	set format x "%g"
 	set xlabel "hosts"
-	set ylabel "wall time (s)"
+	set ylabel "frame-hops per second (millions)"
 	set y2label "peak RSS (MiB)"
 	set yrange [0:*]
 	set y2range [0:*]
@@ -222,7 +225,7 @@ if (have(R."scaling.csv")) {
 	set y2tics
 	set xtics norotate
 	set key inside top left
-	plot R."scaling.csv" using 2:3 skip 1 title "wall time" lt 1, \
+	plot R."scaling.csv" using 2:5 skip 1 title "frame-hops/s" lt 1, \
 	     R."scaling.csv" using 2:6 skip 1 title "peak RSS" lt 2 axes x1y2
 	unset logscale x
 	unset y2tics

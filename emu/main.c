@@ -35,6 +35,7 @@
 
 #include "emu/report.h"
 #include "emu/scenario.h"
+#include "emu/scnfile.h"
 #include "emu/units.h"
 #include "topologies/topo.h"
 #include "emu/engine/util.h"
@@ -44,6 +45,8 @@
 #endif
 
 #define MAX_ALGOS 8
+#define MAX_SIZES 64		/* sizes of a --size sweep */
+#define MAX_SEEDS 1000		/* seeds of --seeds */
 
 enum out_fmt { OUT_TEXT, OUT_JSON, OUT_CSV };
 
@@ -63,6 +66,7 @@ struct cli {
 	struct { enum lh_algo a; unsigned n; char name[16]; } algo[MAX_ALGOS];
 	unsigned nalgo;
 	bool limit_set, stall_set, rate_set, workers_set, lag_set;	/* given, not the defaults (--attach changes those) */
+	struct scnfile_runs runs;	/* --size MIN:MAX:xF and --seeds A-B: the runs per algorithm */
 };
 
 /*
@@ -129,10 +133,35 @@ static const char *o_hosts(struct cli *c, const char *a)
 	return NULL;
 }
 
+/* size4 - @a as a size in bytes, a multiple of 4 */
+static bool size4(const char *a, uint64_t *v)
+{
+	return !emu_parse_size(a, v) && *v >= 4 && *v % 4 == 0;
+}
+
+/* --size BYTES, or a sweep MIN:MAX:xF (MIN, MIN x F, ... up to MAX) */
 static const char *o_size(struct cli *c, const char *a)
 {
-	if (emu_parse_size(a, &c->cfg.size_bytes) || c->cfg.size_bytes < 4 || c->cfg.size_bytes % 4)
-		return "is not a size in bytes, a multiple of 4 (e.g. 4MiB)";
+	char lo[64], hi[64], x[64];
+	uint64_t min, max, f, n = 1;
+
+	if (!strchr(a, ':')) {
+		if (!size4(a, &c->cfg.size_bytes))
+			return "is not a size in bytes, a multiple of 4 (e.g. 4MiB), or a sweep MIN:MAX:xF (e.g. 1KiB:64MiB:x2)";
+		c->runs.size_min = c->runs.size_max = c->cfg.size_bytes;
+		return NULL;
+	}
+	if (strlen(a) >= sizeof(lo) || sscanf(a, "%63[^:]:%63[^:]:%63s", lo, hi, x) != 3 || x[0] != 'x' ||
+	    strchr(x, ':') || !size4(lo, &min) || !size4(hi, &max) || min > max || emu_parse_u64(x + 1, &f) || f < 2 ||
+	    f > 1024)
+		return "is not a sweep MIN:MAX:xF (sizes in bytes, multiples of 4, MIN <= MAX, F in 2..1024; e.g. 1KiB:64MiB:x2)";
+	for (uint64_t s = min; s <= max / f; s *= f)
+		n++;
+	if (n > MAX_SIZES)
+		return "makes more than 64 sizes (raise F or MIN)";
+	c->runs.size_min = c->cfg.size_bytes = min;
+	c->runs.size_max = max;
+	c->runs.size_factor = (unsigned)f;
 	return NULL;
 }
 
@@ -404,7 +433,29 @@ static const char *o_stall(struct cli *c, const char *a)
 
 static const char *o_seed(struct cli *c, const char *a)
 {
-	return emu_parse_u64(a, &c->cfg.seed) ? "is not a non-negative integer" : NULL;
+	if (emu_parse_u64(a, &c->cfg.seed))
+		return "is not a non-negative integer";
+	c->runs.seed_min = c->runs.seed_max = c->cfg.seed;
+	return NULL;
+}
+
+/* --seeds A-B: every run once per seed from A to B */
+static const char *o_seeds(struct cli *c, const char *a)
+{
+	char lo[32];
+	const char *dash = strchr(a, '-');
+	uint64_t min, max;
+
+	if (!dash || (size_t)(dash - a) >= sizeof(lo))
+		return "is not a range A-B of seeds (e.g. 1-5)";
+	snprintf(lo, sizeof(lo), "%.*s", (int)(dash - a), a);
+	if (emu_parse_u64(lo, &min) || emu_parse_u64(dash + 1, &max) || min > max)
+		return "is not a range A-B of seeds (e.g. 1-5)";
+	if (max - min >= MAX_SEEDS)
+		return "has more than 1000 seeds";
+	c->runs.seed_min = c->cfg.seed = min;
+	c->runs.seed_max = max;
+	return NULL;
 }
 
 static const char *o_workers(struct cli *c, const char *a)
@@ -665,6 +716,7 @@ static const char *o_peer_timeout(struct cli *c, const char *a)
 }
 
 static const char *o_help(struct cli *c, const char *a);
+static const char *o_scenario(struct cli *c, const char *a);
 
 static const char *o_version(struct cli *c, const char *a)
 {
@@ -683,7 +735,8 @@ static const struct cli_opt opt_table[] = {
 	  "fattree2:leaves=L,spines=S,hosts=H | fattree3:k=K | FILE"),
 	OPT("algo", "LIST", o_algo, "ring,static:1,static:4,canary", "canary | static:N | ring, comma-separated"),
 	OPT("hosts", "N|P%", o_hosts, "50%", "hosts in the allreduce(s), placed at random by the seed"),
-	OPT("size", "BYTES", o_size, "4MiB", "data per host, suffixes KiB MiB GiB"),
+	OPT("size", "BYTES", o_size, "4MiB",
+	    "data per host, suffixes KiB MiB GiB; MIN:MAX:xF sweeps sizes MIN, MIN x F, ... up to MAX (1KiB:64MiB:x2)"),
 	OPT("elements", "N", o_elements, "256", "int32 elements per packet, 1..256"),
 	OPT("concurrent", "K", o_concurrent, "1", "K concurrent allreduces (tenants), hosts split evenly"),
 	OPT("background", "NAME", o_background, "uniform",
@@ -695,6 +748,10 @@ static const struct cli_opt opt_table[] = {
 	    "each background host offers F of its line rate: messages arrive with exponential gaps (by the seed) "
 	    "and wait their turn; 1: back to back, always something to send"),
 	OPT("seed", "N", o_seed, "1", "placement, inputs, roots, loss, noise, background"),
+	OPT("seeds", "A-B", o_seeds, NULL, "run everything once per seed A..B; the report's rows give the mean and the "
+	    "range over the seeds"),
+	OPT("scenario", "FILE", o_scenario, NULL,
+	    "the scenario of a --json or --csv report FILE (options given after it override it); the same results"),
 	{ .help = "network:" },
 	OPT("routing", "NAME", o_routing, "adaptive", "adaptive | ecmp | leastloaded"),
 	OPT("router", "NAME", o_router, "fifo",
@@ -761,8 +818,10 @@ static const struct cli_opt opt_table[] = {
 	    "share of the result delivered and time left on stderr: redrawn on a terminal, else a line every 5 s "
 	    "(default: unless --json)", .local = true),
 	OPT("no-progress", NULL, o_no_progress, NULL, "no progress on stderr", .local = true),
-	OPT("pcap", "FILE", o_pcap, NULL, "write frames (real bytes, emulated timestamps) to FILE"),
-	OPT("pcap-link", "LIST", o_pcap_link, "all", "links to capture, NODE/PORT,..."),
+	OPT("pcap", "FILE", o_pcap, NULL,
+	    "write frames (real bytes, emulated timestamps) to FILE, pcapng with one interface per link direction"),
+	OPT("pcap-links", "LIST", o_pcap_link, "all",
+	    "links to capture: NODE/PORT (that link) or NODE (all its links), comma-separated"),
 	{ .help = "distributed runs (canary-emu(1), RUNNING ACROSS MACHINES):" },
 	OPT("processes", "P", o_processes, "1", "split the run over P local processes (ranks) that talk ZeroMQ",
 	  .local = true),
@@ -850,6 +909,56 @@ static const char *o_help(struct cli *c, const char *a)
 	usage(stdout);
 	c->exit_now = true;
 	return NULL;
+}
+
+/* the values a scenario file gave: the options keep pointers into them (reachable until exit) */
+static char **scn_values;
+static size_t scn_nvalues;
+
+/* apply_kv - one "key": value of a scenario file, as --key value; 0, or -EINVAL with the reason in @err */
+static int apply_kv(void *ctx, const char *key, const char *val, char *err, size_t errlen)
+{
+	struct cli *c = ctx;
+	const struct cli_opt *d = NULL;
+
+	for (size_t i = 0; i < NOPTS && !d; i++)
+		if (opt_table[i].name && !strcmp(opt_table[i].name, key))
+			d = &opt_table[i];
+	if (!d || !scnfile_known(key)) {
+		snprintf(err, errlen, "'%s' is not a key of a scenario", key);
+		return -EINVAL;
+	}
+	if (!strcmp(val, "auto"))
+		return 0;	/* the default, resolved when the run starts */
+	if (!d->arg && strcmp(val, "true") && strcmp(val, "false")) {
+		snprintf(err, errlen, "%s: '%s' is not true or false", key, val);
+		return -EINVAL;
+	}
+	if (!d->arg && !strcmp(val, "false"))
+		return 0;
+	const char *v = NULL;
+
+	if (d->arg) {
+		scn_values = emu_xrealloc(scn_values, (scn_nvalues + 1) * sizeof(*scn_values));
+		v = scn_values[scn_nvalues++] = strdup(val);
+		if (!v)
+			emu_out_of_memory(strlen(val) + 1);
+	}
+	const char *why = d->parse(c, v);
+
+	if (why) {
+		snprintf(err, errlen, "%s: '%s' %s", key, val, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *o_scenario(struct cli *c, const char *a)
+{
+	static char why[640];
+
+	/* fail() prints "--scenario: 'FILE' WHY" */
+	return scnfile_read(a, apply_kv, c, why, sizeof(why)) ? why : NULL;
 }
 
 /* fail - the one-line error about @opt; returns the exit status 2 */
@@ -1010,6 +1119,9 @@ static uint64_t fingerprint(const struct cli *c)
 	h = HASH(h, s->hosts);
 	h = HASH(h, s->hosts_pct);
 	h = HASH(h, s->size_bytes);
+	h = HASH(h, c->runs.size_max);
+	h = HASH(h, c->runs.size_factor);
+	h = HASH(h, c->runs.seed_max);
 	h = HASH(h, s->elements);
 	h = HASH(h, s->concurrent);
 	h = HASH(h, s->background);
@@ -1111,12 +1223,16 @@ static int parse_algos(struct cli *c)
 			return fail("--algo", "'%s' lists too many algorithms (at most 8)", c->algos);
 		if (parse_algo(tok, &c->algo[c->nalgo].a, &c->algo[c->nalgo].n))
 			return fail("--algo", "'%s' is not canary, ring or static:N (N in 1..64)", tok);
+		for (unsigned i = 0; i < c->nalgo; i++)
+			if (c->algo[i].a == c->algo[c->nalgo].a && c->algo[i].n == c->algo[c->nalgo].n)
+				return fail("--algo", "'%s' lists %s twice (the same run)", c->algos, tok);
 		snprintf(c->algo[c->nalgo].name, sizeof(c->algo[c->nalgo].name), "%s", tok);
 		c->nalgo++;
 	}
 	if (!c->nalgo)
 		return fail("--algo", "'%s' names no algorithm", c->algos);
-	/* before any run: a limit of a later algorithm must not wait for the earlier ones */
+	/* before any run: a limit of a later algorithm or size must not wait for the earlier ones */
+	c->cfg.size_bytes = c->runs.size_max;
 	for (unsigned i = 0; i < c->nalgo; i++) {
 		char err[512];
 
@@ -1126,8 +1242,9 @@ static int parse_algos(struct cli *c)
 			return 2;
 		}
 	}
-	if (c->cfg.pcap && c->nalgo > 1)
-		return fail("--pcap", "'%s' needs a single --algo (one run, one capture)", c->cfg.pcap);
+	c->cfg.size_bytes = c->runs.size_min;
+	if (c->cfg.pcap && (c->nalgo > 1 || c->runs.size_max > c->runs.size_min || c->runs.seed_max > c->runs.seed_min))
+		return fail("--pcap", "'%s' needs a single --algo, --size and --seed (one run, one capture)", c->cfg.pcap);
 	return 0;
 }
 
@@ -1216,6 +1333,9 @@ static int resources(struct cli *c)
 		fprintf(stderr, "canary-emu: %s\n", err);
 		return 2;
 	}
+	/* the reason in one line first, then the table */
+	if (!res.need.fits)
+		fprintf(stderr, "canary-emu: the switch program does not fit %s: %s\n", res.prof->name, res.need.why);
 	tofino_report(stdout, res.prof, &res.need);
 	return res.need.fits ? 0 : 2;
 }
@@ -1332,7 +1452,8 @@ static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist)
 
 /*
  * Progress on stderr while a run goes: the share of the result the
- * allreduce hosts hold, the emulated time, and an estimate of the wall time
+ * allreduce hosts hold (the ring: of the data they received, both halves
+ * counted), the emulated time, and an estimate of the wall time
  * left from how fast that share grew so far. On a terminal one line redrawn
  * in place; else (a log) one line every PROGRESS_LOG_NS of wall time, so a
  * long run shows it is alive. The scenario calls progress() about every
@@ -1361,7 +1482,7 @@ static void progress(void *ctx, emu_time_t now, uint64_t done, uint64_t expect)
 		if (wall - p->last_line < PROGRESS_LOG_NS)
 			return;
 		p->last_line = wall;
-		fprintf(stderr, "canary-emu: %s: %.1f %% of the result delivered, emulated %s after %.0f s%s\n", p->algo,
+		fprintf(stderr, "canary-emu: %s: %.1f %% done, emulated %s after %.0f s%s\n", p->algo,
 			100 * frac, t, secs, eta);
 		return;
 	}
@@ -1387,63 +1508,100 @@ static void rank_line(struct emu_dist *d, const struct emu_scn_result *r)
 		(double)st.bytes_sent / 1e6, (unsigned long long)(st.rejected + st.auth_rejected));
 }
 
+/* nruns - runs of the command line: sizes x algorithms x seeds */
+static size_t nruns(const struct cli *c)
+{
+	size_t n = 0;
+
+	for (uint64_t sz = c->runs.size_min; sz <= c->runs.size_max; sz *= c->runs.size_factor ? c->runs.size_factor : 2)
+		n++;
+	return n * c->nalgo * (size_t)(c->runs.seed_max - c->runs.seed_min + 1);
+}
+
 /*
- * run_all - one run per algorithm into @res (*@nres of them finished);
- * the text report's rows as they come. Return the exit status so far.
+ * run_one - algorithm @ai at the size and seed in c->cfg into @r. Return
+ * 0 (the run happened; *@done: it is this process's to report), or the
+ * exit status so far (said why).
+ */
+static int run_one(struct cli *c, struct emu_dist *dist, unsigned ai, struct emu_scn_result *r, bool *done)
+{
+	bool tty = isatty(2);
+	bool show_progress = c->want_progress == 1 || (c->want_progress < 0 && c->out != OUT_JSON);
+	struct progress_state prog = { .algo = c->algo[ai].name, .tty = tty, .wall0 = emu_wall_ns() };
+	char err[512];
+	int status = 0;
+
+	*done = false;
+	c->cfg.algo = c->algo[ai].a;
+	c->cfg.ntrees = c->algo[ai].n;
+	prog.last_line = prog.wall0;
+	c->cfg.progress = show_progress ? progress : NULL;
+	c->cfg.progress_ctx = &prog;
+	int rc = emu_scenario_run(&c->cfg, r, err, sizeof(err));
+
+	if (show_progress && tty)
+		fputs("\r\033[K", stderr);
+	if (rc == -EPIPE) {
+		fprintf(stderr, "canary-emu: rank %u: %s\n", c->rank, err);
+		return 1;
+	}
+	if (dist && r->partial) {
+		rank_line(dist, r);
+		emu_scenario_result_fini(r);
+		return 0;
+	}
+	if (rc) {
+		fprintf(stderr, "canary-emu: %s\n", err);
+		if (rc == -ENOSPC)
+			tofino_report(stderr, r->prof, &r->need);
+		return 2;
+	}
+	if (r->write_err[0]) {
+		fprintf(stderr, "canary-emu: %s\n", r->write_err);
+		status = 1;
+	}
+	if (!r->exact) {
+		status = 1;
+		fprintf(stderr, "canary-emu: %s: %s\n", r->algo, r->stuck[0] ? r->stuck : "a result differs from the exact sum");
+	}
+	*done = true;
+	return status ? -status : 0;
+}
+
+/*
+ * run_all - one run per size, algorithm and seed into @res (*@nres of them
+ * finished); the text report's rows as they come, one per size and
+ * algorithm (over its seeds). Return the exit status so far.
  */
 static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, struct emu_scn_result *res,
 		   unsigned *nres)
 {
-	bool tty = isatty(2);
-	bool show_progress = c->want_progress == 1 || (c->want_progress < 0 && c->out != OUT_JSON);
+	unsigned f = c->runs.size_factor ? c->runs.size_factor : 2;
 	int status = 0;
 
-	for (unsigned i = 0; i < c->nalgo; i++) {
-		struct emu_scn_result *r = &res[*nres];
-		char err[512];
+	for (uint64_t sz = c->runs.size_min; sz <= c->runs.size_max; sz *= f)
+		for (unsigned i = 0; i < c->nalgo; i++) {
+			unsigned first = *nres;
 
-		c->cfg.algo = c->algo[i].a;
-		c->cfg.ntrees = c->algo[i].n;
-		struct progress_state prog = { .algo = c->algo[i].name, .tty = tty, .wall0 = emu_wall_ns() };
+			for (uint64_t seed = c->runs.seed_min; seed <= c->runs.seed_max; seed++) {
+				bool done;
 
-		prog.last_line = prog.wall0;
-		c->cfg.progress = show_progress ? progress : NULL;
-		c->cfg.progress_ctx = &prog;
-		int rc = emu_scenario_run(&c->cfg, r, err, sizeof(err));
+				c->cfg.size_bytes = sz;
+				c->cfg.seed = seed;
+				int rc = run_one(c, dist, i, &res[*nres], &done);
 
-		if (show_progress && tty)
-			fputs("\r\033[K", stderr);
-		if (rc == -EPIPE) {
-			fprintf(stderr, "canary-emu: rank %u: %s\n", c->rank, err);
-			return 1;
+				if (rc > 0)
+					return rc;
+				if (rc < 0)
+					status = -rc;
+				*nres += done;
+			}
+			if (c->out == OUT_TEXT && *nres > first) {
+				if (first == 0)
+					report_header(rep, &res[0]);
+				report_text_run(rep, &res[first], *nres - first);
+			}
 		}
-		if (dist && r->partial) {
-			rank_line(dist, r);
-			emu_scenario_result_fini(r);
-			continue;
-		}
-		if (rc) {
-			fprintf(stderr, "canary-emu: %s\n", err);
-			if (rc == -ENOSPC)
-				tofino_report(stderr, r->prof, &r->need);
-			return 2;
-		}
-		if (r->write_err[0]) {
-			fprintf(stderr, "canary-emu: %s\n", r->write_err);
-			status = 1;
-		}
-		if (!r->exact) {
-			status = 1;
-			fprintf(stderr, "canary-emu: %s: %s\n", r->algo,
-				r->stuck[0] ? r->stuck : "a result differs from the exact sum");
-		}
-		if (c->out == OUT_TEXT) {
-			if (*nres == 0)
-				report_header(rep, r);
-			report_text_run(rep, r);
-		}
-		(*nres)++;
-	}
 	return status;
 }
 
@@ -1458,13 +1616,28 @@ static void report(const struct cli *c, struct report *rep, struct emu_scn_resul
 		report_csv(rep, res, nres);
 }
 
+/*
+ * flush_stdout - what went to stdout reached its file? If not, say so
+ * (naming @what and the errno: the one of the flush, else @werrno, the
+ * first error seen while writing) and return true.
+ */
+static bool flush_stdout(const char *what, int werrno)
+{
+	errno = 0;
+	if (!fflush(stdout) && !ferror(stdout))
+		return false;
+	fprintf(stderr, "canary-emu: cannot write %s to standard output: %s\n", what,
+		errno ? strerror(errno) : werrno ? strerror(werrno) : "write error");
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	static struct cli c = {
 		.algos = "ring,static:1,static:4,canary", .want_progress = -1, .processes = 1,
 		.dcfg = { .endpoint_fd = -1, .timeout_ms = 5000 },
 	};
-	static struct emu_scn_result res[MAX_ALGOS];
+	struct emu_scn_result *res;
 	pid_t children[EMU_DIST_MAX_RANKS] = { 0 };
 	struct emu_dist *dist = NULL;
 	unsigned nres = 0;
@@ -1473,8 +1646,10 @@ int main(int argc, char **argv)
 	/* out of memory in libhost too: a message and exit status 2, not an abort */
 	lh_set_out_of_memory(emu_out_of_memory);
 	emu_scenario_defaults(&c.cfg);
+	c.runs = (struct scnfile_runs){ .size_min = c.cfg.size_bytes, .size_max = c.cfg.size_bytes,
+				       .seed_min = c.cfg.seed, .seed_max = c.cfg.seed };
 	if ((status = parse_options(&c, argc, argv)) >= 0)
-		return status;
+		return status == 0 && flush_stdout("--help or --version", 0) ? 1 : status;
 	if (c.keygen)
 		return keygen(&c);
 	if ((status = check_options(&c)))
@@ -1484,19 +1659,23 @@ int main(int argc, char **argv)
 	if (distributed(&c) && (status = join_ranks(&c, children, &dist)))
 		return status;
 
-	struct report rep = { .out = stdout, .cfg = &c.cfg };
+	struct scnfile scn;
 
+	c.runs.algos = c.algos;
+	scnfile_describe(&scn, &c.cfg, &c.runs);
+
+	struct report rep = { .out = stdout, .cfg = &c.cfg, .scn = &scn, .runs = &c.runs, .version = CANARY_VERSION };
+
+	res = emu_xcalloc(nruns(&c), sizeof(*res));
 	status = run_all(&c, dist, &rep, res, &nres);
 	report(&c, &rep, res, nres);
 	for (unsigned i = 0; i < nres; i++)
 		emu_scenario_result_fini(&res[i]);
+	free(res);
+	scnfile_fini(&scn);
 	/* a report that did not reach its file is a failure */
-	errno = 0;
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "canary-emu: cannot write the report to standard output: %s\n",
-			errno ? strerror(errno) : "write error");
+	if (flush_stdout("the report", rep.werrno))
 		status = status ? status : 1;
-	}
 	if (dist) {
 		if (status == 2 || (status && c.rank == 0 && !nres))
 			emu_dist_abort(dist, "rank stopped on an error");

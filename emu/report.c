@@ -4,6 +4,9 @@
  */
 #include "emu/report.h"
 
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emu/units.h"
@@ -102,13 +105,13 @@ static const char *fmt_rates(const struct emu_scn_result *res, char *buf, size_t
 	return buf;
 }
 
-/* fmt_short_time - "300 ns", "1.5 µs": a configured time, without trailing zeros */
+/* fmt_short_time - "300 ns", "1.5 us": a configured time, without trailing zeros */
 static const char *fmt_short_time(emu_time_t t, char *buf, size_t len)
 {
 	if (t >= EMU_MS)
 		snprintf(buf, len, "%g ms", (double)t / 1e9);
 	else if (t >= EMU_US)
-		snprintf(buf, len, "%g µs", (double)t / 1e6);
+		snprintf(buf, len, "%g us", (double)t / 1e6);
 	else
 		snprintf(buf, len, "%g ns", (double)t / 1e3);
 	return buf;
@@ -157,10 +160,63 @@ static int width(int w, const char *s)
 	return strstr(s, "µ") ? w + 1 : w;
 }
 
+/* report_flush - the report so far to its file; the first write error's errno is kept for the message */
+static void report_flush(struct report *r)
+{
+	errno = 0;
+	if ((fflush(r->out) || ferror(r->out)) && !r->werrno)
+		r->werrno = errno ? errno : EIO;
+}
+
+static bool sweep(const struct report *r)
+{
+	return r->runs && (r->runs->size_max > r->runs->size_min || r->runs->seed_max > r->runs->seed_min);
+}
+
+static unsigned nseeds(const struct report *r)
+{
+	return r->runs ? (unsigned)(r->runs->seed_max - r->runs->seed_min + 1) : 1;
+}
+
+/* the label of a run in the text report's per-run sections: its algorithm, and its size and seed in a sweep */
+#define LABEL_W(r) (sweep(r) ? 26 : 9)
+static const char *label(const struct report *r, const struct emu_scn_result *res, char *buf, size_t len)
+{
+	char sz[32];
+
+	if (!sweep(r))
+		return res->algo;
+	emu_fmt_size(res->size_bytes, sz, sizeof(sz));
+	snprintf(buf, len, "%s %s seed %llu", res->algo, sz, (unsigned long long)res->seed);
+	return buf;
+}
+
+/* algbw - as nccl-tests: bytes per host over the time, in GB/s (10^9 bytes/s) */
+static double algbw(double goodput_gbps)
+{
+	return goodput_gbps / 8;
+}
+
+/* busbw - algbw x 2(n-1)/n: what each host's link carried, for an allreduce of @n hosts */
+static double busbw(double goodput_gbps, unsigned n)
+{
+	return n ? algbw(goodput_gbps) * 2 * (n - 1) / n : 0;
+}
+
+/* run_busbw - the mean over the run's allreduces */
+static double run_busbw(const struct emu_scn_result *res)
+{
+	double sum = 0;
+
+	for (unsigned i = 0; i < res->nar; i++)
+		sum += busbw(res->ar[i].goodput_gbps, res->ar[i].hosts);
+	return res->nar ? sum / res->nar : 0;
+}
+
 void report_header(struct report *r, const struct emu_scn_result *res)
 {
 	const struct emu_scn_cfg *c = r->cfg;
-	char sz[32], to[96], rate[48], lat[48], buf[32], bg[32];
+	char sz[80], to[96], rate[48], lat[48], buf[32], bg[32];
 
 	emu_fmt_time(c->timeout, to, sizeof(to));
 	if (c->timeout_adaptive) {
@@ -176,12 +232,27 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 		emu_routing_name(c->routing),
 		c->lossy || (c->loss > 0 && !c->lossless) ? "lossy (drop-tail)" : "lossless (credits)", c->loss > 0 ? " + injected loss" : "",
 		priority_banner(c->priority));
+	char seeds[64];
+
+	if (r->runs && r->runs->size_max > r->runs->size_min) {
+		char hi[32];
+
+		emu_fmt_size(r->runs->size_min, buf, sizeof(buf));
+		snprintf(sz, sizeof(sz), "%s to %s x%u", buf, emu_fmt_size(r->runs->size_max, hi, sizeof(hi)),
+			 r->runs->size_factor);
+	} else {
+		emu_fmt_size(res->size_bytes, sz, sizeof(sz));
+	}
+	if (nseeds(r) > 1)
+		snprintf(seeds, sizeof(seeds), "seeds %llu-%llu (a row: the mean over %u seeds)",
+			 (unsigned long long)r->runs->seed_min, (unsigned long long)r->runs->seed_max, nseeds(r));
+	else
+		snprintf(seeds, sizeof(seeds), "seed %llu", (unsigned long long)res->seed);
 	fprintf(r->out, "# allreduce: %u hosts (%.0f %%), %s per host, %u element%s/packet; switches: timeout %s (%s timer), "
-			"profile %s; seed %llu\n",
+			"profile %s; %s\n",
 		res->ar_hosts, res->hosts_total ? 100.0 * res->ar_hosts / res->hosts_total : 0,
-		emu_fmt_size(c->size_bytes, sz, sizeof(sz)), c->elements, c->elements == 1 ? "" : "s",
-		to, c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile,
-		(unsigned long long)c->seed);
+		sz, c->elements, c->elements == 1 ? "" : "s",
+		to, c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile, seeds);
 	if (c->router == EMU_ROUTER_MERLIN)
 		fprintf(r->out, "# router: merlin (input buffers, crossbar %.1f Gbps per port, %s arbitration, "
 				"%d B output buffers)\n", (double)res->xbar_bps / 1e9,
@@ -196,29 +267,63 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 			c->bg_load < 1 ? "a share of its line rate (--bg-load)" : "its line rate (back to back)");
 	else
 		fprintf(r->out, "# background: none\n");
-	/* "µs" is two bytes: its columns get one more */
-	fprintf(r->out, "#\n# %-9s %9s %6s %3s %12s %12s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "algo", "size",
-		"hosts", "ar", "time(µs)", "barrier(µs)", "goodput", "exact", "frm/host", "ldr-rx", "stragglers",
-		"collisions", "restores", "retx", "fails", "fallbk");
-	fprintf(r->out, "# %-9s %9s %6s %3s %11s %11s %11s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "", "(B/host)", "",
-		"", "", "", "(Gb/s)", "", "", "", "", "", "", "", "", "");
-	fflush(r->out);
+	bool range = nseeds(r) > 1;
+
+	fprintf(r->out, "#\n# %-9s %9s %6s %3s %11s", "algo", "size", "hosts", "ar", "time(us)");
+	if (range)
+		fprintf(r->out, " %11s %11s", "min(us)", "max(us)");
+	fprintf(r->out, " %11s %11s %9s %9s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "barrier(us)", "goodput", "algbw",
+		"busbw", "exact", "frm/host", "ldr-rx", "stragglers", "collisions", "restores", "retx", "fails", "fallbk");
+	fprintf(r->out, "# %-9s %9s %6s %3s %11s", "", "(B/host)", "", "", "");
+	if (range)
+		fprintf(r->out, " %11s %11s", "", "");
+	fprintf(r->out, " %11s %11s %9s %9s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "", "(Gb/s)", "(GB/s)", "(GB/s)",
+		"", "", "", "", "", "", "", "", "");
+	report_flush(r);
 }
 
-void report_text_run(struct report *r, const struct emu_scn_result *res)
+/* the mean of a counter over @n runs, allreduce @i, at @off in struct emu_scn_ar */
+static unsigned long long mean_u64(const struct emu_scn_result *res, unsigned n, unsigned i, size_t off)
 {
-	for (unsigned i = 0; i < res->nar; i++) {
-		const struct emu_scn_ar *a = &res->ar[i];
+	double sum = 0;
 
-		fprintf(r->out, "  %-9s %9llu %6u %3u %11.2f %11.2f %11.2f %6s %8llu %8llu %10llu %10llu %8llu %6llu %6llu %6llu\n",
-			res->algo, (unsigned long long)a->size_bytes, a->hosts, a->tenant, (double)a->runtime / 1e6,
-			(double)a->barrier / 1e6, a->goodput_gbps, a->exact ? "yes" : (a->finished ? "WRONG" : "STUCK"),
-			(unsigned long long)a->frames_per_host, (unsigned long long)a->leader_frames,
-			(unsigned long long)res->sw.stragglers, (unsigned long long)res->sw.collisions,
-			(unsigned long long)a->restorations, (unsigned long long)a->retransmissions,
-			(unsigned long long)a->failures, (unsigned long long)a->fallbacks);
+	for (unsigned k = 0; k < n; k++)
+		sum += (double)*(const uint64_t *)((const char *)&res[k].ar[i] + off);
+	return (unsigned long long)(sum / n + 0.5);
+}
+
+#define MEAN(field) mean_u64(res, n, i, offsetof(struct emu_scn_ar, field))
+
+void report_text_run(struct report *r, const struct emu_scn_result *res, unsigned n)
+{
+	for (unsigned i = 0; i < res[0].nar; i++) {
+		double t = 0, tmin = 0, tmax = 0, bar = 0, gp = 0, bb = 0, strag = 0, coll = 0;
+		const char *exact = "yes";
+
+		for (unsigned k = 0; k < n; k++) {
+			const struct emu_scn_ar *a = &res[k].ar[i];
+			double rt = (double)a->runtime / 1e6;
+
+			t += rt;
+			tmin = k == 0 || rt < tmin ? rt : tmin;
+			tmax = k == 0 || rt > tmax ? rt : tmax;
+			bar += (double)a->barrier / 1e6;
+			gp += a->goodput_gbps;
+			bb += busbw(a->goodput_gbps, a->hosts);
+			strag += (double)res[k].sw.stragglers;
+			coll += (double)res[k].sw.collisions;
+			if (!a->exact)
+				exact = a->finished && strcmp(exact, "STUCK") ? "WRONG" : "STUCK";
+		}
+		fprintf(r->out, "  %-9s %9llu %6u %3u %11.2f", res[0].algo, (unsigned long long)res[0].ar[i].size_bytes,
+			res[0].ar[i].hosts, res[0].ar[i].tenant, t / n);
+		if (nseeds(r) > 1)
+			fprintf(r->out, " %11.2f %11.2f", tmin, tmax);
+		fprintf(r->out, " %11.2f %11.2f %9.3f %9.3f %6s %8llu %8llu %10.0f %10.0f %8llu %6llu %6llu %6llu\n",
+			bar / n, gp / n, algbw(gp / n), bb / n, exact, MEAN(frames_per_host), MEAN(leader_frames), strag / n,
+			coll / n, MEAN(restorations), MEAN(retransmissions), MEAN(failures), MEAN(fallbacks));
 	}
-	fflush(r->out);
+	report_flush(r);
 }
 
 static void histogram(const struct emu_scn_result *res, unsigned h[11])
@@ -255,23 +360,29 @@ static void wall_line(FILE *f, const struct emu_run_stats *st)
 
 void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
+	char lb[96];
+
 	fprintf(r->out, "#\n# ar: allreduce (tenant); time: until every host holds the whole result; barrier: until the\n"
-			"# completion barrier passed; goodput: size x 8 / time; frm/host: frames sent per host; ldr-rx:\n"
+			"# completion barrier passed; goodput: size x 8 / time; algbw: size / time in GB/s (10^9 bytes/s);\n"
+			"# busbw: algbw x 2(n-1)/n for n hosts (nccl-tests' figures); frm/host: frames sent per host; ldr-rx:\n"
 			"# reduce frames that reached a block's leader; stragglers: contributions after a switch flushed;\n"
 			"# collisions: blocks that found their switch slot taken; restores: subtrees a leader rebuilt;\n"
 			"# retx: retransmission requests; fails: failed blocks; fallbk: blocks reduced at the leader\n");
+	if (nseeds(r) > 1)
+		fprintf(r->out, "# --seeds: each row is the mean over its %u seeds (counters rounded), min and max the range of\n"
+				"# its time; below, one row per run\n", nseeds(r));
 	fprintf(r->out, "#\n# fabric: utilization of the %u directed links (busy time / emulated time): mean over all\n"
 			"# links, mean over the busy ones (that carried a frame), idle links, links per 10 %% bucket;\n"
 			"# bg offered/carried: the background's load, share of each background host's line rate\n",
 		n ? res[0].nlinks : 0);
-	fprintf(r->out, "# %-9s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s  %s\n", "algo", "mean", "busy",
+	fprintf(r->out, "# %-*s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s  %s\n", LABEL_W(r), "algo", "mean", "busy",
 		"idle", "0-10", "10-20", "20-30", "30-40", "40-50", "50-60", "60-70", "70-80", "80-90", "90+",
 		"drops q/loss/down, bg GB, bg offered/carried");
 	for (unsigned k = 0; k < n; k++) {
 		unsigned h[11];
 
 		histogram(&res[k], h);
-		fprintf(r->out, "  %-9s %7.1f%% %7.1f%%", res[k].algo, 100 * res[k].util_mean, 100 * res[k].util_mean_busy);
+		fprintf(r->out, "  %-*s %7.1f%% %7.1f%%", LABEL_W(r), label(r, &res[k], lb, sizeof(lb)), 100 * res[k].util_mean, 100 * res[k].util_mean_busy);
 		for (int i = 0; i < 11; i++)
 			fprintf(r->out, " %6u", h[i]);
 		fprintf(r->out, "  %llu/%llu/%llu, %.3f, %.1f%%/%.1f%%\n", (unsigned long long)res[k].drops_queue,
@@ -281,9 +392,9 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 	fprintf(r->out, "#\n# switches: descriptors (peak / mean per switch), reduce frames in, aggregated, "
 			"timeouts (static: sums sent up), broadcasts dropped, recirculation waits\n");
 	for (unsigned k = 0; k < n; k++)
-		fprintf(r->out, "  %-9s peak %llu mean %.2f, reduce-in %llu, aggregated %llu, timeouts %llu (+%llu early), "
+		fprintf(r->out, "  %-*s peak %llu mean %.2f, reduce-in %llu, aggregated %llu, timeouts %llu (+%llu early), "
 				"bcast-dropped %llu, recirc-delayed %llu\n",
-			res[k].algo, (unsigned long long)res[k].desc_peak, res[k].desc_mean,
+			LABEL_W(r), label(r, &res[k], lb, sizeof(lb)), (unsigned long long)res[k].desc_peak, res[k].desc_mean,
 			(unsigned long long)res[k].sw.reduce_rx, (unsigned long long)res[k].sw.aggregated,
 			(unsigned long long)(res[k].sw.flushes + res[k].sw.tree_up), (unsigned long long)res[k].sw.early_flushes,
 			(unsigned long long)res[k].sw.bcast_dropped, (unsigned long long)res[k].sw.recirc_delayed);
@@ -292,22 +403,23 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			continue;
 		unsigned wmax;
 		double wmean = host_window(&res[k], &wmax);
-		fprintf(r->out, "  %-9s adaptive timeout: mean %.3f us (leaves %.3f, level 2 %.3f, level 3 %.3f; "
+		fprintf(r->out, "  %-*s adaptive timeout: mean %.3f us (leaves %.3f, level 2 %.3f, level 3 %.3f; "
 				"as the root %.3f), range %.3f-%.3f us over %llu descriptors; "
 				"%llu completed blocks stepped it down, %llu stragglers up; hosts' window %.1f blocks on average, up to %u\n",
-			res[k].algo, (double)res[k].sw.ato_sum / (double)res[k].sw.ato_claims / 1e6,
+			LABEL_W(r), label(r, &res[k], lb, sizeof(lb)), (double)res[k].sw.ato_sum / (double)res[k].sw.ato_claims / 1e6,
 			res[k].ato_mean_level[1] / 1e6, res[k].ato_mean_level[2] / 1e6, res[k].ato_mean_level[3] / 1e6,
 			res[k].ato_mean_root / 1e6, (double)res[k].sw.ato_min / 1e6, (double)res[k].sw.ato_max / 1e6,
 			(unsigned long long)res[k].sw.ato_claims, (unsigned long long)res[k].sw.ato_samples,
 			(unsigned long long)res[k].sw.ato_up, wmean, wmax);
 	}
-	fprintf(r->out, "#\n# emulator\n# %-9s %12s %9s %12s %10s %8s %10s\n", "algo", "emulated", "wall(s)",
+	fprintf(r->out, "#\n# emulator\n# %-*s %12s %9s %12s %10s %8s %10s\n", LABEL_W(r), "algo", "emulated", "wall(s)",
 		"frame-hops", "Mhops/s", "workers", "peak RSS");
 	for (unsigned k = 0; k < n; k++) {
 		char t[32];
 
 		emu_fmt_time(res[k].run.emulated, t, sizeof(t));
-		fprintf(r->out, "  %-9s %*s %9.3f %12llu %10.2f %8u %7.0f MiB", res[k].algo, width(12, t), t, (double)res[k].run.wall_ns / 1e9,
+		fprintf(r->out, "  %-*s %*s %9.3f %12llu %10.2f %8u %7.0f MiB", LABEL_W(r), label(r, &res[k], lb, sizeof(lb)),
+			width(12, t), t, (double)res[k].run.wall_ns / 1e9,
 			(unsigned long long)res[k].run.frame_hops, res[k].run.frame_hops_per_s / 1e6, res[k].run.workers,
 			(double)res[k].peak_rss / 1048576.0);
 		if (r->cfg->clock == EMU_CLOCK_WALL)
@@ -337,7 +449,7 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 	for (unsigned k = 0; k < n; k++)
 		all = all && res[k].exact;
 	fprintf(r->out, "#\n# result: %s\n", all ? "every allreduce exact on every host" : "NOT all exact (see above)");
-	fflush(r->out);
+	report_flush(r);
 }
 
 /* json_attached - the hosts that were real processes (--attach), with their interfaces' counters */
@@ -363,9 +475,68 @@ static void json_attached(FILE *f, const struct emu_scn_result *res, const char 
 	fprintf(f, "%s  ],\n%s  \"lag_exceeded\": %s,\n", ind, ind, res->run.lag_exceeded ? "true" : "false");
 }
 
-/* json_scenario - what ran: algorithm, topology, hosts, sizes, seed, the outcome */
-static void json_scenario(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+/*
+ * json_scenario - the "scenario" member (scnfile.h): "version", the
+ * options that made the report, and what their defaults resolved to
+ */
+static void json_scenario(const struct report *r, const struct emu_scn_result *res, const char *ind)
 {
+	const struct emu_scn_cfg *c = r->cfg;
+	const struct tofino_profile *prof = tofino_profile_get(c->profile);
+	FILE *f = r->out;
+
+	fprintf(f, "%s\"scenario\": {\n%s  \"version\": ", ind, ind);
+	json_str(f, r->version ? r->version : "unknown");
+	fputs(",\n", f);
+	for (unsigned i = 0; i < r->scn->n; i++) {
+		const struct scnfile_item *it = &r->scn->item[i];
+
+		fprintf(f, "%s  \"%s\": ", ind, it->key);
+		if (it->kind == SCNFILE_FLAG) {
+			fputs(it->val[0], f);
+		} else if (it->kind == SCNFILE_LIST) {
+			fputc('[', f);
+			for (unsigned k = 0; k < it->nval; k++) {
+				fputs(k ? ", " : "", f);
+				json_str(f, it->val[k]);
+			}
+			fputc(']', f);
+		} else {
+			json_str(f, it->val[0]);
+		}
+		fputs(",\n", f);
+	}
+	fprintf(f, "%s  \"resolved\": {\"hosts_total\": %u, \"allreduce_hosts\": %u, \"background_hosts\": %u, "
+		   "\"link_rate_bps\": [%llu, %llu], \"link_latency_ns\": [%.3f, %.3f], \"buffer_bytes\": %llu, "
+		   "\"xbar_bps\": %llu, \"descriptors\": %u, \"workers\": %u}\n%s},\n",
+		ind, res->hosts_total, res->ar_hosts, res->bg_hosts, (unsigned long long)res->rate_min_bps,
+		(unsigned long long)res->rate_max_bps, (double)res->latency_min / 1e3, (double)res->latency_max / 1e3,
+		(unsigned long long)(c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER),
+		(unsigned long long)res->xbar_bps, c->descriptors ? c->descriptors : prof ? prof->max_descriptors : 0,
+		res->run.workers, ind);
+}
+
+/* csv_scenario - the scenario as "# key=value" lines, "# version=..." first (a list: a line per value) */
+static void csv_scenario(const struct report *r)
+{
+	fprintf(r->out, "# version=%s\n", r->version ? r->version : "unknown");
+	for (unsigned i = 0; i < r->scn->n; i++)
+		for (unsigned k = 0; k < r->scn->item[i].nval; k++)
+			fprintf(r->out, "# %s=%s\n", r->scn->item[i].key, r->scn->item[i].val[k]);
+}
+
+static void json_run(const struct report *r, const struct emu_scn_result *res, const char *ind, bool top)
+{
+	FILE *f = r->out;
+	const struct emu_scn_cfg *c = r->cfg;
+
+	fprintf(f, "%s{\n", ind);
+	if (top && r->scn) {
+		char in2[16];
+
+		snprintf(in2, sizeof(in2), "%s  ", ind);
+		json_scenario(r, res, in2);
+	}
 	fprintf(f, "%s  \"algo\": ", ind);
 	json_str(f, res->algo);
 	fprintf(f, ",\n%s  \"topology\": ", ind);
@@ -374,19 +545,16 @@ static void json_scenario(FILE *f, const struct emu_scn_result *res, const struc
 	fprintf(f, "%s  \"hosts\": %u,\n", ind, res->ar_hosts);
 	fprintf(f, "%s  \"hosts_total\": %u,\n", ind, res->hosts_total);
 	fprintf(f, "%s  \"background_hosts\": %u,\n", ind, res->bg_hosts);
-	fprintf(f, "%s  \"size_bytes\": %llu,\n", ind, (unsigned long long)c->size_bytes);
+	fprintf(f, "%s  \"size_bytes\": %llu,\n", ind, (unsigned long long)res->size_bytes);
 	fprintf(f, "%s  \"elements\": %u,\n", ind, c->elements);
 	fprintf(f, "%s  \"concurrent\": %u,\n", ind, res->nar);
-	fprintf(f, "%s  \"seed\": %llu,\n", ind, (unsigned long long)c->seed);
+	fprintf(f, "%s  \"seed\": %llu,\n", ind, (unsigned long long)res->seed);
 	fprintf(f, "%s  \"priority\": \"%s\",\n", ind, emu_tc_mode_names[c->priority]);
 	fprintf(f, "%s  \"runtime_ns\": %.3f,\n", ind, (double)res->runtime / 1e3);
 	fprintf(f, "%s  \"goodput_gbps\": %.6f,\n", ind, res->goodput_gbps);
+	fprintf(f, "%s  \"algbw_GBps\": %.6f,\n", ind, algbw(res->goodput_gbps));
+	fprintf(f, "%s  \"busbw_GBps\": %.6f,\n", ind, run_busbw(res));
 	fprintf(f, "%s  \"result_exact\": %s,\n", ind, res->exact ? "true" : "false");
-}
-
-/* json_recovery - the allreduces' recovery counters, summed (the sketch's only with it on) */
-static void json_recovery(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
-{
 	uint64_t retx = 0, fb = 0, rs = 0, fails = 0, re = 0;
 
 	for (unsigned i = 0; i < res->nar; i++) {
@@ -424,11 +592,6 @@ static void json_recovery(FILE *f, const struct emu_scn_result *res, const struc
 		fprintf(f, "%s  \"rebroadcasts\": %llu,\n%s  \"resends\": %llu,\n", ind, (unsigned long long)rb, ind,
 			(unsigned long long)rsd);
 	}
-}
-
-/* json_switches - the switches: descriptors, aggregation, timeouts (adaptive: what they learned) */
-static void json_switches(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
-{
 	fprintf(f, "%s  \"descriptors_peak\": %llu,\n", ind, (unsigned long long)res->desc_peak);
 	fprintf(f, "%s  \"descriptors_mean\": %.4f,\n", ind, res->desc_mean);
 	fprintf(f, "%s  \"switch_reduce_in\": %llu,\n", ind, (unsigned long long)res->sw.reduce_rx);
@@ -452,11 +615,6 @@ static void json_switches(FILE *f, const struct emu_scn_result *res, const struc
 	}
 	fprintf(f, "%s  \"bcast_dropped\": %llu,\n", ind, (unsigned long long)res->sw.bcast_dropped);
 	fprintf(f, "%s  \"malformed\": %llu,\n", ind, (unsigned long long)res->sw.malformed);
-}
-
-/* json_links - the fabric: link utilization, drops, background traffic (the router off the defaults) */
-static void json_links(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
-{
 	fprintf(f, "%s  \"link_util_mean\": %.6f,\n", ind, res->util_mean);
 	fprintf(f, "%s  \"link_util\": [", ind);
 	for (uint32_t i = 0; i < res->nlinks; i++)
@@ -485,11 +643,6 @@ static void json_links(FILE *f, const struct emu_scn_result *res, const struct e
 		fprintf(f, "%s  \"background_offered\": %.6f,\n", ind, res->bg_offered);
 		fprintf(f, "%s  \"background_carried\": %.6f,\n", ind, res->bg_carried);
 	}
-}
-
-/* json_emulator - the emulator: time, speed, memory, partition or distribution, wall-clock pacing */
-static void json_emulator(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
-{
 	fprintf(f, "%s  \"emulated_ns\": %.3f,\n", ind, (double)res->run.emulated / 1e3);
 	fprintf(f, "%s  \"wall_s\": %.6f,\n", ind, (double)res->run.wall_ns / 1e9);
 	fprintf(f, "%s  \"frame_hops\": %llu,\n", ind, (unsigned long long)res->run.frame_hops);
@@ -517,24 +670,23 @@ static void json_emulator(FILE *f, const struct emu_scn_result *res, const struc
 			(unsigned long long)res->run.mean_lag_ns, ind, (unsigned long long)res->run.lag_bound_ns, ind,
 			(unsigned long long)res->run.paced_windows, ind, (unsigned long long)res->run.late_windows, ind,
 			res->run.kept_up ? "true" : "false");
-}
-
-/* json_allreduces - one object per allreduce */
-static void json_allreduces(FILE *f, const struct emu_scn_result *res, const char *ind)
-{
+	if (res->nattached)
+		json_attached(f, res, ind);
 	fprintf(f, "%s  \"allreduces\": [\n", ind);
 	for (unsigned i = 0; i < res->nar; i++) {
 		const struct emu_scn_ar *a = &res->ar[i];
 
 		fprintf(f, "%s    {\"tenant\": %u, \"hosts\": %u, \"size_bytes\": %llu, \"runtime_ns\": %.3f, "
-			   "\"barrier_ns\": %.3f, \"goodput_gbps\": %.6f, \"result_exact\": %s, \"finished\": %s, "
+			   "\"barrier_ns\": %.3f, \"goodput_gbps\": %.6f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, "
+			   "\"result_exact\": %s, \"finished\": %s, "
 			   "\"mismatches\": %llu, \"frames_per_host\": %llu, \"leader_frames\": %llu, "
 			   "\"retransmissions\": %llu, \"failures\": %llu, \"reissues\": %llu, \"fallbacks\": %llu, "
 			   "\"polls\": %llu, "
 			   "\"restorations\": %llu, \"collisions_seen\": %llu, \"noise_delays\": %llu, \"window\": %u, "
 			   "\"retx_timeout_ns\": %.3f}%s\n",
 			ind, a->tenant, a->hosts, (unsigned long long)a->size_bytes, (double)a->runtime / 1e3,
-			(double)a->barrier / 1e3, a->goodput_gbps, a->exact ? "true" : "false",
+			(double)a->barrier / 1e3, a->goodput_gbps, algbw(a->goodput_gbps), busbw(a->goodput_gbps, a->hosts),
+			a->exact ? "true" : "false",
 			a->finished ? "true" : "false", (unsigned long long)a->mismatches,
 			(unsigned long long)a->frames_per_host, (unsigned long long)a->leader_frames,
 			(unsigned long long)a->retransmissions, (unsigned long long)a->failures,
@@ -543,34 +695,79 @@ static void json_allreduces(FILE *f, const struct emu_scn_result *res, const cha
 			(unsigned long long)a->noise_delays, a->window, (double)a->retx_timeout / 1e3,
 			i + 1 < res->nar ? "," : "");
 	}
-	fprintf(f, "%s  ]\n", ind);
+	fprintf(f, "%s  ]\n%s}", ind, ind);
 }
 
-/* json_run - one scenario's run: an object of the phases above, in this order */
-static void json_run(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+/* stat - , "key": {"mean": , "min": , "max": } of @v[0..n) */
+static void stat(FILE *f, const char *key, const double *v, unsigned n)
 {
-	fprintf(f, "%s{\n", ind);
-	json_scenario(f, res, c, ind);
-	json_recovery(f, res, c, ind);
-	json_switches(f, res, c, ind);
-	json_links(f, res, c, ind);
-	json_emulator(f, res, c, ind);
-	if (res->nattached)
-		json_attached(f, res, ind);
-	json_allreduces(f, res, ind);
-	fprintf(f, "%s}", ind);
+	double sum = 0, lo = v[0], hi = v[0];
+
+	for (unsigned k = 0; k < n; k++) {
+		sum += v[k];
+		lo = v[k] < lo ? v[k] : lo;
+		hi = v[k] > hi ? v[k] : hi;
+	}
+	fprintf(f, ", \"%s\": {\"mean\": %.6f, \"min\": %.6f, \"max\": %.6f}", key, sum / n, lo, hi);
+}
+
+/*
+ * json_rows - a sweep's rows: one per size, algorithm and allreduce, each
+ * figure's mean, min and max over the seeds. The runs come in that order,
+ * the seeds of a row next to each other (main.c's run_all).
+ */
+static void json_rows(const struct report *r, const struct emu_scn_result *res, unsigned n)
+{
+	unsigned ns = nseeds(r);
+	double *v = emu_xcalloc(ns, sizeof(*v));
+	bool first = true;
+
+	fprintf(r->out, "  \"rows\": [");
+	for (unsigned g = 0; g + ns <= n; g += ns)
+		for (unsigned i = 0; i < res[g].nar; i++) {
+			const struct emu_scn_result *x = &res[g];
+			bool exact = true;
+
+			fprintf(r->out, "%s\n    {\"algo\": ", first ? "" : ",");
+			first = false;
+			json_str(r->out, x->algo);
+			fprintf(r->out, ", \"size_bytes\": %llu, \"tenant\": %u, \"hosts\": %u, \"seeds\": %u",
+				(unsigned long long)x->ar[i].size_bytes, x->ar[i].tenant, x->ar[i].hosts, ns);
+			for (unsigned k = 0; k < ns; k++) {
+				v[k] = (double)x[k].ar[i].runtime / 1e3;
+				exact = exact && x[k].ar[i].exact;
+			}
+			stat(r->out, "runtime_ns", v, ns);
+			for (unsigned k = 0; k < ns; k++)
+				v[k] = x[k].ar[i].goodput_gbps;
+			stat(r->out, "goodput_gbps", v, ns);
+			for (unsigned k = 0; k < ns; k++)
+				v[k] = algbw(x[k].ar[i].goodput_gbps);
+			stat(r->out, "algbw_GBps", v, ns);
+			for (unsigned k = 0; k < ns; k++)
+				v[k] = busbw(x[k].ar[i].goodput_gbps, x[k].ar[i].hosts);
+			stat(r->out, "busbw_GBps", v, ns);
+			fprintf(r->out, ", \"result_exact\": %s}", exact ? "true" : "false");
+		}
+	fprintf(r->out, "\n  ],\n");
+	free(v);
 }
 
 void report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
-	if (n == 1) {
-		json_run(r->out, &res[0], r->cfg, "");
+	if (n == 1 && !sweep(r)) {
+		json_run(r, &res[0], "", true);
 		fputc('\n', r->out);
 		return;
 	}
-	fprintf(r->out, "{\n  \"runs\": [\n");
+	fprintf(r->out, "{\n");
+	if (r->scn)
+		json_scenario(r, &res[0], "  ");
+	if (sweep(r))
+		json_rows(r, res, n);
+	fprintf(r->out, "  \"runs\": [\n");
 	for (unsigned i = 0; i < n; i++) {
-		json_run(r->out, &res[i], r->cfg, "    ");
+		json_run(r, &res[i], "    ", false);
 		fprintf(r->out, "%s\n", i + 1 < n ? "," : "");
 	}
 	fprintf(r->out, "  ]\n}\n");
@@ -578,10 +775,12 @@ void report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
 
 void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
+	if (r->scn)
+		csv_scenario(r);
 	fprintf(r->out, "algo,topology,tenant,hosts,size_bytes,elements,seed,runtime_ns,barrier_ns,goodput_gbps,"
 			"result_exact,stragglers,collisions,restorations,retransmissions,failures,fallbacks,"
 			"descriptors_peak,link_util_mean,drops_queue,drops_loss,drops_down,emulated_ns,wall_s,"
-			"frame_hops,frame_hops_per_s,workers,peak_rss_bytes\n");
+			"frame_hops,frame_hops_per_s,workers,peak_rss_bytes,algbw_GBps,busbw_GBps\n");
 	for (unsigned k = 0; k < n; k++)
 		for (unsigned i = 0; i < res[k].nar; i++) {
 			const struct emu_scn_ar *a = &res[k].ar[i];
@@ -589,9 +788,9 @@ void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n)
 			fprintf(r->out, "%s,", res[k].algo);
 			csv_str(r->out, res[k].topology);
 			fprintf(r->out, ",%u,%u,%llu,%u,%llu,%.3f,%.3f,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
-					"%llu,%llu,%llu,%.3f,%.6f,%llu,%.1f,%u,%llu\n",
+					"%llu,%llu,%llu,%.3f,%.6f,%llu,%.1f,%u,%llu,%.6f,%.6f\n",
 				a->tenant, a->hosts, (unsigned long long)a->size_bytes,
-				r->cfg->elements, (unsigned long long)r->cfg->seed, (double)a->runtime / 1e3,
+				r->cfg->elements, (unsigned long long)res[k].seed, (double)a->runtime / 1e3,
 				(double)a->barrier / 1e3, a->goodput_gbps, a->exact ? "true" : "false",
 				(unsigned long long)res[k].sw.stragglers, (unsigned long long)res[k].sw.collisions,
 				(unsigned long long)a->restorations, (unsigned long long)a->retransmissions,
@@ -600,6 +799,7 @@ void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n)
 				(unsigned long long)res[k].drops_queue, (unsigned long long)res[k].drops_loss,
 				(unsigned long long)res[k].drops_down, (double)res[k].run.emulated / 1e3,
 				(double)res[k].run.wall_ns / 1e9, (unsigned long long)res[k].run.frame_hops,
-				res[k].run.frame_hops_per_s, res[k].run.workers, (unsigned long long)res[k].peak_rss);
+				res[k].run.frame_hops_per_s, res[k].run.workers, (unsigned long long)res[k].peak_rss,
+				algbw(a->goodput_gbps), busbw(a->goodput_gbps, a->hosts));
 		}
 }

@@ -10,15 +10,21 @@
 #include <stdio.h>
 
 #include "emu/scenario.h"
+#include "emu/scnfile.h"
 
 struct report {
 	FILE *out;
 	const struct emu_scn_cfg *cfg;
+	const struct scnfile *scn;		/* the scenario, for the JSON and CSV reports */
+	const struct scnfile_runs *runs;	/* the sizes and seeds swept */
+	const char *version;
+	int werrno;				/* the first write error of the text report (0: none) */
 };
 
 /* report_header - the scenario (from the first run's @res) and the column names */
 void report_header(struct report *r, const struct emu_scn_result *res);
-void report_text_run(struct report *r, const struct emu_scn_result *res);
+/* report_text_run - the rows of @n runs that differ only in their seed: the means, and the time's range */
+void report_text_run(struct report *r, const struct emu_scn_result *res, unsigned n);
 void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n);
 void report_json(struct report *r, const struct emu_scn_result *res, unsigned n);
 void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n);

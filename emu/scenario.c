@@ -741,8 +741,21 @@ static void scn_progress(void *ctx, emu_time_t now, uint64_t hosts_done, uint64_
 
 		if (!emu_engine_node_local(p->eng, node) || !(s = emu_node_state(emu_engine_node(p->eng, node))))
 			continue;
-		got += s->delivered;
-		want += p->cfg->size_bytes / 4;
+		uint64_t count = p->cfg->size_bytes / 4, have = s->delivered;
+		uint64_t P = p->nar / (p->cfg->concurrent ? p->cfg->concurrent : 1);
+
+		/*
+		 * The ring delivers nothing in its first half (reduce-scatter):
+		 * count the data it received in both halves instead, 2(P - 1)/P of
+		 * the count in all, so an estimate comes from the start.
+		 */
+		if (p->cfg->algo == LH_ALGO_RING && s->req && P > 1) {
+			uint64_t work = lh_req_stats(s->req)->frames_recv * p->cfg->elements * P / (2 * (P - 1));
+
+			have = work > have ? work : have;
+		}
+		got += have < count ? have : count;
+		want += count;
 	}
 	p->cfg->progress(p->cfg->progress_ctx, now, got, want);
 }
@@ -1726,6 +1739,8 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	int rc;
 
 	memset(res, 0, sizeof(*res));
+	res->seed = cfg->seed;
+	res->size_bytes = cfg->size_bytes;
 	if ((rc = scn_check_cfg(&s)))
 		return rc;
 	if ((rc = scn_build(&s)) ||

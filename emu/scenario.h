@@ -180,6 +180,8 @@ struct emu_scn_link {
 
 struct emu_scn_result {
 	char algo[24];
+	uint64_t seed;			/* the run's --seed and --size (a sweep's runs differ in them) */
+	uint64_t size_bytes;
 	char topology[128];
 	/* the fabric's link rates and latencies (the same everywhere in a generated one) */
 	uint64_t rate_min_bps, rate_max_bps;

@@ -15,7 +15,7 @@ const char *emu_fmt_time(emu_time_t t, char *buf, size_t len)
 	else if (t >= EMU_MS)
 		snprintf(buf, len, "%.3f ms", (double)t / 1e9);
 	else if (t >= EMU_US)
-		snprintf(buf, len, "%.3f µs", (double)t / 1e6);
+		snprintf(buf, len, "%.3f us", (double)t / 1e6);
 	else
 		snprintf(buf, len, "%.3f ns", (double)t / 1e3);
 	return buf;

@@ -71,13 +71,14 @@ static void one_line_error(const char *args, const char *expect)
 		diag("exit %d, said: %s", rc, sh_out);
 }
 
+/* a number of the run's JSON report: after its "scenario" object, whose values are strings */
 static double json_num(const char *key)
 {
 	char k[64];
-	const char *p;
+	const char *p = strstr(sh_out, "\"resolved\": ");
 
 	snprintf(k, sizeof(k), "\"%s\": ", key);
-	p = strstr(sh_out, k);
+	p = strstr(p ? p : sh_out, k);
 	return p ? atof(p + strlen(k)) : -1;
 }
 
@@ -170,9 +171,14 @@ static void hardening(void)
 
 	for (int i = 0; i < 3; i++) {
 		rc = sh(EMU SMALL " --algo canary %s > /dev/full", outs[i]);
-		ok(rc == 1 && strstr(sh_out, "cannot write the report"), "report%s%s to /dev/full: exit 1 and says so",
-		   *outs[i] ? " " : "", outs[i]);
+		ok(rc == 1 && strstr(sh_out, "cannot write the report to standard output: No space left on device"),
+		   "report%s%s to /dev/full: exit 1 and says so, with the errno", *outs[i] ? " " : "", outs[i]);
 	}
+	rc = sh(EMU " --help > /dev/full");
+	ok(rc == 1 && strstr(sh_out, "cannot write --help or --version to standard output: No space left"),
+	   "--help to /dev/full: exit 1 and says so");
+	rc = sh(EMU " --version > /dev/full");
+	ok(rc == 1 && strstr(sh_out, "No space left on device"), "--version to /dev/full: exit 1 and says so");
 	rc = sh(EMU SMALL " --algo canary --pcap /dev/full > /dev/null");
 	ok(rc == 1 && strstr(sh_out, "--pcap: writing '/dev/full' failed"), "--pcap /dev/full: exit 1 and says so");
 	if (rc != 1)
@@ -219,7 +225,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 30);
+	plan(58 + 33 + 3);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -363,15 +369,15 @@ int main(void)
 	ok(rc == 0 && rows == 4, "default algorithms: ring, static:1, static:4, canary, all exact");
 	ok(strstr(sh_out, "# canary-emu: fattree2:leaves=4,spines=4,hosts=4, 16 hosts, links 100 Gb/s, 300 ns per hop, "
 			  "buffer 128 KiB per port, adaptive routing, lossless (credits)\n") &&
-	   strstr(sh_out, "# allreduce: 8 hosts (50 %), 64 KiB per host, 256 elements/packet; switches: timeout 1.000 µs") &&
+	   strstr(sh_out, "# allreduce: 8 hosts (50 %), 64 KiB per host, 256 elements/packet; switches: timeout 1.000 us") &&
 	   strstr(sh_out, "# router: fifo (one egress queue per port and traffic class)\n") &&
 	   strstr(sh_out, "# background: uniform, 64 KiB messages, from the other 8 hosts (50 %), each offering its line "
 			  "rate (back to back)\n"),
 	   "the header names the fabric (rate, latency, buffer, routing), the switch model, the allreduce and the "
 	   "background");
-	ok(strstr(sh_out, "time(µs)") && strstr(sh_out, "# ar: allreduce (tenant);") && strstr(sh_out, "ldr-rx:") &&
+	ok(strstr(sh_out, "time(us)") && !strstr(sh_out, "µ") && strstr(sh_out, "# ar: allreduce (tenant);") && strstr(sh_out, "ldr-rx:") &&
 	   strstr(sh_out, "fallbk: blocks reduced at the leader") && strstr(sh_out, "mean over the busy ones"),
-	   "times in µs; a legend for the abbreviated columns and the link figures");
+	   "times in us (no µ, as nccl-tests); a legend for the abbreviated columns and the link figures");
 
 	/* the header names the flow control the run used: --lossless keeps credits under --loss */
 	rc = sh(EMU " --topology fattree2:leaves=2,spines=2,hosts=2 --size 4KiB --algo canary --background none "
@@ -386,7 +392,7 @@ int main(void)
 	/* the adaptive timeout starts from --timeout's value within the floor and ceiling */
 	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
 		"--no-progress --routing ecmp --timeout 20us --timeout adaptive:200ns-2us");
-	ok(rc == 0 && strstr(sh_out, "switches: timeout adaptive 200.000 ns-2.000 µs from 2.000 µs "),
+	ok(rc == 0 && strstr(sh_out, "switches: timeout adaptive 200.000 ns-2.000 us from 2.000 us "),
 	   "--timeout 20us --timeout adaptive:200ns-2us: the header shows the start the switches take (2 us)");
 	rc = sh(EMU " --topology fattree2:leaves=4,spines=4,hosts=4 --size 4KiB --algo canary --background none "
 		"--no-progress --routing ecmp --json --timeout 50ns --timeout adaptive");
@@ -411,13 +417,16 @@ int main(void)
 	   "--resources: with adaptive routing (the default) 87.50%% (42 of 48)");
 	rc = sh(EMU " --resources --descriptors 65536");
 	ok(rc == 2 && strstr(sh_out, "<-- over"), "--resources past the budget: exit 2, the line marked");
+	rc = sh(EMU " --resources --descriptors 65536 2>&1 >/dev/null");
+	ok(rc == 2 && one_line() && strstr(sh_out, "canary-emu: the switch program does not fit tofino1: "),
+	   "--resources past the budget: one line on stderr says why (the table is on stdout)");
 
 	/* pcap through tshark and the Lua dissector */
 	if (sh("command -v tshark") != 0) {
-		skip(4, "tshark not installed");
+		skip(7, "tshark not installed");
 	} else {
 		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
-			"--background none --no-progress --pcap /tmp/canary-cli.pcap --pcap-link L0/0");
+			"--background none --no-progress --pcap /tmp/canary-cli.pcap --pcap-links L0/0");
 		ok(rc == 0, "--pcap run");
 		rc = sh("tshark -X lua_script:hw/wireshark/canary.lua -r /tmp/canary-cli.pcap -T fields -e canary.opcode "
 			"-e canary.seq -e canary.counter -e canary.hosts -e canary.elements -e eth.type | grep -v '^Running'");
@@ -426,9 +435,32 @@ int main(void)
 		   strstr(sh_out, "\t8\t"), "tshark decodes opcode, id, counter, hosts, elements from the pcap");
 		if (rc != 0)
 			diag("%s", sh_out);
+		/* pcapng: one interface per captured link direction, named by its ends; a node captures all its links */
+		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
+			"--background none --no-progress --pcap /tmp/canary-cli.pcapng --pcap-links L0,S0/1 && "
+			"capinfos -I /tmp/canary-cli.pcapng | grep -E 'Number of interfaces|Name = ' | tr -s ' ' && "
+			"tshark -X lua_script:hw/wireshark/canary.lua -r /tmp/canary-cli.pcapng -T fields "
+			"-e frame.interface_name -e canary.opcode | grep -v '^Running' | sort | uniq -c | sort -k2");
+		ok(rc == 0 && strstr(sh_out, "Number of interfaces in file: 8\n") &&
+		   strstr(sh_out, "Name = L0/0->H0/0\n Name = L0/1->H1/0\n Name = L0/2->S0/0\n Name = L1/2->S0/1\n"
+				  " Name = S0/0->L0/2\n Name = S0/1->L1/2\n Name = H0/0->L0/0\n Name = H1/0->L0/1\n"),
+		   "--pcap-links L0,S0/1: pcapng with 8 interfaces, one per link direction, named FROM->TO as JSON names "
+		   "links");
+		bool each = rc == 0;
+		static const char *const ifn[] = { "H0/0->L0/0\t1", "L0/0->H0/0\t2", "L0/2->S0/0\t1", "S0/0->L0/2\t2",
+						    "L1/2->S0/1\t1", "S0/1->L1/2\t2" };
+
+		for (size_t i = 0; i < sizeof(ifn) / sizeof(ifn[0]); i++)
+			each = each && strstr(sh_out, ifn[i]);
+		ok(each, "tshark and the dissector decode every interface: reduce frames (1) up, broadcasts (2) down");
+		if (!each)
+			diag("%s", sh_out);
+		one_line_error("--algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB "
+			       "--no-progress --pcap /tmp/canary-cli.pcapng --pcap-links L0,X9",
+			       "--pcap-links: no node named 'X9'");
 		/* ring frames carry the collective DSCP (the class --priority collective serves first) */
 		rc = sh(EMU " --algo ring --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
-			"--background none --no-progress --pcap /tmp/canary-cli-ring.pcap --pcap-link L0/0 && "
+			"--background none --no-progress --pcap /tmp/canary-cli-ring.pcap --pcap-links L0/0 && "
 			"tshark -r /tmp/canary-cli-ring.pcap -T fields -e ip.dsfield.dscp -e ip.checksum.status "
 			"-o ip.check_checksum:TRUE | sort | uniq -c");
 		ok(rc == 0 && strstr(sh_out, " 46\t1") && !strstr(sh_out, "\t0"),

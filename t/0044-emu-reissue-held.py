@@ -30,16 +30,17 @@ NBLOCKS = 16  # 16 KiB in blocks of 256 int32
 
 
 def frames(path):
-    """(time in ns, frame bytes) of every record of a pcap file."""
+    """(time in ns, frame bytes) of every enhanced packet block of a pcapng file (nanosecond timestamps)."""
     with open(path, "rb") as f:
-        head = f.read(24)
-        nano = struct.unpack("<I", head[:4])[0] == 0xa1b23c4d
-        while True:
-            rec = f.read(16)
-            if len(rec) < 16:
-                return
-            sec, frac, incl, _ = struct.unpack("<IIII", rec)
-            yield sec * 1e9 + frac * (1 if nano else 1000), f.read(incl)
+        data = f.read()
+    assert struct.unpack("<I", data[:4])[0] == 0x0A0D0D0A and struct.unpack("<I", data[8:12])[0] == 0x1A2B3C4D
+    off = 0
+    while off + 12 <= len(data):
+        btype, blen = struct.unpack("<II", data[off:off + 8])
+        if btype == 6:
+            _, hi, lo, incl, _ = struct.unpack("<IIIII", data[off + 8:off + 28])
+            yield (hi << 32 | lo), data[off + 28:off + 28 + incl]
+        off += blen
 
 
 def canary(data):

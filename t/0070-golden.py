@@ -31,8 +31,12 @@ DIGESTS = os.path.join(HERE, "0070-golden.digests")
 # a scenario takes well under a second; this only stops a hang
 TIMEOUT = 600
 
-# "links" repeats link_util (which is digested) with each link's two ends named
-EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "distributed", "partition", "links"}
+# "links" repeats link_util (which is digested) with each link's two ends named; "scenario" describes the
+# run's options (a single run's report carries it), algbw and busbw follow from size, hosts and runtime
+EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "distributed", "partition", "links",
+            "scenario", "algbw_GBps", "busbw_GBps"}
+# derived figures of each allreduce, left out of the digest the same way
+EXCLUDED_AR = {"algbw_GBps", "busbw_GBps"}
 
 # 64 hosts, 32 in the allreduce, 32 sending background traffic
 SMALL = "--topology fattree2:leaves=8,spines=8,hosts=8 --size 256KiB --workers 2"
@@ -118,6 +122,9 @@ def digest_of(args):
     for r in runs:
         for k in EXCLUDED:
             r.pop(k, None)
+        for a in r.get("allreduces", []):
+            for k in EXCLUDED_AR:
+                a.pop(k, None)
     text = json.dumps(runs, sort_keys=True, separators=(",", ":"))
     head = ";".join("%s:%s/%s" % (r["algo"], r["runtime_ns"], r["frame_hops"]) for r in runs)
     return hashlib.sha256(text.encode()).hexdigest()[:32], head, text

@@ -85,9 +85,12 @@ def main():
         root = stage + prefix
         want = ["bin/canary-emu", "bin/canary-allreduce", "share/man/man1/canary-allreduce.1", "include/canary_host.h", "lib/libcanaryhost.a", "lib/libcanaryhost.so",
                 "lib/" + SO, "lib/" + SOV, "lib/pkgconfig/canaryhost.pc",
-                "share/man/man1/canary-emu.1", "share/man/man3/libcanaryhost.3"]
+                "share/man/man1/canary-emu.1", "share/man/man3/libcanaryhost.3",
+                "share/canary/wireshark/canary.lua", "share/canary/examples/loopback.c",
+                "share/canary/topologies/two-leaf.topo"]
         have = files_under(root) if os.path.isdir(root) else []
-        ok(rc == 0 and all(w in have for w in want), "make install DESTDIR= PREFIX=: tool, header, .a, .so + links, .pc, man pages",
+        ok(rc == 0 and all(w in have for w in want), "make install DESTDIR= PREFIX=: tool, header, .a, .so + links, .pc, man pages, "
+           "share/canary/ (dissector, example, topology files)",
            out + "\nhave: %s" % have)
         ok(os.path.islink(root + "/lib/" + SO) and
            os.readlink(root + "/lib/" + SO) == SOV and

@@ -33,7 +33,7 @@ def main():
     if not shutil.which("man"):
         print("1..0 # SKIP man not installed (apt-get install man-db)")
         return 0
-    print("1..11")
+    print("1..12")
     for page in PAGES:
         rc, out, err = render(page)
         name = os.path.basename(page)
@@ -58,6 +58,8 @@ def main():
     opts_man = {o.replace("\\-", "-") for o in opts_man}
     p = subprocess.run([AR, "--help"], stdout=subprocess.PIPE, text=True)
     opts_help = set(re.findall(r"^  --([a-z][a-z-]*)", p.stdout, re.M))
+    h = subprocess.run([AR, "-h"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ok(h.returncode == 0 and h.stdout == p.stdout, "canary-allreduce -h is --help (as canary-emu -h)", h.stdout[-300:])
     ok(p.returncode == 0 and len(opts_help) > 15 and opts_help == opts_man,
        "canary-allreduce(1) OPTIONS has exactly the %d options of --help" % len(opts_help),
        "only in --help: %s\nonly in the page: %s" % (sorted(opts_help - opts_man), sorted(opts_man - opts_help)))

@@ -520,7 +520,10 @@ static int parse_options(struct opts *o, int argc, char **argv)
 		lo[i] = (struct option){ rows[i].name, rows[i].arg ? required_argument : no_argument, NULL, 256 + (int)i };
 	lo[NROWS] = (struct option){ 0 };
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		for (size_t i = 0; c == 'h' && i < NROWS; i++)
+			if (!strcmp(rows[i].name, "help"))
+				c = 256 + (int)i;	/* -h is --help, as for canary-emu */
 		if (c >= 256) {
 			const struct opt_row *r = &rows[c - 256];
 			const char *why = r->parse(o, optarg);
