@@ -62,7 +62,7 @@ static void frame(struct lh_host *h, uint8_t op, uint32_t seq, uint16_t counter,
 	struct emu_canary_hdr ch = {
 		.dst = 0x0a000002, .id = (uint32_t)TENANT << 24 | seq, .counter = counter, .hosts = P, .flags = op,
 	};
-	uint32_t len = emu_wire_canary_build(f, mac, mac, &ch, d, n);
+	uint32_t len = lh_wire_canary_build(f, mac, mac, &ch, d, n);
 
 	lh_host_rx(h, f, len);
 }
