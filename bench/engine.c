@@ -39,6 +39,7 @@ struct result {
 	uint64_t hops;
 	double hops_per_s;
 	uint64_t events;
+	uint64_t queue_events;
 	uint64_t windows;
 	uint64_t cross;
 	uint64_t delivered;
@@ -67,6 +68,7 @@ static struct result run_fabric(struct emu_fabric *fab, unsigned workers, double
 	r.hops = st->frame_hops;
 	r.hops_per_s = st->frame_hops_per_s;
 	r.events = st->events;
+	r.queue_events = st->queue_events;
 	r.windows = st->windows;
 	r.cross = st->cross_events;
 	r.emulated = st->emulated;
@@ -211,7 +213,7 @@ int main(int argc, char **argv)
 	hwloc_topology_init(&topo);
 	hwloc_topology_load(topo);
 	if (csv)
-		printf("topology,hosts,workers,load,emulated_us,wall_s,frame_hops,frame_hops_per_s,ns_per_hop,speedup,events,windows,cross_events,peak_rss_bytes\n");
+		printf("topology,hosts,workers,load,emulated_us,wall_s,frame_hops,frame_hops_per_s,ns_per_hop,speedup,events,windows,cross_events,peak_rss_bytes,queue_events\n");
 	else
 		printf("engine: %s (%u hosts, %u switches), uniform 1 KiB frames at %.0f %% load for %.1f us\n",
 		       spec, fab->nhosts, fab->nswitches, load * 100, (double)until / 1e6);
@@ -236,10 +238,11 @@ int main(int argc, char **argv)
 		double speedup = r.hops_per_s / base;
 
 		if (csv)
-			printf("\"%s\",%u,%u,%.2f,%.3f,%.4f,%llu,%.0f,%.2f,%.3f,%llu,%llu,%llu,%llu\n", spec, fab->nhosts, w, load,
+			printf("\"%s\",%u,%u,%.2f,%.3f,%.4f,%llu,%.0f,%.2f,%.3f,%llu,%llu,%llu,%llu,%llu\n", spec, fab->nhosts, w, load,
 			       (double)r.emulated / 1e6, r.wall_s, (unsigned long long)r.hops, r.hops_per_s,
 			       1e9 / r.hops_per_s, speedup, (unsigned long long)r.events, (unsigned long long)r.windows,
-			       (unsigned long long)r.cross, (unsigned long long)emu_peak_rss());
+			       (unsigned long long)r.cross, (unsigned long long)emu_peak_rss(),
+			       (unsigned long long)r.queue_events);
 		else
 			printf("  workers %u: %.3f s wall, %llu frame-hops, %.2f M frame-hops/s (%.1f ns/hop), speedup %.2fx, "
 			       "%llu windows, %.1f %% events crossed partitions, delivered %llu, peak RSS %.1f MiB\n",

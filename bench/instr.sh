@@ -4,7 +4,9 @@
 # so the figure does not depend on the machine's load. Each workload runs
 # twice, for two emulated durations, on one worker; the difference of the
 # instruction counts over the difference of the frame-hops cancels setup
-# and teardown. Also prints queue events per frame-hop.
+# and teardown. Also prints events per frame-hop: those through the event
+# queue, and those with the credit returns (applied from per-link rings
+# without a queue event) counted too.
 #
 #   bench/instr.sh [WORKLOAD...]   (default: canary forwarding lockstep)
 #   ROUTER=merlin bench/instr.sh canary lockstep   (the switch model of the
@@ -27,7 +29,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # count NAME T: run the workload for T us under cachegrind; print "instructions frame_hops events
-# L1d_misses" (the misses 0 without CACHE=1)
+# queue_events L1d_misses" (the misses 0 without CACHE=1)
 count() {
 	local name=$1 t=$2 out=$tmp/$1.$2
 	case $name in
@@ -41,29 +43,31 @@ count() {
 	[ "${CACHE:-0}" = 1 ] && sim="yes --D1=32768,8,64 --LL=33554432,16,64"
 	# shellcheck disable=SC2086
 	valgrind --tool=cachegrind --cache-sim=$sim --cachegrind-out-file=/dev/null "$@" >"$out" 2>"$out.err" || true
-	local ir hops ev d1=0
+	local ir hops ev qev d1=0
 	ir=$(sed -n 's/.*I *refs: *//p' "$out.err" | tr -d ,)
 	[ "${CACHE:-0}" = 1 ] && d1=$(sed -n 's/.*D1  misses: *\([0-9,]*\).*/\1/p' "$out.err" | tr -d ,)
 	if [ "$name" = forwarding ]; then
-		hops=$(tail -1 "$out" | awk -F, '{print $(NF-7)}')
-		ev=$(tail -1 "$out" | awk -F, '{print $(NF-3)}')
+		hops=$(tail -1 "$out" | awk -F, '{print $(NF-8)}')
+		ev=$(tail -1 "$out" | awk -F, '{print $(NF-4)}')
+		qev=$(tail -1 "$out" | awk -F, '{print $NF}')
 	else
 		hops=$(sed -n 's/.*"frame_hops": \([0-9]*\).*/\1/p' "$out")
 		ev=$(sed -n 's/.*"events": \([0-9]*\).*/\1/p' "$out")
+		qev=$(sed -n 's/.*"queue_events": \([0-9]*\).*/\1/p' "$out")
 	fi
 	[ -n "$ir" ] && [ -n "$hops" ] && [ -n "$d1" ] || { echo "bench/instr.sh: $name ${t}us gave no figures:" >&2; tail -3 "$out.err" >&2; exit 1; }
-	echo "$ir $hops $ev $d1"
+	echo "$ir $hops $ev $qev $d1"
 }
 
-printf '  %-11s %14s %14s %12s %12s %12s\n' workload instructions frame_hops instr/hop events/hop L1d-miss/hop
+printf '  %-11s %14s %14s %10s %12s %17s %12s\n' workload instructions frame_hops instr/hop queue-ev/hop ev+credits/hop L1d-miss/hop
 for w in "${@:-canary forwarding lockstep}"; do
 	for name in $w; do
 		case $name in canary) t1=20 t2=60 ;; *) t1=10 t2=30 ;; esac
-		read -r i1 h1 e1 m1 < <(count "$name" $t1)
-		read -r i2 h2 e2 m2 < <(count "$name" $t2)
+		read -r i1 h1 e1 q1 m1 < <(count "$name" $t1)
+		read -r i2 h2 e2 q2 m2 < <(count "$name" $t2)
 		awk -v n="$name" -v i1="$i1" -v i2="$i2" -v h1="$h1" -v h2="$h2" -v e1="$e1" -v e2="$e2" \
-			-v m1="$m1" -v m2="$m2" -v c="${CACHE:-0}" 'BEGIN {
-			printf "  %-11s %14.0f %14.0f %12.0f %12.2f %12s\n", n, i2 - i1, h2 - h1, (i2 - i1) / (h2 - h1),
-				(e2 - e1) / (h2 - h1), c == 1 ? sprintf("%.2f", (m2 - m1) / (h2 - h1)) : "-" }'
+			-v q1="$q1" -v q2="$q2" -v m1="$m1" -v m2="$m2" -v c="${CACHE:-0}" 'BEGIN {
+			printf "  %-11s %14.0f %14.0f %10.0f %12.2f %17.2f %12s\n", n, i2 - i1, h2 - h1, (i2 - i1) / (h2 - h1),
+				(q2 - q1) / (h2 - h1), (e2 - e1) / (h2 - h1), c == 1 ? sprintf("%.2f", (m2 - m1) / (h2 - h1)) : "-" }'
 	done
 done

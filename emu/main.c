@@ -300,6 +300,18 @@ static const char *o_buffer(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_commit(struct cli *c, const char *a)
+{
+	if (!strcmp(a, "idle")) {
+		c->cfg.commit_idle = true;
+		return NULL;
+	}
+	if (emu_parse_size(a, &c->cfg.commit_bytes) || c->cfg.commit_bytes < 64 || c->cfg.commit_bytes > (1ULL << 32))
+		return "is not idle or a size between 64B and 4GiB";
+	c->cfg.commit_idle = false;
+	return NULL;
+}
+
 static const char *o_priority(struct cli *c, const char *a)
 {
 	int i = pick(a, emu_tc_mode_names, EMU_TC_MODES);
@@ -767,6 +779,10 @@ static const struct cli_opt opt_table[] = {
 	  "none | recovery | collective: which frames get a second traffic class, served first, with its "
 	  "own buffer credits: none; an allreduce's recovery frames (requests, resends, failures, fallback "
 	  "and direct data); every allreduce frame (Canary, ring)"),
+	OPT("commit-ahead", "BYTES", o_commit, "4KiB",
+	    "fifo ports: commit queued frames to the wire while it is busy for less than BYTES' time (a frame "
+	    "of the higher class waits behind at most that); idle: only when the wire is idle (strict "
+	    "priority exact, one event more per queued frame)"),
 	OPT("rate", "RATE", o_rate, "the topology's; 100Mbps with --attach", "every link's rate (e.g. 1Gbps)"),
 	OPT("noise", "P", o_noise, NULL, "probability that a host delays a send by 1us (0.001, 0.1%)"),
 	OPT("fail", "SPEC", o_fail, NULL, "switch:S3@20us | link:L0/33@5us-30us | node:H5@1us (repeatable)"),
@@ -1131,6 +1147,8 @@ static uint64_t fingerprint(const struct cli *c)
 	h = HASH(h, s->router);
 	h = HASH(h, s->xbar_arb);
 	h = HASH(h, s->xbar_bps);
+	h = HASH(h, s->commit_bytes);
+	h = HASH(h, s->commit_idle);
 	h = HASH(h, s->timeout);
 	h = HASH(h, s->timer);
 	h = HASH(h, s->pktgen_tick);

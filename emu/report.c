@@ -648,6 +648,7 @@ static void json_run(const struct report *r, const struct emu_scn_result *res, c
 	fprintf(f, "%s  \"frame_hops\": %llu,\n", ind, (unsigned long long)res->run.frame_hops);
 	fprintf(f, "%s  \"frame_hops_per_s\": %.1f,\n", ind, res->run.frame_hops_per_s);
 	fprintf(f, "%s  \"events\": %llu,\n", ind, (unsigned long long)res->run.events);
+	fprintf(f, "%s  \"queue_events\": %llu,\n", ind, (unsigned long long)res->run.queue_events);
 	fprintf(f, "%s  \"workers\": %u,\n", ind, res->run.workers);
 	fprintf(f, "%s  \"peak_rss_bytes\": %llu,\n", ind, (unsigned long long)res->peak_rss);
 	if (res->dist_ranks <= 1)

@@ -553,7 +553,7 @@ static void recs_fill(struct recs *r, struct emu_engine *eng, const struct emu_f
 /* RESULT payload: this header, then (u32 index, record) for hosts, switches, ports. */
 struct recs_hdr {
 	uint32_t nhost, nsw, nport, pad;
-	uint64_t events, frame_hops, pool_frames, cross_events, spilled, peak_rss;
+	uint64_t events, queue_events, frame_hops, pool_frames, cross_events, spilled, peak_rss;
 	emu_time_t last_event;
 	uint64_t msgs, bytes, rejected;
 };
@@ -648,7 +648,8 @@ static int recs_gather(struct emu_dist *d, struct recs *r, struct emu_run_stats 
 
 	if (me != 0) {
 		struct recs_hdr h = {
-			.events = run->events, .frame_hops = run->frame_hops, .pool_frames = run->pool_frames,
+			.events = run->events, .queue_events = run->queue_events, .frame_hops = run->frame_hops,
+			.pool_frames = run->pool_frames,
 			.cross_events = run->cross_events, .spilled = run->spilled, .peak_rss = *peak_rss,
 			.last_event = run->last_event, .msgs = now.msgs_sent - before->msgs_sent,
 			.bytes = now.bytes_sent - before->bytes_sent, .rejected = now.rejected + now.auth_rejected,
@@ -688,6 +689,7 @@ static int recs_gather(struct emu_dist *d, struct recs *r, struct emu_run_stats 
 			break;
 		}
 		run->events += h.events;
+		run->queue_events += h.queue_events;
 		run->frame_hops += h.frame_hops;
 		run->pool_frames += h.pool_frames;
 		run->cross_events += h.cross_events;
@@ -1296,6 +1298,7 @@ static int scn_engine(struct scn *s)
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.lag_bound_ns = cfg->lag_bound_ns,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
+		.commit_bytes = cfg->commit_bytes, .commit_idle = cfg->commit_idle,
 		.router = cfg->router, .xbar_arb = cfg->xbar_arb, .xbar_bps = cfg->xbar_bps,
 		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset, .lag_max_ns = cfg->lag_max_ns,

@@ -23,9 +23,10 @@
 /* the keys, in the order they are written and applied */
 static const char *const keys[] = {
 	"topology", "algo", "hosts", "size", "seed", "seeds", "elements", "concurrent", "background", "bg-msg",
-	"bg-load", "routing", "router", "xbar-bw", "lossy", "loss", "lossless", "buffer", "priority", "rate", "noise",
-	"fail", "drop", "timeout", "timer", "pktgen-tick", "profile", "descriptors", "shards", "table", "window",
-	"retx-timeout", "max-failures", "sketch", "time-limit", "stall", "clock", "dilation", "lag-bound", "max-lag",
+	"bg-load", "routing", "router", "xbar-bw", "lossy", "loss", "lossless", "buffer", "priority", "commit-ahead",
+	"rate", "noise", "fail", "drop", "timeout", "timer", "pktgen-tick", "profile", "descriptors", "shards", "table",
+	"window", "retx-timeout", "max-failures", "sketch", "time-limit", "stall", "clock", "dilation", "lag-bound",
+	"max-lag",
 };
 
 bool scnfile_known(const char *key)
@@ -174,6 +175,11 @@ static void describe_network(struct scnfile *d, const struct emu_scn_cfg *c)
 	it = add(d, "buffer", SCNFILE_STR, 1);
 	fmt_size(it->val[0], c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER);
 	str(d, "priority", "%s", emu_tc_mode_names[c->priority]);
+	it = add(d, "commit-ahead", SCNFILE_STR, 1);
+	if (c->commit_idle)
+		snprintf(it->val[0], SCNFILE_VAL, "idle");
+	else
+		fmt_size(it->val[0], c->commit_bytes ? c->commit_bytes : EMU_DEFAULT_COMMIT);
 	it = add(d, "rate", SCNFILE_STR, 1);
 	if (c->rate_bps)
 		fmt_rate(it->val[0], c->rate_bps);

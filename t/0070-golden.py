@@ -33,7 +33,7 @@ TIMEOUT = 600
 
 # "links" repeats link_util (which is digested) with each link's two ends named; "scenario" describes the
 # run's options (a single run's report carries it), algbw and busbw follow from size, hosts and runtime
-EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "distributed", "partition", "links",
+EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "queue_events", "distributed", "partition", "links",
             "scenario", "algbw_GBps", "busbw_GBps"}
 # derived figures of each allreduce, left out of the digest the same way
 EXCLUDED_AR = {"algbw_GBps", "busbw_GBps"}

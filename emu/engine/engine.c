@@ -188,6 +188,22 @@ static unsigned available_pus(hwloc_topology_t topo)
 }
 
 /* the merlin router on every switch this process runs; the crossbar rate defaults from the fastest link */
+/*
+ * How far ahead a FIFO port commits queued frames to its wire (port.c):
+ * cfg.commit_bytes of its wire time, whatever the traffic classes (so that
+ * a run without frames of the higher class is the same run with one class
+ * or two); none under merlin (merlin_init() sets 0: its crossbar refills a
+ * small output buffer as frames leave it).
+ */
+static uint32_t commit_window(const struct emu_engine *eng, const struct emu_port *ep)
+{
+	if (eng->cfg.commit_idle)
+		return 0;
+	emu_time_t t = emu_tx_time((uint32_t)eng->cfg.commit_bytes, ep->rate_bps);
+
+	return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
 static void merlin_init(struct emu_engine *eng)
 {
 	const struct emu_fabric *fab = eng->fab;
@@ -202,8 +218,13 @@ static void merlin_init(struct emu_engine *eng)
 		eng->cfg.xbar_bps = bps;
 	}
 	for (uint32_t i = 0; i < fab->nnodes; i++)
-		if (fab->nodes[i].kind == EMU_NODE_SWITCH && emu_engine_node_local(eng, i))
-			eng->nodes[i].xb = emu_xbar_create(&eng->nodes[i], &eng->cfg, bps);
+		if (fab->nodes[i].kind == EMU_NODE_SWITCH && emu_engine_node_local(eng, i)) {
+			struct emu_node *n = &eng->nodes[i];
+
+			n->xb = emu_xbar_create(n, &eng->cfg, bps);
+			for (unsigned p = 0; p < n->nports; p++)
+				n->ports[p].commit_ps = 0;
+		}
 }
 
 uint64_t emu_engine_xbar_bps(const struct emu_engine *eng)
@@ -225,6 +246,10 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 	eng->cfg = *cfg;
 	if (!eng->cfg.buffer_bytes)
 		eng->cfg.buffer_bytes = EMU_DEFAULT_BUFFER;
+	if (!eng->cfg.commit_bytes)
+		eng->cfg.commit_bytes = EMU_DEFAULT_COMMIT;
+	if (eng->cfg.commit_bytes > UINT32_MAX)
+		eng->cfg.commit_bytes = UINT32_MAX;
 	if (!eng->cfg.lag_bound_ns)
 		eng->cfg.lag_bound_ns = EMU_LAG_BOUND_NS;
 	if (eng->cfg.buffer_bytes < EMU_FRAME_MAX) {
@@ -330,6 +355,7 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 			ep->peer = &eng->ports[fab->nodes[fp->peer_node].port0 + fp->peer_port];
 			for (unsigned c = 0; c < EMU_TC_N; c++)
 				ep->credits[c] = (int64_t)eng->cfg.buffer_bytes;
+			ep->commit_ps = commit_window(eng, ep);
 		}
 	}
 
@@ -1041,6 +1067,7 @@ static void process(struct emu_worker *w, emu_time_t end)
 		w->now = e->t;
 		w->cur_key = e->key;
 		w->events += type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
+		w->qevents++;
 		switch (type) {
 		case EMU_EV_FRAME:
 			emu_port_arrive(n, port, e->frame);
@@ -1216,6 +1243,7 @@ int emu_engine_run(struct emu_engine *eng)
 		if (w->init_rc && !rc)
 			rc = w->init_rc;
 		eng->st.events += w->events;
+		eng->st.queue_events += w->qevents;
 		eng->st.frame_hops += w->frame_hops;
 		eng->st.pool_frames += w->pool.allocated;
 		if (w->last_event > last)
@@ -1306,8 +1334,10 @@ void emu_engine_destroy(struct emu_engine *eng)
 		free(n->state);
 		free(n->tfifo.ev);
 		emu_heap_fini(&n->theap);
-		for (unsigned p = 0; p < n->nports; p++)
+		for (unsigned p = 0; p < n->nports; p++) {
 			free(n->ports[p].rq);
+			free(n->ports[p].cq);
+		}
 		emu_xbar_destroy(n->xb);
 	}
 	/* frames still queued or in flight belong to some chunk: free chunks last */

@@ -128,16 +128,29 @@ struct emu_credit {
 	uint64_t arg;
 };
 
+/*
+ * A frame committed to the wire ahead of its start (see emu_port.commit_ps):
+ * when its first bit leaves, its length and class. Until then its bytes
+ * count as queued.
+ */
+struct emu_txrec {
+	emu_time_t start;
+	uint32_t len;
+	uint32_t tc;
+};
+
 struct emu_port {
 	/*
 	 * Laid out by what a frame-hop touches, a cache line each (the array
-	 * is cache-line aligned and a port is five lines): the link's and
+	 * is cache-line aligned and a port is six lines): the link's and
 	 * the ingress side's line, the egress queue's, the serializer's and
-	 * credits', the counters' (st), then what is seldom read. A port
-	 * that sends a frame touches the first four; one that receives it the
-	 * first and the counters'; giving back the buffer space of a frame
-	 * it received (a credit to the peer) only the first, and the ring
-	 * entry the credit goes to.
+	 * credits', the counters' (st, a line and a half), then what is
+	 * seldom read and the frames committed ahead of their start. A port
+	 * that sends a frame touches the first four, and the last when the
+	 * frame starts after now; one that receives it the first and the
+	 * counters'; giving back the buffer space of a frame it received (a
+	 * credit to the peer) only the first, and the ring entry the credit
+	 * goes to.
 	 */
 	/* the link, the ingress buffer, and a ring of credits for a serializer (see rq) */
 	alignas(EMU_CACHELINE) emu_time_t latency;
@@ -180,15 +193,33 @@ struct emu_port {
 	int64_t credits[EMU_TC_N];	/* free bytes in the peer's ingress buffer, per class */
 	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
 	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
+	/*
+	 * How far ahead of its start a queued frame is committed to the
+	 * wire: frames leave the queue while the serializer is busy for at
+	 * most this long (0: only when it is idle), unless a frame of the
+	 * higher class was queued here before quiet_until. See port.c.
+	 */
+	emu_time_t quiet_until;
+	uint32_t commit_ps;
 	bool stalled;			/* waits for credit (mirrored in the ring's rq_stalled) */
-	bool txdone_pending;
+	bool txdone_pending;		/* a wake (EMU_EV_TXDONE) is queued */
 	bool tap;
 	alignas(EMU_CACHELINE) struct emu_port_stats st;
-	/* seldom read (xwait: only under merlin) */
+	/* seldom read (xwait: only under merlin), and the committed frames not yet started */
 	uint64_t rate_bps;
 	uint64_t xwait;			/* merlin router: bytes in the node's input buffers bound for this port */
+	/*
+	 * Frames committed to the wire that start after the time they were
+	 * committed, in start order: a ring of 1 << cq_capl (none while cq
+	 * is NULL); cbytes_tc their bytes per class. Those that started by
+	 * now leave it when the queue's bytes are read (port.c, cq_settle).
+	 */
+	struct emu_txrec *cq;
+	uint32_t cq_head, cq_n;
+	uint64_t cbytes_tc[EMU_TC_N];
+	uint8_t cq_capl;
 };
-_Static_assert(sizeof(struct emu_port) == 5 * EMU_CACHELINE, "struct emu_port: five cache lines, laid out by use");
+_Static_assert(sizeof(struct emu_port) == 6 * EMU_CACHELINE, "struct emu_port: six cache lines, laid out by use");
 
 struct emu_node {
 	/*
@@ -266,6 +297,22 @@ struct emu_engine_cfg {
 	enum emu_xbar_arb xbar_arb;	/* merlin: crossbar arbitration */
 	uint64_t xbar_bps;		/* merlin: crossbar rate per port; 0: EMU_XBAR_SPEEDUP x the fastest link */
 	uint64_t obuf_bytes;		/* merlin: output buffer per port and class; 0: EMU_DEFAULT_OBUF */
+	/*
+	 * FIFO ports: a queued frame is committed to the wire (its departure
+	 * and arrival fixed, one event at the peer) while the serializer is
+	 * busy for less than this many bytes' time; 0: EMU_DEFAULT_COMMIT.
+	 * With one traffic class the window changes no result, only the
+	 * wakes a backlog costs. A frame of the higher class waits behind
+	 * those committed before it: at most this much (strict priority
+	 * holds among the frames not yet committed), and only the first
+	 * after a quiet spell: for EMU_COMMIT_QUIET after a frame of the
+	 * higher class was queued on a port, the port commits only when
+	 * its wire is idle, so strict priority is exact. @commit_idle: commit
+	 * only when the serializer is idle (strict priority exact, one wake
+	 * per queued frame).
+	 */
+	uint64_t commit_bytes;
+	bool commit_idle;
 	uint64_t seed;
 	enum emu_clock clock;
 	double dilation;		/* wall: wall ns per emulated ns; 0: auto */
@@ -304,11 +351,14 @@ struct emu_engine_cfg {
 #define EMU_DEFAULT_BUFFER (128 * 1024)
 #define EMU_DEFAULT_OBUF EMU_FRAME_MAX	/* one largest frame waits while one is on the wire */
 #define EMU_XBAR_SPEEDUP 1.2
+#define EMU_DEFAULT_COMMIT (4 * 1024)
+#define EMU_COMMIT_QUIET (10 * EMU_US)
 
 struct emu_run_stats {
 	emu_time_t emulated;		/* time of the last processed event / stop time */
 	uint64_t wall_ns;
-	uint64_t events;
+	uint64_t events;		/* queue events and credit returns */
+	uint64_t queue_events;		/* ...of which went through the event queue */
 	uint64_t frame_hops;		/* frames put on a link */
 	uint64_t windows;
 	/*
@@ -505,6 +555,25 @@ static inline bool emu_port_busy(const struct emu_node *n, unsigned port)
 	const struct emu_port *p = &n->ports[port];
 
 	return p->qframes || p->busy_until > emu_node_now(n);
+}
+
+/*
+ * emu_port_queued - bytes queued on @port that have not started on the
+ * wire by now: those waiting and those committed with a later start.
+ */
+uint64_t emu_port_queued(struct emu_node *n, unsigned port);
+
+/*
+ * emu_node_hold_until - frames @n sends from now until the end of the
+ * current callback (or the next call) start on the wire at @t at the
+ * earliest (0: no hold). For a switch whose pipeline delays a frame it
+ * has already decided about (canary_sw.c's recirculation). Only where
+ * emu_node_can_hold() (the FIFO egress model).
+ */
+void emu_node_hold_until(struct emu_node *n, emu_time_t t);
+static inline bool emu_node_can_hold(const struct emu_node *n)
+{
+	return !n->xb;
 }
 
 #endif /* EMU_ENGINE_H */

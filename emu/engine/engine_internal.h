@@ -22,6 +22,7 @@ struct emu_worker {
 	struct emu_pool pool;
 	emu_time_t now;
 	uint64_t cur_key;	/* key of the event being processed */
+	emu_time_t hold;	/* emu_node_hold_until(): frames sent start no earlier */
 	uint32_t *nodes;
 	uint32_t nnodes;
 	struct emu_chan **in;
@@ -32,7 +33,8 @@ struct emu_worker {
 	uint32_t nrin;
 	int init_rc;
 	/* stats */
-	uint64_t events;
+	uint64_t events;	/* queue events and credit returns */
+	uint64_t qevents;	/* events popped from the queue (credits that became events included) */
 	uint64_t events_mark;	/* events at the start of the window (critical path) */
 	uint64_t frame_hops;
 	emu_time_t progress_t;	/* 1 + time of the latest emu_node_progress(), 0: none */

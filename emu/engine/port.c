@@ -3,21 +3,46 @@
  * DOC: port.c - the per-frame data path: egress queues, serializers,
  * credits, loss, link state, and the model-facing send/alloc/timer calls.
  *
- * A port's serializer transmits one frame at a time: it starts when the
- * port is idle, the queue is non-empty and (lossless) the peer has buffer
- * credit for the whole frame; the frame occupies the wire for
- * (max(len, 60) + 24) * 8 / rate (padded to Ethernet's minimum; preamble,
- * FCS and gap: emu_wire_bytes) and arrives at the peer one latency after its last
- * bit left (store-and-forward). A TXDONE event is armed only while frames
- * wait behind a busy serializer (or when the model asked for txdone
- * notifications), so an idle fabric costs nothing. Credits coming back and
- * the timers of models that can call a timer idle wait in small per-link /
- * per-node FIFOs instead of the worker's event queue (see absorb_credits()
- * and emu_timer_at(); other models' timers are plain events): timers
- * fire in exactly the (time, key) order of events, and every decision that
- * depends on a port's credits comes out as the credit events would have
- * made it: credits only add up, and the queued ones are applied, in order,
- * before any test they could change.
+ * A port's serializer transmits one frame at a time: a frame starts when
+ * the frame before it has left, the peer has buffer credit for the whole
+ * frame (lossless), and no frame of a higher class waits (strict
+ * priority); it occupies the wire for (max(len, 60) + 24) * 8 / rate
+ * (padded to Ethernet's minimum; preamble, FCS and gap: emu_wire_bytes)
+ * and arrives at the peer one latency after its last bit left
+ * (store-and-forward).
+ *
+ * One event per frame-hop. A queued frame is *committed* to the wire as
+ * soon as its start is known: when it is queued (or a credit or a wake
+ * lets it go) while the serializer is busy for at most commit_ps more
+ * (the port's commit window, cfg.commit_bytes of wire time; unlimited with
+ * one traffic class). Then its start is max(now, the previous frame's
+ * end, the node's hold), its arrival at the peer is posted at once (the
+ * frame's only event on this hop), its credit is taken and the ingress
+ * buffer it held is given back upstream as of its start. A frame that
+ * cannot be committed waits in the class queues; the port is woken
+ * (EMU_EV_TXDONE) when the wire goes idle, and commits what then fits the
+ * window: one wake per window of backlog, not one per frame. A model
+ * with a txdone callback (hosts) is also woken when its wire goes idle
+ * with nothing queued.
+ *
+ * What is read at a decision instant: a port's queued bytes (adaptive
+ * routing, drop-tail, the peak) are the bytes of frames that have not
+ * started by now, committed or not; a frame starting exactly now has
+ * started. Strict priority orders the frames not yet committed: a frame
+ * of the higher class waits behind at most one commit window, and only
+ * the first after a quiet spell: for EMU_COMMIT_QUIET after a frame of
+ * the higher class was queued, the port commits only when its wire is
+ * idle, as strict priority needs. Credits taken by committed frames are
+ * the peer's buffer they will occupy.
+ *
+ * Credits coming back and the timers of models that can call a timer idle
+ * wait in small per-link / per-node rings instead of the worker's event
+ * queue (see absorb_credits() and emu_timer_at(); other models' timers are
+ * plain events): timers fire in exactly the (time, key) order of events,
+ * and every decision that depends on a port's credits comes out as the
+ * credit events would have made it: credits only add up, and the queued
+ * ones are applied, in (time, key) order, before any test they could
+ * change.
  */
 #include "emu/engine/port.h"
 #include "emu/engine/xbar.h"
@@ -156,38 +181,65 @@ static inline void absorb_credits(const struct emu_worker *w, struct emu_port *p
 	q->rq_n = n;
 }
 
-static __attribute__((noinline)) void credq_grow(struct emu_port *q)
+/*
+ * ring_grow - a ring of @n entries of @size bytes from @head in @*ring (of
+ * 1 << @*capl, none while NULL) moved to the start of one twice as large
+ * (16 at first); the head is then 0.
+ */
+static __attribute__((noinline)) void ring_grow(void **ring, uint8_t *capl, uint32_t head, uint32_t n, size_t size)
 {
-	uint32_t cap = rq_cap(q), ncap = cap ? 2 * cap : 16;
-	struct emu_credit *a = emu_xmalloc(ncap * sizeof(*a));
+	uint32_t cap = *ring ? 1u << *capl : 0, ncap = cap ? 2 * cap : 16;
+	char *a = emu_xmalloc(ncap * size);
 
-	for (uint32_t i = 0; i < q->rq_n; i++)
-		a[i] = q->rq[(q->rq_head + i) & (cap - 1)];
-	free(q->rq);
-	q->rq = a;
-	q->rq_capl = (uint8_t)__builtin_ctz(ncap);
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(a + i * size, (char *)*ring + ((head + i) & (cap - 1)) * size, size);
+	free(*ring);
+	*ring = a;
+	*capl = (uint8_t)__builtin_ctz(ncap);
+}
+
+static void credq_grow(struct emu_port *q)
+{
+	void *r = q->rq;
+
+	ring_grow(&r, &q->rq_capl, q->rq_head, q->rq_n, sizeof(*q->rq));
+	q->rq = r;
 	q->rq_head = 0;
 }
 
 /*
- * Queue a credit for @p's serializer in the ring of @q = credq_of(@p) (not
- * before the last one). When the ring is full, the credits due by now are
- * applied first, and it grows only if none were: it holds about one link
- * latency's credits. Only then is @p touched.
+ * Queue a credit for @p's serializer in the ring of @q = credq_of(@p), in
+ * (t, key) order: frames committed ahead give their buffer back as of
+ * their start, which is not in the order they were committed across
+ * egress ports, so a credit may go a few places before the tail. When
+ * the ring is full, the credits due by now are applied first, and it
+ * grows only if none were: it holds about one link latency's credits.
+ * Only then is @p touched.
  */
-static inline void credq_push(const struct emu_worker *w, struct emu_port *q, struct emu_port *p, emu_time_t t,
-			      uint64_t key, uint64_t arg)
+static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
+							       struct emu_port *p, emu_time_t t, uint64_t key,
+							       uint64_t arg)
 {
 	if (emu_unlikely(q->rq_n == rq_cap(q))) {
 		absorb_credits(w, p);
 		if (q->rq_n == rq_cap(q))
 			credq_grow(q);
 	}
-	struct emu_credit *c = &q->rq[(q->rq_head + q->rq_n++) & (rq_cap(q) - 1)];
+	struct emu_credit *a = q->rq;
+	uint32_t mask = rq_cap(q) - 1, i = q->rq_n++, pos = (q->rq_head + i) & mask;
 
-	c->t = t;
-	c->key = key;
-	c->arg = arg;
+	while (i) {
+		uint32_t prev = (pos - 1) & mask;
+
+		if (a[prev].t < t || (a[prev].t == t && a[prev].key < key))
+			break;
+		a[pos] = a[prev];
+		pos = prev;
+		i--;
+	}
+	a[pos].t = t;
+	a[pos].key = key;
+	a[pos].arg = arg;
 }
 
 /* the port waits for credit: what is on its way has to be able to wake it */
@@ -238,7 +290,8 @@ void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
  * it goes to the ring this port keeps for its peer: the upstream port's
  * lines are touched only when the ring is full.
  */
-static inline __attribute__((always_inline)) void ingress_release(struct emu_node *n, struct emu_frame *f)
+static inline __attribute__((always_inline)) void ingress_release_at(struct emu_node *n, struct emu_frame *f,
+									emu_time_t t)
 {
 	if (f->in_port == EMU_PORT_NONE)
 		return;
@@ -254,7 +307,7 @@ static inline __attribute__((always_inline)) void ingress_release(struct emu_nod
 	 */
 	n->w->events++;
 	struct emu_ev ev = {
-		.t = n->w->now + ip->latency,
+		.t = t + ip->latency,
 		.arg = CREDIT_ARG(f->len, f->in_tc, ip->gen),
 		.node = ip->peer_node,
 		.type = EMU_EV_CREDIT,
@@ -274,12 +327,12 @@ static inline __attribute__((always_inline)) void ingress_release(struct emu_nod
 
 void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f)
 {
-	ingress_release(n, f);
+	ingress_release_at(n, f, n->w->now);
 }
 
 void emu_frame_free(struct emu_node *n, struct emu_frame *f)
 {
-	ingress_release(n, f);
+	ingress_release_at(n, f, n->w->now);
 	emu_pool_put(&n->w->pool, f);
 }
 
@@ -404,7 +457,8 @@ void emu_node_done(struct emu_node *n)
 		w->done_max = w->now;
 }
 
-static void arm_txdone(struct emu_node *n, unsigned pi, struct emu_port *p)
+/* queue a wake of @p's port for when its wire goes idle, unless one is queued (it comes no later) */
+static void arm_wake(struct emu_node *n, unsigned pi, struct emu_port *p)
 {
 	if (p->txdone_pending)
 		return;
@@ -418,19 +472,98 @@ static void arm_txdone(struct emu_node *n, unsigned pi, struct emu_port *p)
 	emu_post(n, &ev, NULL);
 }
 
-/* Put @f on the wire of port @p now. The serializer is idle. */
-static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f)
+static inline uint32_t cq_cap(const struct emu_port *p)
+{
+	return p->cq ? 1u << p->cq_capl : 0;
+}
+
+/* the committed frames that started by now are no longer queued */
+static inline void cq_settle(struct emu_port *p, emu_time_t now)
+{
+	uint32_t k = p->cq_n;
+
+	if (!k)
+		return;
+	const struct emu_txrec *a = p->cq;
+	uint32_t h = p->cq_head, mask = cq_cap(p) - 1;
+
+	while (k && a[h].start <= now) {
+		p->cbytes_tc[a[h].tc] -= a[h].len;
+		h = (h + 1) & mask;
+		k--;
+	}
+	p->cq_head = h;
+	p->cq_n = k;
+}
+
+static void cq_grow(struct emu_port *p)
+{
+	void *r = p->cq;
+
+	ring_grow(&r, &p->cq_capl, p->cq_head, p->cq_n, sizeof(*p->cq));
+	p->cq = r;
+	p->cq_head = 0;
+}
+
+/* a frame committed to start after now stays queued until then */
+static inline void cq_push(struct emu_port *p, emu_time_t now, emu_time_t start, uint32_t len, unsigned tc)
+{
+	if (start <= now)
+		return;
+	if (emu_unlikely(p->cq_n == cq_cap(p))) {
+		cq_settle(p, now);
+		if (p->cq_n == cq_cap(p))
+			cq_grow(p);
+	}
+	struct emu_txrec *r = &p->cq[(p->cq_head + p->cq_n++) & (cq_cap(p) - 1)];
+
+	r->start = start;
+	r->len = len;
+	r->tc = tc;
+	p->cbytes_tc[tc] += len;
+}
+
+/* bytes of class @c queued on @p and not started by now */
+static inline uint64_t queued_tc(struct emu_port *p, emu_time_t now, unsigned c)
+{
+	cq_settle(p, now);
+	return p->qbytes_tc[c] + p->cbytes_tc[c];
+}
+
+static inline uint64_t queued(struct emu_port *p, emu_time_t now)
+{
+	cq_settle(p, now);
+	return p->qbytes + p->cbytes_tc[0] + p->cbytes_tc[1];
+}
+
+uint64_t emu_port_queued(struct emu_node *n, unsigned port)
+{
+	return queued(&n->ports[port], n->w->now);
+}
+
+void emu_node_hold_until(struct emu_node *n, emu_time_t t)
+{
+	n->w->hold = t;
+}
+
+/*
+ * Commit @f to @p's wire, its first bit leaving at @start (>= now, and
+ * not before the serializer is free): the arrival at the peer is posted
+ * now, the one event of this hop.
+ */
+static void commit(struct emu_node *n, struct emu_port *p, struct emu_frame *f, emu_time_t start)
 {
 	struct emu_worker *w = n->w;
 	emu_time_t ft = emu_port_tx_time(n, (unsigned)(p - n->ports), f->len);
 
-	p->busy_until = w->now + ft;
+	p->busy_until = start + ft;
 	p->st.busy_ps += ft;
 	p->st.tx_frames++;
 	p->st.tx_bytes += f->len;
 	w->frame_hops++;
+	cq_push(p, w->now, start, f->len, f->tc);
 	if (emu_unlikely(p->tap))
-		n->eng->tap(n->eng->tap_ctx, w->id, n->id, (unsigned)(p - n->ports), f, w->now);
+		n->eng->tap(n->eng->tap_ctx, w->id, n->id, (unsigned)(p - n->ports), f, start);
 	if ((p->loss_thresh && emu_rng_next(&n->rng) < p->loss_thresh) ||
 	    emu_unlikely(p->drop_nth && p->st.tx_frames == p->drop_nth)) {
 		p->st.drops_loss++;
@@ -440,7 +573,7 @@ static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f
 	if (!n->eng->cfg.lossy)
 		p->credits[f->tc] -= f->len;
 	f->gen = p->gen;
-	f->t_sent = w->now;
+	f->t_sent = start;
 	f->hops++;
 	struct emu_ev ev = {
 		.t = p->busy_until + p->latency,
@@ -452,27 +585,17 @@ static void transmit(struct emu_node *n, struct emu_port *p, struct emu_frame *f
 	emu_post(n, &ev, p->chan);
 }
 
-void emu_port_kick(struct emu_node *n, unsigned pi)
+/*
+ * The head frame @p may send next: the highest class whose head the peer
+ * has room for, or NULL (its class in *@cls). Credits only add up, so
+ * when the highest non-empty class has room before the queued credits are
+ * applied it has room after, and is the class the full test would pick:
+ * the queued credits stay queued (their lines are cold: written by the
+ * peer long ago) until a head does not fit. They are applied then, in
+ * the same order, to the same sum.
+ */
+static inline struct emu_frame *pick_head(struct emu_node *n, struct emu_port *p, unsigned *cls)
 {
-	struct emu_port *p = &n->ports[pi];
-	emu_time_t now = n->w->now;
-
-	if (p->busy_until > now) {
-		if (p->qframes || n->ops->txdone)
-			arm_txdone(n, pi, p);
-		return;
-	}
-	if (!p->qframes)
-		return;
-	/*
-	 * Strict priority: the highest class whose head the peer has room
-	 * for. Credits only add up, so when the highest non-empty class has
-	 * room before the queued credits are applied it has room after, and
-	 * is the class the full test would pick: the queued credits stay
-	 * queued (their lines are cold: written by the peer long ago) until
-	 * a head does not fit. They are applied then, in the same order, to
-	 * the same sum.
-	 */
 	struct emu_frame *f = NULL;
 	unsigned c = EMU_TC_N;
 
@@ -487,27 +610,63 @@ void emu_port_kick(struct emu_node *n, unsigned pi)
 			f = NULL;
 		}
 	}
-	if (!f) {
-		p->st.credit_stalls++;
-		stall(n, p);
-		return;	/* a credit event will kick us */
+	*cls = c;
+	return f;
+}
+
+/*
+ * Commit the queued frames of port @pi that fit its commit window, in
+ * strict priority; then make sure a wake comes when one is needed: frames
+ * still queued behind the window (a credit wakes a stalled port instead),
+ * or a model that wants to hear when its wire goes idle.
+ */
+static void pump(struct emu_node *n, unsigned pi, struct emu_port *p)
+{
+	struct emu_worker *w = n->w;
+	emu_time_t now = w->now;
+
+	emu_time_t limit = now + (now < p->quiet_until ? 0 : p->commit_ps);
+
+	while (p->qframes) {
+		if (p->busy_until > limit) {
+			arm_wake(n, pi, p);
+			return;
+		}
+		unsigned c;
+		struct emu_frame *f = pick_head(n, p, &c);
+
+		if (!f) {
+			p->st.credit_stalls++;
+			stall(n, p);
+			return;	/* a credit event will pump again */
+		}
+		unstall(p);
+		p->qhead[c] = f->next;
+		if (!p->qhead[c])
+			p->qtail[c] = NULL;
+		else
+			__builtin_prefetch(p->qhead[c]);	/* the next pick reads its length */
+		p->qframes--;
+		p->qbytes -= f->len;
+		p->qbytes_tc[c] -= f->len;
+		f->next = NULL;
+
+		emu_time_t start = p->busy_until > now ? p->busy_until : now;
+
+		if (f->t_sent > start)	/* held (emu_node_hold_until) */
+			start = f->t_sent;
+		ingress_release_at(n, f, start);
+		commit(n, p, f, start);
+		if (n->xb)
+			emu_xbar_out_ready(n, pi);
 	}
-	unstall(p);
-	p->qhead[c] = f->next;
-	if (!p->qhead[c])
-		p->qtail[c] = NULL;
-	else
-		__builtin_prefetch(p->qhead[c]);	/* the next kick reads its length */
-	p->qframes--;
-	p->qbytes -= f->len;
-	p->qbytes_tc[c] -= f->len;
-	f->next = NULL;
-	ingress_release(n, f);
-	transmit(n, p, f);
-	if (p->qframes || n->ops->txdone)
-		arm_txdone(n, pi, p);
-	if (n->xb)
-		emu_xbar_out_ready(n, pi);
+	if (n->ops->txdone && p->busy_until > now)
+		arm_wake(n, pi, p);
+}
+
+void emu_port_kick(struct emu_node *n, unsigned pi)
+{
+	pump(n, pi, &n->ports[pi]);
 }
 
 /* emu_port_enqueue(), inline in emu_send() */
@@ -518,6 +677,7 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 
 	f->tc = (uint8_t)c;
 	f->next = NULL;
+	f->t_sent = n->w->hold;	/* the earliest start; 0: none */
 	if (p->qtail[c])
 		p->qtail[c]->next = f;
 	else
@@ -526,10 +686,14 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 	p->qframes++;
 	p->qbytes += f->len;
 	p->qbytes_tc[c] += f->len;
-	if (p->qbytes > p->st.q_peak_bytes)
-		p->st.q_peak_bytes = p->qbytes;
+	if (c)	/* the higher class: exact strict priority here for a while */
+		p->quiet_until = n->w->now + EMU_COMMIT_QUIET;
+	uint64_t q = p->cq_n ? queued(p, n->w->now) : p->qbytes;
+
+	if (q > p->st.q_peak_bytes)
+		p->st.q_peak_bytes = q;
 	if (p->qhead[c] == f)
-		emu_port_kick(n, port);
+		pump(n, port, p);
 }
 
 void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c)
@@ -564,7 +728,7 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 		f->xin = in;
 		return emu_xbar_send(n, port, f, c);
 	}
-	if (n->eng->cfg.lossy && p->qbytes_tc[c] + f->len > n->eng->cfg.buffer_bytes) {
+	if (n->eng->cfg.lossy && queued_tc(p, n->w->now, c) + f->len > n->eng->cfg.buffer_bytes) {
 		p->st.drops_queue++;
 		emu_frame_free(n, f);
 		return -ENOBUFS;
@@ -605,8 +769,8 @@ void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)
 {
 	struct emu_port *p = &n->ports[pi];
 
-	if (apply_credit(p, arg) && p->busy_until <= n->w->now)
-		emu_port_kick(n, pi);
+	if (apply_credit(p, arg) && p->qframes && p->busy_until <= n->w->now + p->commit_ps)
+		pump(n, pi, p);	/* (pump() itself applies the quiet spell) */
 }
 
 void emu_port_txdone(struct emu_node *n, unsigned pi)
@@ -614,14 +778,14 @@ void emu_port_txdone(struct emu_node *n, unsigned pi)
 	struct emu_port *p = &n->ports[pi];
 
 	p->txdone_pending = false;
-	if (p->busy_until > n->w->now) {
-		/* another event at this very time restarted the serializer: wait for that frame */
-		if (p->qframes || n->ops->txdone)
-			arm_txdone(n, pi, p);
+	if (p->qframes) {
+		pump(n, pi, p);
 		return;
 	}
-	if (p->qframes) {
-		emu_port_kick(n, pi);
+	if (p->busy_until > n->w->now) {
+		/* another event at this very time restarted the serializer: wait for that frame */
+		if (n->ops->txdone)
+			arm_wake(n, pi, p);
 		return;
 	}
 	if (n->ops->txdone && n->up)
@@ -655,6 +819,9 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 		}
 		p->qframes = 0;
 		p->qbytes = 0;
+		/* what was committed but had not started is lost on the wire (the peer drops it) */
+		p->cq_n = 0;
+		p->cbytes_tc[0] = p->cbytes_tc[1] = 0;
 		if (n->xb)
 			emu_xbar_link_down(n, pi);
 	} else {
@@ -694,10 +861,10 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
  * or two and would say nothing; with the inputs counted, adaptive routing
  * sees the same quantity under both models.
  */
-static inline uint64_t port_occupancy(const struct emu_node *n, const struct emu_port *p)
+static inline uint64_t port_occupancy(const struct emu_node *n, struct emu_port *p)
 {
-	/* xwait is 0 without merlin: not read there (a cache line of its own) */
-	return n->xb ? p->qbytes + p->xwait : p->qbytes;
+	/* under merlin nothing is committed ahead (commit_ps 0) */
+	return n->xb ? p->qbytes + p->xwait : queued(p, n->w->now);
 }
 
 static unsigned nth_bit(uint64_t mask, unsigned k)

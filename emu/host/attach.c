@@ -32,7 +32,7 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 		s->st.in_bad++;
 		return;
 	}
-	if (port->qbytes + len > s->cfg->queue_max) {
+	if (emu_port_queued(n, 0) + len > s->cfg->queue_max) {
 		s->st.in_overrun++;
 		return;
 	}

@@ -837,6 +837,22 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	if (start > now)
 		s->st.recirc_delayed++;
 	s->st.recirc_wait += done - now;
+	if (emu_node_can_hold(n) && start - now <= s->cfg->passes * pass) {
+		/*
+		 * The FIFO model, when the pipeline holds the frame back by
+		 * at most one frame's passes: the frame is decided on arrival,
+		 * and what it sends leaves when its passes are done (no event
+		 * of its own: the pipeline delays the frame's departure; the
+		 * switch's state is at most two frames' passes, a few
+		 * nanoseconds, ahead). Behind a longer pipeline queue it waits
+		 * for its turn (the timer below), so the descriptors see the
+		 * frames when the pipeline does.
+		 */
+		emu_node_hold_until(n, done);
+		sw_handle(n, f, port);
+		emu_node_hold_until(n, 0);
+		return;
+	}
 	f->user = port;
 	f->t_sent = done;
 	f->next = NULL;
