@@ -32,7 +32,7 @@
 #include "emu/engine/util.h"
 
 #define EMU_BARRIER_SPIN_MIN_NS 1000u	/* the budget never drops below (a probe) */
-#define EMU_BARRIER_SPIN_MAX_NS 64000u	/* nor grows above: a futex wake-up costs ~10-50 us */
+#define EMU_BARRIER_SPIN_MAX_NS 64000u	/* nor above: ~2 % of a default-run window (~3 ms) */
 
 struct emu_barrier {
 	unsigned n;
