@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +37,7 @@
 #include "emu/scnfile.h"
 #include "emu/units.h"
 #include "topologies/topo.h"
+#include "emu/engine/cores.h"
 #include "emu/engine/util.h"
 
 #ifndef CANARY_VERSION
@@ -808,7 +808,7 @@ static const struct cli_opt opt_table[] = {
 	{ .help = "run:" },
 	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time"),
 	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time, or for twice the longest timeout an allreduce host waits on if that is longer (0: never)"),
-	OPT("workers", "N|per-node", o_workers, "the cores available", "worker threads", .local = true),
+	OPT("workers", "N|per-node", o_workers, "the free cores", "worker threads", .local = true),
 	OPT("clock", "NAME", o_clock, "virtual", "virtual | wall"),
 	OPT("dilation", "D|auto", o_dilation, "auto", "wall clock: wall ns per emulated ns"),
 	OPT("lag-bound", "T", o_lag_bound, "2ms",
@@ -1430,6 +1430,21 @@ static int fork_ranks(struct cli *c, pid_t *children)
 }
 
 /*
+ * default_workers - without --workers: the free cores (emu/engine/cores.h),
+ * shared out among the local ranks (--processes; counted before they start,
+ * so that they do not count one another as busy).
+ */
+static void default_workers(struct cli *c)
+{
+	unsigned n;
+
+	if (c->cfg.workers || c->cfg.per_node)
+		return;
+	n = emu_cores_free();
+	c->cfg.workers = c->processes > 1 ? (n / c->processes ? n / c->processes : 1) : n;
+}
+
+/*
  * join_ranks - a distributed run: start the local ranks (--processes) and
  * connect to the others. *@dist is this rank's end; return 0, or the exit
  * status (said why).
@@ -1442,13 +1457,6 @@ static int join_ranks(struct cli *c, pid_t *children, struct emu_dist **dist)
 
 	if (c->processes > 1 && fork_ranks(c, children))
 		return 1;
-	/* workers of this rank: --workers, else the cores shared out among local ranks */
-	if (!c->cfg.workers) {
-		cpu_set_t cs;
-		unsigned ncpu = sched_getaffinity(0, sizeof(cs), &cs) == 0 ? (unsigned)CPU_COUNT(&cs) : 1;
-
-		c->cfg.workers = c->processes > 1 ? (ncpu / c->processes ? ncpu / c->processes : 1) : ncpu;
-	}
 	c->dcfg.rank = c->rank;
 	c->dcfg.nranks = P;
 	c->dcfg.workers = c->cfg.workers;
@@ -1674,6 +1682,7 @@ int main(int argc, char **argv)
 		return status;
 	if (c.resources)
 		return resources(&c);
+	default_workers(&c);
 	if (distributed(&c) && (status = join_ranks(&c, children, &dist)))
 		return status;
 
