@@ -562,8 +562,8 @@ static const char *o_attach_poll(struct cli *c, const char *a)
 
 static const char *o_rate(struct cli *c, const char *a)
 {
-	if (emu_parse_rate(a, &c->cfg.rate_bps) || c->cfg.rate_bps == 0)
-		return "is not a rate (e.g. 100Mbps, 10G)";
+	if (emu_parse_rate(a, &c->cfg.rate_bps))
+		return "is not a rate with a unit in " EMU_RATE_RANGE " (e.g. 100Mbps, 10G)";
 	c->rate_set = true;
 	return NULL;
 }

@@ -996,6 +996,37 @@ static void set_rates(struct emu_fabric *fab, uint64_t bps)
 }
 
 /*
+ * check_mtu - every link carries the algorithm's largest frame: a Canary
+ * (or static tree) packet, 19 header bytes and 4 per element after the
+ * Ethernet header, or a ring packet in UDP (IPv4 20, UDP 8, ring header
+ * 16). A frame larger than a link's MTU would be dropped there: refuse,
+ * naming the smallest MTU that works and the elements that fit.
+ */
+static int check_mtu(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab, char *err, size_t errlen)
+{
+	uint32_t hdr = cfg->algo == LH_ALGO_RING ? EMU_IPV4_HLEN + EMU_UDP_HLEN + 16 : EMU_CANARY_HLEN;
+	uint32_t need = hdr + 4 * cfg->elements;
+
+	for (uint32_t i = 0; i < fab->nlinks; i++) {
+		const struct emu_fab_link *l = &fab->links[i];
+		char where[300] = "";
+
+		if (l->mtu >= need)
+			continue;
+		if (l->line)
+			snprintf(where, sizeof(where), " (%s:%u)", cfg->topology, l->line);
+		snprintf(err, errlen,
+			 "--elements %u: %s frames need an MTU of at least %u bytes, but link %s-%s has %u%s; "
+			 "use an mtu of %u or more, or --elements %u or fewer",
+			 cfg->elements, cfg->algo == LH_ALGO_RING ? "ring" : "Canary", need,
+			 fab->nodes[l->node[0]].name, fab->nodes[l->node[1]].name, l->mtu, where, need,
+			 l->mtu > hdr + 4 ? (l->mtu - hdr) / 4 : 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
  * scn_build - load the fabric and size the switch program against the
  * profile. Returns 1 when the run ends here with success (--resources).
  */
@@ -1010,6 +1041,8 @@ static int scn_build(struct scn *s)
 		return -EINVAL;
 	if (cfg->rate_bps)
 		set_rates(s->fab, cfg->rate_bps);
+	if (check_mtu(cfg, s->fab, s->err, s->errlen))
+		return -EINVAL;
 	snprintf(res->topology, sizeof(res->topology), "%s", s->fab->spec[0] ? s->fab->spec : cfg->topology);
 	if (cfg->algo == LH_ALGO_STATIC)
 		snprintf(res->algo, sizeof(res->algo), "static:%u", cfg->ntrees);

@@ -225,7 +225,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 33 + 3);
+	plan(58 + 33 + 3 + 17);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -277,7 +277,36 @@ int main(void)
 	/* topology files */
 	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0:0\nlink H1 L0:0\n", "5: port 0 of L0 is used twice");
 	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0\n", "3: host H1 has no link");
-	bad_file("switch L0\nhost H0\nlink H0 L0 rate=0\n", "3: a rate of zero");
+	bad_file("switch L0\nhost H0\nlink H0 L0 rate=0\n", "3: bad rate '0'");
+
+	/* quantities: a unit, and a range the model represents (rates, MTUs, latencies) */
+	bad_opt("--rate 100", "--rate: '100' is not a rate with a unit in 1Mbps..100Tbps");
+	bad_opt("--rate 10000T", "--rate: '10000T' is not a rate with a unit in 1Mbps..100Tbps");
+	bad_opt("--xbar-bw 120", "--xbar-bw");
+	bad_opt("--topology fattree2:rate=10", "--topology: fattree2: bad value '10' for rate (a rate with a unit");
+	bad_opt("--topology fattree3:k=4,rate=10000T", "--topology: fattree3: bad value '10000T' for rate");
+	bad_opt("--topology fattree2:mtu=4294967282", "--topology: fattree2: mtu=4294967282 is not in 64..2034");
+	bad_opt("--topology fattree2:mtu=4294968796", "--topology: fattree2: mtu=4294968796 is not in 64..2034");
+	bad_opt("--topology fattree2:latency=300", "--topology: fattree2: bad value '300' for latency");
+	bad_opt("--topology fattree2:latency=2s", "latency 2.000 s is more than 1 s");
+	bad_file("defaults rate=100\nswitch L0\nhost H0\nlink H0 L0\n", "1: bad rate '100' (a rate with a unit");
+	bad_file("switch L0\nhost H0\nlink H0 L0 rate=10000T\n", "3: bad rate '10000T'");
+	bad_file("switch L0\nhost H0\nlink H0 L0 mtu=4294967282\n", "3: mtu 4294967282 is not in 64..2034");
+	bad_file("switch L0\nhost H0\nlink H0 L0 mtu=4294968796\n", "3: mtu 4294968796 is not in 64..2034");
+	/* the smallest MTU that works: 19 + 4 x elements (Canary), 44 + 4 x elements (ring) */
+	bad_opt("--topology fattree2:leaves=2,spines=2,hosts=2,mtu=1042 --hosts 4 --size 8KiB --algo canary",
+		"--elements 256: Canary frames need an MTU of at least 1043 bytes, but link H0-L0 has 1042; use an mtu "
+		"of 1043 or more, or --elements 255 or fewer");
+	bad_opt("--topology fattree2:leaves=2,spines=2,hosts=2,mtu=1067 --hosts 4 --size 8KiB --algo ring",
+		"--elements 256: ring frames need an MTU of at least 1068 bytes");
+	ok(sh(EMU " --topology fattree2:leaves=2,spines=2,hosts=2,mtu=1043 --hosts 4 --size 8KiB --algo canary,static:2 "
+	      "--no-progress") == 0 &&
+	   sh(EMU " --topology fattree2:leaves=2,spines=2,hosts=2,mtu=1068 --hosts 4 --size 8KiB --algo ring --no-progress") == 0,
+	   "...with those MTUs the runs are exact");
+	rc = sh("libhost/tools/canary-allreduce --rate 1");
+	ok(rc == 2 && strstr(sh_out, "--rate: '1' is not a rate with a unit"), "canary-allreduce --rate 1: exit 2, no unit");
+	if (rc != 2)
+		diag("exit %d: %s", rc, sh_out);
 	bad_file("switch L0\nswitch L1\nhost H0\nhost H1\nlink H0 L0\nlink H1 L1\n", "2: the fabric is not connected");
 	bad_file("switch L0\nhost H0\nwire H0 L0\n", "3: unknown declaration 'wire'");
 	bad_file("switch L0\nhost H0\nlink H0 L9\n", "3: no switch or host named 'L9'");
