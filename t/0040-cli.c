@@ -225,7 +225,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 33 + 3 + 17);
+	plan(58 + 33 + 3 + 20);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -303,6 +303,12 @@ int main(void)
 	      "--no-progress") == 0 &&
 	   sh(EMU " --topology fattree2:leaves=2,spines=2,hosts=2,mtu=1068 --hosts 4 --size 8KiB --algo ring --no-progress") == 0,
 	   "...with those MTUs the runs are exact");
+	/* a retransmission timeout shorter than a data frame's time on the wire livelocked (millions of resends) */
+	bad_opt(SMALL " --algo canary --retx-timeout 1ns",
+		"--retx-timeout: 1.000 ns is shorter than one Canary data frame (161 bytes) takes on a 100 Gb/s link "
+		"(14.800 ns)");
+	bad_opt(SMALL " --algo ring --retx-timeout 5ns --rate 10G", "--retx-timeout: 5.000 ns is shorter than one ring");
+	ok(sh(EMU SMALL " --algo canary --retx-timeout 15ns") == 0, "...--retx-timeout of one frame time runs, exact");
 	rc = sh("libhost/tools/canary-allreduce --rate 1");
 	ok(rc == 2 && strstr(sh_out, "--rate: '1' is not a rate with a unit"), "canary-allreduce --rate 1: exit 2, no unit");
 	if (rc != 2)
