@@ -1551,9 +1551,10 @@ static int run_one(struct cli *c, struct emu_dist *dist, unsigned ai, struct emu
 		return 0;
 	}
 	if (rc) {
-		fprintf(stderr, "canary-emu: %s\n", err);
-		if (rc == -ENOSPC)
-			tofino_report(stderr, r->prof, &r->need);
+		/* every rank finds the same error: the local ranks leave saying it to rank 0 */
+		if (!(c->processes > 1 && c->rank != 0))
+			fprintf(stderr, "canary-emu: %s%s\n", err,
+				rc == -ENOSPC ? " (canary-emu --resources with the same options shows the table)" : "");
 		return 2;
 	}
 	if (r->write_err[0]) {
@@ -1631,6 +1632,12 @@ static bool flush_stdout(const char *what, int werrno)
 	return true;
 }
 
+/* flushed - @status, or 1 if @what (on standard output) did not reach it (a full disk) */
+static int flushed(int status, const char *what)
+{
+	return flush_stdout(what, 0) && !status ? 1 : status;
+}
+
 int main(int argc, char **argv)
 {
 	static struct cli c = {
@@ -1651,11 +1658,11 @@ int main(int argc, char **argv)
 	if ((status = parse_options(&c, argc, argv)) >= 0)
 		return status == 0 && flush_stdout("--help or --version", 0) ? 1 : status;
 	if (c.keygen)
-		return keygen(&c);
+		return flushed(keygen(&c), "the output");
 	if ((status = check_options(&c)))
 		return status;
 	if (c.resources)
-		return resources(&c);
+		return flushed(resources(&c), "the resource report");
 	if (distributed(&c) && (status = join_ranks(&c, children, &dist)))
 		return status;
 

@@ -175,10 +175,30 @@ static void hardening(void)
 		   "report%s%s to /dev/full: exit 1 and says so, with the errno", *outs[i] ? " " : "", outs[i]);
 	}
 	rc = sh(EMU " --help > /dev/full");
-	ok(rc == 1 && strstr(sh_out, "cannot write --help or --version to standard output: No space left"),
+	ok(rc == 1 && strstr(sh_out, "cannot write --help or --version to standard output: No space left") && one_line(),
 	   "--help to /dev/full: exit 1 and says so");
 	rc = sh(EMU " --version > /dev/full");
-	ok(rc == 1 && strstr(sh_out, "No space left on device"), "--version to /dev/full: exit 1 and says so");
+	ok(rc == 1 && strstr(sh_out, "No space left on device") && one_line(),
+	   "--version to /dev/full: exit 1 and says so");
+
+	static const char *const infos[] = { "--resources", "--curve-keygen /tmp/canary-cli-keys --ranks 2" };
+
+	for (int i = 0; i < 2; i++) {
+		rc = sh(EMU " %s > /dev/full", infos[i]);
+		ok(rc == 1 && strstr(sh_out, "cannot write the") && strstr(sh_out, "No space left on device") && one_line(),
+		   "%s to /dev/full: exit 1 and one line says so", infos[i]);
+	}
+	sh("rm -rf /tmp/canary-cli-keys");
+	/* one line, once: not a table, not once per local rank */
+	rc = sh(EMU SMALL " --algo canary --descriptors 16777216");
+	ok(rc == 2 && one_line() && strstr(sh_out, "descriptors: 16777216 requested, 32768 available"),
+	   "--descriptors 16777216: one line, exit 2");
+	rc = sh(EMU SMALL " --algo canary --descriptors 16777216 --processes 8");
+	ok(rc == 2 && one_line(), "...with --processes 8: once, not once per rank");
+	if (!one_line())
+		diag("%s", sh_out);
+	rc = sh(EMU SMALL " --algo canary --processes 16");
+	ok(rc == 2 && one_line() && strstr(sh_out, "--workers"), "--processes 16 on 8 nodes: one line, exit 2");
 	rc = sh(EMU SMALL " --algo canary --pcap /dev/full > /dev/null");
 	ok(rc == 1 && strstr(sh_out, "--pcap: writing '/dev/full' failed"), "--pcap /dev/full: exit 1 and says so");
 	if (rc != 1)
@@ -225,7 +245,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 33 + 3 + 20);
+	plan(58 + 33 + 3 + 25);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
