@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1518,6 +1519,9 @@ static size_t nruns(const struct cli *c)
 	return n * c->nalgo * (size_t)(c->runs.seed_max - c->runs.seed_min + 1);
 }
 
+/* held while a finished run is added to the results (see interrupt_main) */
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
  * run_one - algorithm @ai at the size and seed in c->cfg into @r. Return
  * 0 (the run happened; *@done: it is this process's to report), or the
@@ -1595,7 +1599,9 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 					return rc;
 				if (rc < 0)
 					status = -rc;
+				pthread_mutex_lock(&done_lock);
 				*nres += done;
+				pthread_mutex_unlock(&done_lock);
 			}
 			if (c->out == OUT_TEXT && *nres > first) {
 				if (first == 0)
@@ -1604,6 +1610,57 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 			}
 		}
 	return status;
+}
+
+/*
+ * Interrupted (SIGINT) with --json or --csv: the report of the runs that
+ * finished, still valid JSON or CSV (text mode prints each row as it
+ * comes). SIGINT is blocked in every thread but one that waits for it;
+ * done_lock keeps it from reading the results while a run is being added.
+ */
+struct interrupt_ctx {
+	const struct cli *c;
+	struct report *rep;
+	struct emu_scn_result *res;
+	const unsigned *nres;
+	sigset_t set;
+};
+
+static void report(const struct cli *c, struct report *rep, struct emu_scn_result *res, unsigned nres);
+
+static void *interrupt_main(void *arg)
+{
+	struct interrupt_ctx *x = arg;
+	int sig;
+
+	if (sigwait(&x->set, &sig))
+		return NULL;
+	pthread_mutex_lock(&done_lock);
+	/* JSON keeps the shape of the whole report: a list of runs when more than one was to come */
+	x->rep->list = nruns(x->c) > 1;
+	if (*x->nres || x->c->out == OUT_CSV)
+		report(x->c, x->rep, x->res, *x->nres);
+	else if (x->c->out == OUT_JSON)
+		fputs(x->rep->list ? "{\n  \"runs\": [\n  ]\n}\n" : "{}\n", stdout);
+	fflush(stdout);
+	fprintf(stderr, "canary-emu: interrupted: the report has the %u run(s) that finished\n", *x->nres);
+	_exit(128 + sig);
+}
+
+/* catch_interrupt - with --json or --csv, SIGINT prints what finished (call before any thread starts) */
+static void catch_interrupt(struct interrupt_ctx *x)
+{
+	pthread_t t;
+
+	if (x->c->out == OUT_TEXT)
+		return;
+	sigemptyset(&x->set);
+	sigaddset(&x->set, SIGINT);
+	if (pthread_sigmask(SIG_BLOCK, &x->set, NULL) || pthread_create(&t, NULL, interrupt_main, x)) {
+		pthread_sigmask(SIG_UNBLOCK, &x->set, NULL);
+		return;
+	}
+	pthread_detach(t);
 }
 
 /* report - what was computed, even if a later run failed */
@@ -1674,7 +1731,12 @@ int main(int argc, char **argv)
 	struct report rep = { .out = stdout, .cfg = &c.cfg, .scn = &scn, .runs = &c.runs, .version = CANARY_VERSION };
 
 	res = emu_xcalloc(nruns(&c), sizeof(*res));
+	static struct interrupt_ctx intr;
+
+	intr = (struct interrupt_ctx){ .c = &c, .rep = &rep, .res = res, .nres = &nres };
+	catch_interrupt(&intr);
 	status = run_all(&c, dist, &rep, res, &nres);
+	pthread_mutex_lock(&done_lock);		/* held to the end: an interrupt now waits for this report */
 	report(&c, &rep, res, nres);
 	for (unsigned i = 0; i < nres; i++)
 		emu_scenario_result_fini(&res[i]);
