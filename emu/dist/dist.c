@@ -456,6 +456,7 @@ struct joining {
 	struct hello hl[EMU_DIST_MAX_RANKS];
 	unsigned njoined;
 	char refused[REASON_MAX + 32];		/* the first HELLO of another scenario */
+	uint64_t refused_ns;			/* when it came */
 	uint64_t logged_ns;			/* when the last refusal was logged */
 	uint64_t unlogged;			/* refusals since then, not logged */
 };
@@ -575,13 +576,15 @@ static void coord_refuse(struct emu_dist *d, struct joining *j, zmq_msg_t *id, c
 	}
 	log_refusal(j, why);
 	/*
-	 * Without CURVE anyone can send a HELLO: one with another scenario
-	 * may be a misconfigured rank (it stops on the REJECT and says why)
-	 * or a stranger. Keep waiting for the real ranks; if they never come,
-	 * say what was refused.
+	 * A well-formed HELLO with another scenario or --ranks is a
+	 * misconfigured rank (it stops on the REJECT and says why) or, without
+	 * CURVE, maybe a stranger's: join_coordinator decides when rank 0
+	 * stops. Other refusals: keep waiting for the real ranks.
 	 */
-	if (!strncmp(why, "a different", 11) && !j->refused[0])
+	if (!strncmp(why, "a different", 11) && !j->refused[0]) {
 		snprintf(j->refused, sizeof(j->refused), "; refused rank %u: %s", h->rank, why);
+		j->refused_ns = emu_wall_ns();
+	}
 }
 
 /* coord_recv_hello - take one join request off the ROUTER socket: accept it or refuse it */
@@ -671,10 +674,20 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 			snprintf(err, errlen, "%s", d->err);
 			goto fail;
 		}
+		/*
+		 * A rank set up for another scenario (or --ranks) stops at once
+		 * on the REJECT. With CURVE its HELLO came from a listed key:
+		 * rank 0 stops at once too. Without, it could be a stranger's:
+		 * rank 0 waits one --peer-timeout more for the real rank.
+		 */
+		if (j->refused[0] &&
+		    (d->curve || emu_wall_ns() - j->refused_ns > (uint64_t)c->timeout_ms * 1000000ULL)) {
+			snprintf(err, errlen, "the run cannot start: %s", j->refused + 2);
+			*bad_input = true;
+			goto fail;
+		}
 		if (emu_wall_ns() > deadline) {
 			coord_missing(d, j, err, errlen);
-			/* a rank was there but set up for another scenario: the user's input */
-			*bad_input = j->refused[0] != 0;
 			goto fail;
 		}
 		if (zmq_poll(&it, 1, TICK_MS) > 0)
