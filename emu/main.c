@@ -41,9 +41,20 @@
 #include "topologies/topo.h"
 #include "emu/engine/util.h"
 
+#include "emu/source-id.h"
+
 #ifndef CANARY_VERSION
 #define CANARY_VERSION "unknown"
 #endif
+
+/*
+ * The build's sources (emu/Makefile.inc): in the fingerprint, so that ranks
+ * built from other sources do not join. Read through a volatile pointer:
+ * the compiler cannot fold the hash, and the bytes stay in the binary (a
+ * test patches them to make "another build").
+ */
+static const char source_id[] = "canary-source-id:" CANARY_SOURCE_ID;
+static const char *volatile source_id_p = source_id;
 
 #define MAX_ALGOS 8
 #define MAX_SIZES 64		/* sizes of a --size sweep */
@@ -722,7 +733,7 @@ static const char *o_scenario(struct cli *c, const char *a);
 static const char *o_version(struct cli *c, const char *a)
 {
 	(void)a;
-	printf("canary-emu %s\n", CANARY_VERSION);
+	printf("canary-emu %s (sources %s)\n", CANARY_VERSION, CANARY_SOURCE_ID);
 	c->exit_now = true;
 	return NULL;
 }
@@ -1097,7 +1108,7 @@ static uint64_t hash_fabric(uint64_t h, const struct emu_fabric *fab)
  * The scenario's fingerprint: the parsed options that shape the emulated
  * run (not those that may differ between ranks: workers, output, the
  * distribution) and the fabric the topology builds, plus the build's
- * record sizes. Option spelling and order do not matter; a topology file
+ * record sizes and a hash of its sources. Option spelling and order do not matter; a topology file
  * with the same path but other contents does. Ranks with different
  * fingerprints would not emulate the same run.
  */
@@ -1106,6 +1117,8 @@ static uint64_t fingerprint(const struct cli *c)
 	const struct emu_scn_cfg *s = &c->cfg;
 	uint64_t h = emu_hash64(EMU_DIST_VERSION ^ ((uint64_t)sizeof(struct emu_run_stats) << 16) ^
 				((uint64_t)sizeof(struct emu_sw_stats) << 32));
+
+	h = hash_str(h, source_id_p);
 	char err[512];
 	struct emu_fabric *fab = topo_load(s->topology, err, sizeof(err));
 

@@ -354,6 +354,24 @@ static void join_errors(void)
 	if (!strstr(sh_out, "statuses 2 2"))
 		diag("%s", sh_out);
 
+	/*
+	 * a rank built from other sources: a copy of canary-emu whose source
+	 * id (the hash of its sources, in the fingerprint) is patched. Its
+	 * options are the same; it is refused (it used to join: the
+	 * fingerprint covered the protocol version and two struct sizes).
+	 */
+	rc = sh("python3 -c 'import sys; b = open(\"" EMU "\", \"rb\").read(); k = b\"canary-source-id:\"; "
+		"i = b.index(k) + len(k); new = b\"0123456789abcdef\" if b[i:i + 16] != b\"0123456789abcdef\" "
+		"else b\"fedcba9876543210\"; open(sys.argv[1], \"wb\").write(b[:i] + new + b[i + 16:])' %s/other-build && "
+		"chmod 755 %s/other-build && (" EMU " %s --peer-timeout 200ms --rank 0 --ranks 2 "
+		"--coordinator tcp://127.0.0.1:%d > /dev/null & sleep 0.3; %s/other-build %s --rank 1 --ranks 2 "
+		"--coordinator tcp://127.0.0.1:%d; s=$?; wait $!; echo statuses $s $?)",
+		dir, dir, args, port + 31, dir, args, port + 31);
+	ok(strstr(sh_out, "statuses 2 2") && strstr(sh_out, "the coordinator refused rank 1: a different scenario"),
+	   "a rank built from other sources (its source id differs) is refused: both exit 2");
+	if (!strstr(sh_out, "statuses 2 2"))
+		diag("%s", sh_out);
+
 	/* garbage at the coordinator, then a real rank: the run completes, the garbage is counted */
 	port++;
 	pid_t pid = fork();
