@@ -1665,7 +1665,7 @@ static void catch_interrupt(struct interrupt_ctx *x)
 {
 	pthread_t t;
 
-	if (x->c->out == OUT_TEXT)
+	if (x->c->out == OUT_TEXT || x->c->rank != 0)	/* the report is rank 0's */
 		return;
 	sigemptyset(&x->set);
 	sigaddset(&x->set, SIGINT);
