@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,9 +42,20 @@
 #include "emu/engine/cores.h"
 #include "emu/engine/util.h"
 
+#include "emu/source-id.h"
+
 #ifndef CANARY_VERSION
 #define CANARY_VERSION "unknown"
 #endif
+
+/*
+ * The build's sources (emu/Makefile.inc): in the fingerprint, so that ranks
+ * built from other sources do not join. Read through a volatile pointer:
+ * the compiler cannot fold the hash, and the bytes stay in the binary (a
+ * test patches them to make "another build").
+ */
+static const char source_id[] = "canary-source-id:" CANARY_SOURCE_ID;
+static const char *volatile source_id_p = source_id;
 
 #define MAX_ALGOS 8
 #define MAX_SIZES 64		/* sizes of a --size sweep */
@@ -574,8 +587,8 @@ static const char *o_attach_poll(struct cli *c, const char *a)
 
 static const char *o_rate(struct cli *c, const char *a)
 {
-	if (emu_parse_rate(a, &c->cfg.rate_bps) || c->cfg.rate_bps == 0)
-		return "is not a rate (e.g. 100Mbps, 10G)";
+	if (emu_parse_rate(a, &c->cfg.rate_bps))
+		return "is not a rate with a unit in " EMU_RATE_RANGE " (e.g. 100Mbps, 10G)";
 	c->rate_set = true;
 	return NULL;
 }
@@ -733,7 +746,7 @@ static const char *o_scenario(struct cli *c, const char *a);
 static const char *o_version(struct cli *c, const char *a)
 {
 	(void)a;
-	printf("canary-emu %s\n", CANARY_VERSION);
+	printf("canary-emu %s (sources %s)\n", CANARY_VERSION, CANARY_SOURCE_ID);
 	c->exit_now = true;
 	return NULL;
 }
@@ -1112,7 +1125,7 @@ static uint64_t hash_fabric(uint64_t h, const struct emu_fabric *fab)
  * The scenario's fingerprint: the parsed options that shape the emulated
  * run (not those that may differ between ranks: workers, output, the
  * distribution) and the fabric the topology builds, plus the build's
- * record sizes. Option spelling and order do not matter; a topology file
+ * record sizes and a hash of its sources. Option spelling and order do not matter; a topology file
  * with the same path but other contents does. Ranks with different
  * fingerprints would not emulate the same run.
  */
@@ -1121,6 +1134,8 @@ static uint64_t fingerprint(const struct cli *c)
 	const struct emu_scn_cfg *s = &c->cfg;
 	uint64_t h = emu_hash64(EMU_DIST_VERSION ^ ((uint64_t)sizeof(struct emu_run_stats) << 16) ^
 				((uint64_t)sizeof(struct emu_sw_stats) << 32));
+
+	h = hash_str(h, source_id_p);
 	char err[512];
 	struct emu_fabric *fab = topo_load(s->topology, err, sizeof(err));
 
@@ -1544,6 +1559,9 @@ static size_t nruns(const struct cli *c)
 	return n * c->nalgo * (size_t)(c->runs.seed_max - c->runs.seed_min + 1);
 }
 
+/* held while a finished run is added to the results (see interrupt_main) */
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
  * run_one - algorithm @ai at the size and seed in c->cfg into @r. Return
  * 0 (the run happened; *@done: it is this process's to report), or the
@@ -1577,9 +1595,10 @@ static int run_one(struct cli *c, struct emu_dist *dist, unsigned ai, struct emu
 		return 0;
 	}
 	if (rc) {
-		fprintf(stderr, "canary-emu: %s\n", err);
-		if (rc == -ENOSPC)
-			tofino_report(stderr, r->prof, &r->need);
+		/* every rank finds the same error: the local ranks leave saying it to rank 0 */
+		if (!(c->processes > 1 && c->rank != 0))
+			fprintf(stderr, "canary-emu: %s%s\n", err,
+				rc == -ENOSPC ? " (canary-emu --resources with the same options shows the table)" : "");
 		return 2;
 	}
 	if (r->write_err[0]) {
@@ -1620,7 +1639,9 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 					return rc;
 				if (rc < 0)
 					status = -rc;
+				pthread_mutex_lock(&done_lock);
 				*nres += done;
+				pthread_mutex_unlock(&done_lock);
 			}
 			if (c->out == OUT_TEXT && *nres > first) {
 				if (first == 0)
@@ -1629,6 +1650,57 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 			}
 		}
 	return status;
+}
+
+/*
+ * Interrupted (SIGINT) with --json or --csv: the report of the runs that
+ * finished, still valid JSON or CSV (text mode prints each row as it
+ * comes). SIGINT is blocked in every thread but one that waits for it;
+ * done_lock keeps it from reading the results while a run is being added.
+ */
+struct interrupt_ctx {
+	const struct cli *c;
+	struct report *rep;
+	struct emu_scn_result *res;
+	const unsigned *nres;
+	sigset_t set;
+};
+
+static void report(const struct cli *c, struct report *rep, struct emu_scn_result *res, unsigned nres);
+
+static void *interrupt_main(void *arg)
+{
+	struct interrupt_ctx *x = arg;
+	int sig;
+
+	if (sigwait(&x->set, &sig))
+		return NULL;
+	pthread_mutex_lock(&done_lock);
+	/* JSON keeps the shape of the whole report: a list of runs when more than one was to come */
+	x->rep->list = nruns(x->c) > 1;
+	if (*x->nres || x->c->out == OUT_CSV)
+		report(x->c, x->rep, x->res, *x->nres);
+	else if (x->c->out == OUT_JSON)
+		fputs(x->rep->list ? "{\n  \"runs\": [\n  ]\n}\n" : "{}\n", stdout);
+	fflush(stdout);
+	fprintf(stderr, "canary-emu: interrupted: the report has the %u run(s) that finished\n", *x->nres);
+	_exit(128 + sig);
+}
+
+/* catch_interrupt - with --json or --csv, SIGINT prints what finished (call before any thread starts) */
+static void catch_interrupt(struct interrupt_ctx *x)
+{
+	pthread_t t;
+
+	if (x->c->out == OUT_TEXT || x->c->rank != 0)	/* the report is rank 0's */
+		return;
+	sigemptyset(&x->set);
+	sigaddset(&x->set, SIGINT);
+	if (pthread_sigmask(SIG_BLOCK, &x->set, NULL) || pthread_create(&t, NULL, interrupt_main, x)) {
+		pthread_sigmask(SIG_UNBLOCK, &x->set, NULL);
+		return;
+	}
+	pthread_detach(t);
 }
 
 /* report - what was computed, even if a later run failed */
@@ -1657,6 +1729,12 @@ static bool flush_stdout(const char *what, int werrno)
 	return true;
 }
 
+/* flushed - @status, or 1 if @what (on standard output) did not reach it (a full disk) */
+static int flushed(int status, const char *what)
+{
+	return flush_stdout(what, 0) && !status ? 1 : status;
+}
+
 int main(int argc, char **argv)
 {
 	static struct cli c = {
@@ -1677,11 +1755,11 @@ int main(int argc, char **argv)
 	if ((status = parse_options(&c, argc, argv)) >= 0)
 		return status == 0 && flush_stdout("--help or --version", 0) ? 1 : status;
 	if (c.keygen)
-		return keygen(&c);
+		return flushed(keygen(&c), "the output");
 	if ((status = check_options(&c)))
 		return status;
 	if (c.resources)
-		return resources(&c);
+		return flushed(resources(&c), "the resource report");
 	default_workers(&c);
 	if (distributed(&c) && (status = join_ranks(&c, children, &dist)))
 		return status;
@@ -1694,7 +1772,12 @@ int main(int argc, char **argv)
 	struct report rep = { .out = stdout, .cfg = &c.cfg, .scn = &scn, .runs = &c.runs, .version = CANARY_VERSION };
 
 	res = emu_xcalloc(nruns(&c), sizeof(*res));
+	static struct interrupt_ctx intr;
+
+	intr = (struct interrupt_ctx){ .c = &c, .rep = &rep, .res = res, .nres = &nres };
+	catch_interrupt(&intr);
 	status = run_all(&c, dist, &rep, res, &nres);
+	pthread_mutex_lock(&done_lock);		/* held to the end: an interrupt now waits for this report */
 	report(&c, &rep, res, nres);
 	for (unsigned i = 0; i < nres; i++)
 		emu_scenario_result_fini(&res[i]);

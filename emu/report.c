@@ -756,7 +756,7 @@ static void json_rows(const struct report *r, const struct emu_scn_result *res, 
 
 void report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
-	if (n == 1 && !sweep(r)) {
+	if (n == 1 && !sweep(r) && !r->list) {
 		json_run(r, &res[0], "", true);
 		fputc('\n', r->out);
 		return;

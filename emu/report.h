@@ -7,6 +7,7 @@
 #ifndef EMU_REPORT_H
 #define EMU_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "emu/scenario.h"
@@ -19,6 +20,7 @@ struct report {
 	const struct scnfile_runs *runs;	/* the sizes and seeds swept */
 	const char *version;
 	int werrno;				/* the first write error of the text report (0: none) */
+	bool list;				/* JSON: a list of runs even for one (more were to come) */
 };
 
 /* report_header - the scenario (from the first run's @res) and the column names */

@@ -998,6 +998,67 @@ static void set_rates(struct emu_fabric *fab, uint64_t bps)
 }
 
 /*
+ * check_mtu - every link carries the algorithm's largest frame: a Canary
+ * (or static tree) packet, 19 header bytes and 4 per element after the
+ * Ethernet header, or a ring packet in UDP (IPv4 20, UDP 8, ring header
+ * 16). A frame larger than a link's MTU would be dropped there: refuse,
+ * naming the smallest MTU that works and the elements that fit.
+ */
+static int check_mtu(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab, char *err, size_t errlen)
+{
+	uint32_t hdr = cfg->algo == LH_ALGO_RING ? EMU_IPV4_HLEN + EMU_UDP_HLEN + 16 : EMU_CANARY_HLEN;
+	uint32_t need = hdr + 4 * cfg->elements;
+
+	for (uint32_t i = 0; i < fab->nlinks; i++) {
+		const struct emu_fab_link *l = &fab->links[i];
+		char where[300] = "";
+
+		if (l->mtu >= need)
+			continue;
+		if (l->line)
+			snprintf(where, sizeof(where), " (%s:%u)", cfg->topology, l->line);
+		snprintf(err, errlen,
+			 "--elements %u: %s frames need an MTU of at least %u bytes, but link %s-%s has %u%s; "
+			 "use an mtu of %u or more, or --elements %u or fewer",
+			 cfg->elements, cfg->algo == LH_ALGO_RING ? "ring" : "Canary", need,
+			 fab->nodes[l->node[0]].name, fab->nodes[l->node[1]].name, l->mtu, where, need,
+			 l->mtu > hdr + 4 ? (l->mtu - hdr) / 4 : 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * check_retx - a retransmission timeout shorter than one data frame's time
+ * on the slowest link re-sends before the first copy can have left: the
+ * hosts retransmit millions of times and the run livelocks. Refuse it,
+ * naming that frame time.
+ */
+static int check_retx(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab, char *err, size_t errlen)
+{
+	uint32_t bytes = cfg->algo == LH_ALGO_RING ? EMU_UDP_PAYLOAD_OFF + 16 + 4 * cfg->elements
+						   : EMU_CANARY_DATA_OFF + 4 * cfg->elements;
+	uint64_t slowest = UINT64_MAX;
+
+	if (!cfg->retx_timeout)
+		return 0;
+	for (uint32_t i = 0; i < fab->nlinks; i++)
+		for (int d = 0; d < 2; d++)
+			slowest = fab->links[i].rate_bps[d] < slowest ? fab->links[i].rate_bps[d] : slowest;
+	emu_time_t ft = emu_tx_time(bytes, slowest);
+
+	if (cfg->retx_timeout >= ft)
+		return 0;
+	char t[32], f[32];
+
+	snprintf(err, errlen,
+		 "--retx-timeout: %s is shorter than one %s data frame (%u bytes) takes on a %g Gb/s link (%s); "
+		 "use at least that", emu_fmt_time(cfg->retx_timeout, t, sizeof(t)),
+		 cfg->algo == LH_ALGO_RING ? "ring" : "Canary", bytes, (double)slowest / 1e9, emu_fmt_time(ft, f, sizeof(f)));
+	return -EINVAL;
+}
+
+/*
  * scn_build - load the fabric and size the switch program against the
  * profile. Returns 1 when the run ends here with success (--resources).
  */
@@ -1012,6 +1073,8 @@ static int scn_build(struct scn *s)
 		return -EINVAL;
 	if (cfg->rate_bps)
 		set_rates(s->fab, cfg->rate_bps);
+	if (check_mtu(cfg, s->fab, s->err, s->errlen) || check_retx(cfg, s->fab, s->err, s->errlen))
+		return -EINVAL;
 	snprintf(res->topology, sizeof(res->topology), "%s", s->fab->spec[0] ? s->fab->spec : cfg->topology);
 	if (cfg->algo == LH_ALGO_STATIC)
 		snprintf(res->algo, sizeof(res->algo), "static:%u", cfg->ntrees);

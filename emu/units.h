@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * DOC: units.h - parse and print quantities with units: times (ps ns us ms
- * s), rates (bps Kbps Mbps Gbps Tbps, or bare K M G T), sizes (B KiB MiB GiB,
- * K M G = powers of 1024), probabilities ("0.01" or "1%").
+ * s), rates (bps Kbps Mbps Gbps Tbps, or K M G T), sizes (B KiB MiB GiB,
+ * K M G = powers of 1024; a bare number is bytes), probabilities ("0.01" or
+ * "1%").
  *
- * Every parser takes the whole string: trailing garbage is an error.
- * Return 0, or -EINVAL. The parsers are libhost's (libhost/lh_units.h),
+ * Every parser takes the whole string: trailing garbage is an error. A
+ * time or a rate needs its unit ("100" is refused: 100 what?); a rate lies
+ * in the model's range (EMU_RATE_RANGE, engine/time.h). Return 0, or
+ * -EINVAL. The parsers are libhost's (libhost/lh_units.h),
  * which canary-allreduce shares; the emulator calls them by these names.
  */
 #ifndef EMU_UNITS_H
@@ -16,6 +19,9 @@
 
 #include "emu/engine/time.h"
 #include "libhost/lh_units.h"
+
+_Static_assert(EMU_RATE_MIN_BPS == LH_RATE_MIN_BPS && EMU_RATE_MAX_BPS == LH_RATE_MAX_BPS,
+	       "emu_parse_rate (lh_parse_rate) accepts the rates the model represents");
 
 static inline int emu_parse_time(const char *s, emu_time_t *out) { return lh_parse_time(s, out); }
 static inline int emu_parse_rate(const char *s, uint64_t *bps) { return lh_parse_rate(s, bps); }

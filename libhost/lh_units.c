@@ -89,7 +89,7 @@ int lh_parse_time(const char *s, uint64_t *out)
 int lh_parse_rate(const char *s, uint64_t *bps)
 {
 	static const struct unit u[] = {
-		{ "", 1 }, { "bps", 1 }, { "K", 1e3 }, { "Kbps", 1e3 }, { "M", 1e6 }, { "Mbps", 1e6 },
+		{ "bps", 1 }, { "K", 1e3 }, { "Kbps", 1e3 }, { "M", 1e6 }, { "Mbps", 1e6 },
 		{ "G", 1e9 }, { "Gbps", 1e9 }, { "T", 1e12 }, { "Tbps", 1e12 },
 	};
 	double num, scale;
@@ -99,9 +99,9 @@ int lh_parse_rate(const char *s, uint64_t *bps)
 		return -EINVAL;
 	double v = num * scale;
 
-	if (v >= 1.8e19)
+	if (!(v >= LH_RATE_MIN_BPS && v <= LH_RATE_MAX_BPS))
 		return -EINVAL;
-	*bps = (uint64_t)(v + 0.5);	/* floor (v >= 0); zero is caught where a link is built */
+	*bps = (uint64_t)(v + 0.5);	/* floor (v >= 0) */
 	return 0;
 }
 

@@ -175,10 +175,54 @@ static void hardening(void)
 		   "report%s%s to /dev/full: exit 1 and says so, with the errno", *outs[i] ? " " : "", outs[i]);
 	}
 	rc = sh(EMU " --help > /dev/full");
-	ok(rc == 1 && strstr(sh_out, "cannot write --help or --version to standard output: No space left"),
+	ok(rc == 1 && strstr(sh_out, "cannot write --help or --version to standard output: No space left") && one_line(),
 	   "--help to /dev/full: exit 1 and says so");
 	rc = sh(EMU " --version > /dev/full");
-	ok(rc == 1 && strstr(sh_out, "No space left on device"), "--version to /dev/full: exit 1 and says so");
+	ok(rc == 1 && strstr(sh_out, "No space left on device") && one_line(),
+	   "--version to /dev/full: exit 1 and says so");
+
+	static const char *const infos[] = { "--resources", "--curve-keygen /tmp/canary-cli-keys --ranks 2" };
+
+	for (int i = 0; i < 2; i++) {
+		rc = sh(EMU " %s > /dev/full", infos[i]);
+		ok(rc == 1 && strstr(sh_out, "cannot write the") && strstr(sh_out, "No space left on device") && one_line(),
+		   "%s to /dev/full: exit 1 and one line says so", infos[i]);
+	}
+	sh("rm -rf /tmp/canary-cli-keys");
+	/* one line, once: not a table, not once per local rank */
+	rc = sh(EMU SMALL " --algo canary --descriptors 16777216");
+	ok(rc == 2 && one_line() && strstr(sh_out, "descriptors: 16777216 requested, 32768 available"),
+	   "--descriptors 16777216: one line, exit 2");
+	rc = sh(EMU SMALL " --algo canary --descriptors 16777216 --processes 8");
+	ok(rc == 2 && one_line(), "...with --processes 8: once, not once per rank");
+	if (!one_line())
+		diag("%s", sh_out);
+	rc = sh(EMU SMALL " --algo canary --processes 16");
+	ok(rc == 2 && one_line() && strstr(sh_out, "--workers"), "--processes 16 on 8 nodes: one line, exit 2");
+	/*
+	 * SIGINT during the second run (the wall clock stretches it: canary
+	 * ends within about 1 s, the ring would take 9 s): --json and --csv
+	 * print the run that finished, still valid, exit 130
+	 */
+	static const char *const fmt[] = { "--json", "--csv" };
+	static const char *const check[] = {
+		"j = json.load(sys.stdin); r = j[\"runs\"]; sys.exit(0 if len(r) == 1 and r[0][\"algo\"] == \"canary\" "
+		"and r[0][\"result_exact\"] else 3)",
+		"r = list(csv.DictReader(l for l in sys.stdin if l[0] != \"#\")); sys.exit(0 if len(r) == 1 and r[0][\"algo\"] == \"canary\" else 3)",
+	};
+
+	for (int i = 0; i < 2; i++) {
+		rc = sh(EMU " --topology fattree2:leaves=8,spines=8,hosts=8 --hosts 64 --size 1KiB --elements 16 --workers 1 "
+			"--background none --algo canary,ring --clock wall --dilation 100000 --no-progress %s "
+			"> /tmp/canary-cli-int.%d & p=$!; sleep 3; kill -INT $p; wait $p; s=$?; python3 -c 'import csv, json, sys; "
+			"%s' < /tmp/canary-cli-int.%d; echo status $s $?", fmt[i], (int)getpid(), check[i], (int)getpid());
+		ok(rc == 0 && strstr(sh_out, "status 130 0") &&
+		   strstr(sh_out, "interrupted: the report has the 1 run(s) that finished"),
+		   "SIGINT in the second run with %s: the first run's report, valid, exit 130", fmt[i]);
+		if (!strstr(sh_out, "status 130 0"))
+			diag("%s", sh_out);
+	}
+	sh("rm -f /tmp/canary-cli-int.%d", (int)getpid());
 	rc = sh(EMU SMALL " --algo canary --pcap /dev/full > /dev/null");
 	ok(rc == 1 && strstr(sh_out, "--pcap: writing '/dev/full' failed"), "--pcap /dev/full: exit 1 and says so");
 	if (rc != 1)
@@ -225,7 +269,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 33 + 3);
+	plan(58 + 33 + 3 + 27);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -277,7 +321,42 @@ int main(void)
 	/* topology files */
 	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0:0\nlink H1 L0:0\n", "5: port 0 of L0 is used twice");
 	bad_file("switch L0\nhost H0\nhost H1\nlink H0 L0\n", "3: host H1 has no link");
-	bad_file("switch L0\nhost H0\nlink H0 L0 rate=0\n", "3: a rate of zero");
+	bad_file("switch L0\nhost H0\nlink H0 L0 rate=0\n", "3: bad rate '0'");
+
+	/* quantities: a unit, and a range the model represents (rates, MTUs, latencies) */
+	bad_opt("--rate 100", "--rate: '100' is not a rate with a unit in 1Mbps..100Tbps");
+	bad_opt("--rate 10000T", "--rate: '10000T' is not a rate with a unit in 1Mbps..100Tbps");
+	bad_opt("--xbar-bw 120", "--xbar-bw");
+	bad_opt("--topology fattree2:rate=10", "--topology: fattree2: bad value '10' for rate (a rate with a unit");
+	bad_opt("--topology fattree3:k=4,rate=10000T", "--topology: fattree3: bad value '10000T' for rate");
+	bad_opt("--topology fattree2:mtu=4294967282", "--topology: fattree2: mtu=4294967282 is not in 64..2034");
+	bad_opt("--topology fattree2:mtu=4294968796", "--topology: fattree2: mtu=4294968796 is not in 64..2034");
+	bad_opt("--topology fattree2:latency=300", "--topology: fattree2: bad value '300' for latency");
+	bad_opt("--topology fattree2:latency=2s", "latency 2.000 s is more than 1 s");
+	bad_file("defaults rate=100\nswitch L0\nhost H0\nlink H0 L0\n", "1: bad rate '100' (a rate with a unit");
+	bad_file("switch L0\nhost H0\nlink H0 L0 rate=10000T\n", "3: bad rate '10000T'");
+	bad_file("switch L0\nhost H0\nlink H0 L0 mtu=4294967282\n", "3: mtu 4294967282 is not in 64..2034");
+	bad_file("switch L0\nhost H0\nlink H0 L0 mtu=4294968796\n", "3: mtu 4294968796 is not in 64..2034");
+	/* the smallest MTU that works: 19 + 4 x elements (Canary), 44 + 4 x elements (ring) */
+	bad_opt("--topology fattree2:leaves=2,spines=2,hosts=2,mtu=1042 --hosts 4 --size 8KiB --algo canary",
+		"--elements 256: Canary frames need an MTU of at least 1043 bytes, but link H0-L0 has 1042; use an mtu "
+		"of 1043 or more, or --elements 255 or fewer");
+	bad_opt("--topology fattree2:leaves=2,spines=2,hosts=2,mtu=1067 --hosts 4 --size 8KiB --algo ring",
+		"--elements 256: ring frames need an MTU of at least 1068 bytes");
+	ok(sh(EMU " --topology fattree2:leaves=2,spines=2,hosts=2,mtu=1043 --hosts 4 --size 8KiB --algo canary,static:2 "
+	      "--no-progress") == 0 &&
+	   sh(EMU " --topology fattree2:leaves=2,spines=2,hosts=2,mtu=1068 --hosts 4 --size 8KiB --algo ring --no-progress") == 0,
+	   "...with those MTUs the runs are exact");
+	/* a retransmission timeout shorter than a data frame's time on the wire livelocked (millions of resends) */
+	bad_opt(SMALL " --algo canary --retx-timeout 1ns",
+		"--retx-timeout: 1.000 ns is shorter than one Canary data frame (161 bytes) takes on a 100 Gb/s link "
+		"(14.800 ns)");
+	bad_opt(SMALL " --algo ring --retx-timeout 5ns --rate 10G", "--retx-timeout: 5.000 ns is shorter than one ring");
+	ok(sh(EMU SMALL " --algo canary --retx-timeout 15ns") == 0, "...--retx-timeout of one frame time runs, exact");
+	rc = sh("libhost/tools/canary-allreduce --rate 1");
+	ok(rc == 2 && strstr(sh_out, "--rate: '1' is not a rate with a unit"), "canary-allreduce --rate 1: exit 2, no unit");
+	if (rc != 2)
+		diag("exit %d: %s", rc, sh_out);
 	bad_file("switch L0\nswitch L1\nhost H0\nhost H1\nlink H0 L0\nlink H1 L1\n", "2: the fabric is not connected");
 	bad_file("switch L0\nhost H0\nwire H0 L0\n", "3: unknown declaration 'wire'");
 	bad_file("switch L0\nhost H0\nlink H0 L9\n", "3: no switch or host named 'L9'");

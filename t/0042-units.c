@@ -48,7 +48,7 @@ int main(void)
 	emu_time_t t;
 	double p;
 
-	plan(24);
+	plan(31);
 	no_u64(" -1");
 	no_u64("\n7");
 	no_u64("\t42");
@@ -70,7 +70,14 @@ int main(void)
 	ok(emu_parse_time("1.8e7s", &t) == -EINVAL, "time 1.8e7 s (past 2^64 ps) refused");
 	ok(emu_parse_time(".5us", &t) == 0 && t == 500000, "time .5us = 500000 ps");
 	ok(emu_parse_time("300ns", &t) == 0 && t == 300000, "time 300ns = 300000 ps");
-	ok(emu_parse_rate("1e19", &v) == 0 && v == 10000000000000000000ULL, "rate 1e19 bps exact");
+	ok(emu_parse_rate("100T", &v) == 0 && v == 100000000000000ULL, "rate 100T = 10^14 bps exact (the largest)");
+	ok(emu_parse_rate("1Mbps", &v) == 0 && v == 1000000, "rate 1Mbps (the smallest)");
+	ok(emu_parse_rate("1e19bps", &v) == -EINVAL, "rate 1e19 bps refused (a frame would take less than 1 ps)");
+	ok(emu_parse_rate("10000T", &v) == -EINVAL, "rate 10000T refused");
+	ok(emu_parse_rate("999K", &v) == -EINVAL, "rate 999K refused (below 1 Mb/s)");
+	ok(emu_parse_rate("100", &v) == -EINVAL, "rate '100' refused: no unit");
+	ok(emu_parse_rate("100G", &v) == 0 && v == 100000000000ULL, "rate 100G = 100 Gb/s");
+	no_time("100");
 	ok(emu_parse_rate(" 100G", &v) == -EINVAL, "rate ' 100G' refused");
 	ok(emu_parse_size("\n4KiB", &v) == -EINVAL, "size '\\n4KiB' refused");
 	ok(emu_parse_prob(" 0.5", &p) == -EINVAL, "probability ' 0.5' refused");

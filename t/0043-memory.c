@@ -24,10 +24,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "emu/scenario.h"
+#include "emu/engine/frame.h"
 #include "emu/engine/util.h"
 #include "emu/engine/xbar.h"
 #include "libhost/canary_host.h"
@@ -136,6 +138,22 @@ static void lh_default(void)
 	(void)p;
 }
 
+/* frame chunks until the address space (limited to 512 MiB) runs out: it used to abort */
+static void pool_exhausted(void)
+{
+	struct rlimit rl;
+	struct emu_pool p;
+
+	if (getrlimit(RLIMIT_AS, &rl))
+		_exit(98);
+	rl.rlim_cur = 512u << 20;
+	if (setrlimit(RLIMIT_AS, &rl))
+		_exit(98);
+	emu_pool_init(&p);
+	for (;;)
+		emu_pool_grow(&p, EMU_FCLASS_MAX);
+}
+
 static void lh_handled(void)
 {
 	lh_set_out_of_memory(emu_out_of_memory);
@@ -146,7 +164,7 @@ int main(void)
 {
 	struct emu_scn_cfg c;
 
-	plan(22);
+	plan(23);
 
 	/* 1. the estimate against a given amount, the largest part named */
 	base(&c);
@@ -223,7 +241,7 @@ int main(void)
 
 	/* 4. under an address-space limit, and the out-of-memory path itself */
 	if (SANITIZED) {
-		skip(7, "sanitizer build: no address-space limit, and failed allocations are the sanitizer's");
+		skip(8, "sanitizer build: no address-space limit, and failed allocations are the sanitizer's");
 	} else {
 		bool est = false, oom = false, clean = true, fits = false;
 		unsigned mib;
@@ -251,6 +269,8 @@ int main(void)
 		ok(rc == 2, "emu_xcalloc of more than the address space: exit 2, no abort (%d)", rc);
 		rc = child(huge_malloc);
 		ok(rc == 2, "emu_xmalloc of half the address space: exit 2 (%d)", rc);
+		rc = child(pool_exhausted);
+		ok(rc == 2, "frame memory exhausted (emu_pool_grow under ulimit -v): exit 2, no abort (%d)", rc);
 		rc = child(lh_default);
 		ok(rc == -1, "libhost alone: its allocator aborts (a library has no exit status to choose)");
 		rc = child(lh_handled);

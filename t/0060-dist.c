@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,18 @@ static void join_errors(void)
 	ok(rc == 0 && strstr(sh_out, "statuses 2 2") && strstr(sh_out, "refused rank 1: a different scenario") &&
 	   strstr(sh_out, "the coordinator refused rank 1: a different scenario"),
 	   "a rank with another scenario: both exit 2 and say why");
+	/* rank 0 waited 10 x --peer-timeout (50 s by default); now one without CURVE */
+	double t0 = now_s();
+
+	rc = sh("(" EMU " %s --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d > /dev/null &"
+		" sleep 0.3; " EMU " %s --seed 9 --rank 1 --ranks 2 --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; s0=$?;"
+		" echo statuses $s $s0)", args, port + 30, args, port + 30);
+	double dt = now_s() - t0;
+
+	ok(strstr(sh_out, "statuses 2 2") && strstr(sh_out, "the run cannot start: refused rank 1") && dt < 5 + 5,
+	   "...rank 0 stops one --peer-timeout (5 s) after the refusal: %.1f s (it waited 50 s)", dt);
+	if (!strstr(sh_out, "statuses 2 2"))
+		diag("%s", sh_out);
 	if (!strstr(sh_out, "statuses 2 2") || !strstr(sh_out, "refused rank 1: a different"))
 		diag("%s", sh_out);
 
@@ -338,6 +351,24 @@ static void join_errors(void)
 		" --coordinator tcp://127.0.0.1:%d; s=$?; wait $!; echo statuses $s $?)", dir, fport, dir, dir, fport);
 	ok(strstr(sh_out, "statuses 2 2") && strstr(sh_out, "a different scenario"),
 	   "the same topology path with other contents: refused as a different scenario (both exit 2)");
+	if (!strstr(sh_out, "statuses 2 2"))
+		diag("%s", sh_out);
+
+	/*
+	 * a rank built from other sources: a copy of canary-emu whose source
+	 * id (the hash of its sources, in the fingerprint) is patched. Its
+	 * options are the same; it is refused (it used to join: the
+	 * fingerprint covered the protocol version and two struct sizes).
+	 */
+	rc = sh("python3 -c 'import sys; b = open(\"" EMU "\", \"rb\").read(); k = b\"canary-source-id:\"; "
+		"i = b.index(k) + len(k); new = b\"0123456789abcdef\" if b[i:i + 16] != b\"0123456789abcdef\" "
+		"else b\"fedcba9876543210\"; open(sys.argv[1], \"wb\").write(b[:i] + new + b[i + 16:])' %s/other-build && "
+		"chmod 755 %s/other-build && (" EMU " %s --peer-timeout 200ms --rank 0 --ranks 2 "
+		"--coordinator tcp://127.0.0.1:%d > /dev/null & sleep 0.3; %s/other-build %s --rank 1 --ranks 2 "
+		"--coordinator tcp://127.0.0.1:%d; s=$?; wait $!; echo statuses $s $?)",
+		dir, dir, args, port + 31, dir, args, port + 31);
+	ok(strstr(sh_out, "statuses 2 2") && strstr(sh_out, "the coordinator refused rank 1: a different scenario"),
+	   "a rank built from other sources (its source id differs) is refused: both exit 2");
 	if (!strstr(sh_out, "statuses 2 2"))
 		diag("%s", sh_out);
 
@@ -435,6 +466,125 @@ static void join_errors(void)
 		sh("cat %s/g.err; grep distributed %s/g.json", dir, dir), diag("%s", sh_out);
 }
 
+/* spawn - run @argv with stdout and stderr to files; its pid */
+static pid_t spawn(const char *const argv[], const char *out, const char *err)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		FILE *o = freopen(out, "w", stdout), *e = freopen(err, "w", stderr);
+
+		(void)o;
+		(void)e;
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* rss_kib - VmRSS of @pid in KiB, 0 if gone */
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * A stranger floods the coordinator port: 3 000 refused join requests
+ * while rank 0 waits for rank 1 (the log stays a few lines), then up to
+ * 200 000 messages of 1 200 bytes (240 MB) within 3 s while the run goes
+ * (under the wall clock, so that it lasts): rank 0's memory stays within
+ * 32 MiB of what it was, and the run ends exact. Rank 0 used to never read
+ * the coordinator socket again after the join, with no bound on its queue,
+ * and log every refusal.
+ */
+static void flood(void)
+{
+	int port = port_base() + 19;
+	char ep[64], f0[128], e0[128], f1[128], e1[128];
+
+	snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%d", port);
+	snprintf(f0, sizeof(f0), "%s/fl0.json", dir);
+	snprintf(e0, sizeof(e0), "%s/fl0.err", dir);
+	snprintf(f1, sizeof(f1), "%s/fl1.out", dir);
+	snprintf(e1, sizeof(e1), "%s/fl1.err", dir);
+	const char *a0[] = { EMU, "--topology", "fattree2:leaves=4,spines=4,hosts=4", "--size", "64KiB", "--hosts", "8",
+		       "--algo", "canary", "--background", "none", "--no-progress", "--clock", "wall", "--dilation",
+		       "400000", "--workers", "1", "--json", "--rank", "0", "--ranks", "2", "--coordinator", ep, NULL };
+	const char *a1[sizeof(a0) / sizeof(a0[0])];
+
+	memcpy(a1, a0, sizeof(a0));
+	a1[20] = "1";
+	pid_t r0 = spawn(a0, f0, e0);
+
+	usleep(300000);
+	void *ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_DEALER);
+	int zero = 0, hwm = 1000000;
+	struct emu_dist_hdr h = { .magic = EMU_DIST_MAGIC, .version = EMU_DIST_VERSION, .type = EMU_DIST_HELLO,
+				  .rank = 9 };
+	static uint8_t msg[1200];
+	unsigned sent = 0;
+
+	zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero));
+	zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	zmq_connect(s, ep);
+	memcpy(msg, &h, sizeof(h));
+	for (int i = 0; i < 3000; i++)	/* a HELLO from rank 9 of 2: refused, one by one */
+		zmq_send(s, msg, sizeof(h), 0);
+	usleep(500000);
+	pid_t r1 = spawn(a1, f1, e1);
+
+	usleep(500000);		/* joined: the flood after the join */
+	long before = rss_kib(r0), peak = before;
+	double t0 = now_s();
+
+	memset(msg, 0x5a, sizeof(msg));
+	while (sent < 200000 && now_s() - t0 < 3) {
+		if (zmq_send(s, msg, sizeof(msg), ZMQ_DONTWAIT) == (int)sizeof(msg))
+			sent++;
+		else
+			usleep(1000);
+		if (sent % 4096 == 0) {
+			long r = rss_kib(r0);
+
+			peak = r > peak ? r : peak;
+		}
+	}
+	usleep(500000);
+	long r = rss_kib(r0);
+
+	peak = r > peak ? r : peak;
+	zmq_close(s);
+	zmq_ctx_term(ctx);
+	int st0, st1;
+
+	waitpid(r1, &st1, 0);
+	waitpid(r0, &st0, 0);
+	ok(before > 0 && peak - before < 32 * 1024,
+	   "flood at the coordinator after the join (%u messages of 1200 bytes offered in 3 s): rank 0's memory "
+	   "grew %ld KiB (bound 32 MiB)", sent, peak - before);
+	ok(WIFEXITED(st0) && WEXITSTATUS(st0) == 0 && WIFEXITED(st1) && WEXITSTATUS(st1) == 0 &&
+	   sh("grep -q 'result_exact\": true' %s", f0) == 0, "...the run goes on and ends exact");
+	int lines = sh("grep -c 'refused a join request' %s", e0) == 0 ? atoi(sh_out) : 0;
+
+	ok(lines >= 1 && lines <= 10 && sh("grep -q 'join requests (not logged one by one)\\|more since the last line' %s",
+					    e0) == 0,
+	   "3000 refused join requests: %d log lines, the rest counted", lines);
+	if (!WIFEXITED(st0) || WEXITSTATUS(st0) || lines > 10 || lines < 1)
+		sh("head -c 600 %s; tail -3 %s", e0, e1), diag("%s", sh_out);
+}
+
 static void curve(const char *args)
 {
 	int port = port_base() + 15;
@@ -462,6 +612,18 @@ static void curve(const char *args)
 	ok(strstr(sh_out, "statuses 1 1") && strstr(sh_out, "1 unknown keys") && strstr(sh_out, "is this rank's key allowed"),
 	   "CURVE: an unknown client key is refused and counted; both ranks stop (exit 1)");
 	if (!strstr(sh_out, "1 unknown keys"))
+		diag("%s", sh_out);
+	/* with CURVE the mismatched HELLO comes from a listed key: both sides stop at once */
+	double t0 = now_s();
+
+	rc = sh("(" EMU " %s --curve %s/keys/rank0.key --rank 0 --ranks 2 --coordinator tcp://127.0.0.1:%d > /dev/null &"
+		" sleep 0.3; " EMU " %s --seed 9 --curve %s/keys/rank1.key --rank 1 --ranks 2 --coordinator tcp://127.0.0.1:%d;"
+		" s=$?; wait $!; echo statuses $s $?)", args, dir, port + 1, args, dir, port + 1);
+	double dt = now_s() - t0;
+
+	ok(strstr(sh_out, "statuses 2 2") && strstr(sh_out, "the run cannot start: refused rank 1: a different scenario") &&
+	   dt < 4, "CURVE: a rank with another scenario: both exit 2 at once (%.1f s)", dt);
+	if (!strstr(sh_out, "statuses 2 2"))
 		diag("%s", sh_out);
 	ok(sh(EMU " %s --curve /nonexistent.key --processes 2", args) == 2 && strstr(sh_out, "--curve"),
 	   "CURVE: a missing key file is bad input (exit 2)");
@@ -515,6 +677,7 @@ int main(void)
 	curve("--topology fattree3:k=4 --size 64KiB --hosts 10 --algo canary,ring --noise 0.01 --drop H1/0#5 --lossy");
 	netns("--topology fattree3:k=4 --size 64KiB --hosts 10 --algo canary,ring --noise 0.01 --drop H1/0#5 --lossy");
 	join_errors();
+	flood();
 	kill_rank();
 	frozen_rank();
 	/* many local ranks start at once and read rank 0's endpoint from one pipe */

@@ -71,7 +71,13 @@ static int parse_params(const char *gen, const char *args, struct params *p, cha
 			return -EINVAL;
 		}
 		if (rc) {
-			snprintf(err, errlen, "--topology: %s: bad value '%s' for %s", gen, val, key);
+			snprintf(err, errlen, "--topology: %s: bad value '%s' for %s%s", gen, val, key,
+				 !strcmp(key, "rate") ? " (a rate with a unit in " EMU_RATE_RANGE ", e.g. 100G)" :
+				 !strcmp(key, "latency") ? " (a time with a unit, e.g. 300ns)" : "");
+			return -EINVAL;
+		}
+		if (!strcmp(key, "mtu") && (p->mtu < EMU_MTU_MIN || p->mtu > EMU_MTU_MAX)) {
+			snprintf(err, errlen, "--topology: %s: mtu=%s is not in %u..%u", gen, val, EMU_MTU_MIN, EMU_MTU_MAX);
 			return -EINVAL;
 		}
 	}

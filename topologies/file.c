@@ -58,11 +58,13 @@ static int parse_opts(char **tok, int ntok, struct linkopts *o, char *why, size_
 			return -EINVAL;
 		}
 		if (rc) {
-			snprintf(why, whylen, "bad %s '%s'", k, v);
+			snprintf(why, whylen, "bad %s '%s'%s", k, v,
+				 !strcmp(k, "rate") ? " (a rate with a unit in " EMU_RATE_RANGE ", e.g. 100G)" :
+				 !strcmp(k, "latency") ? " (a time with a unit, e.g. 300ns)" : "");
 			return -EINVAL;
 		}
-		if (!strcmp(k, "rate") && o->rate == 0) {
-			snprintf(why, whylen, "a rate of zero");
+		if (!strcmp(k, "mtu") && (o->mtu < EMU_MTU_MIN || o->mtu > EMU_MTU_MAX)) {
+			snprintf(why, whylen, "mtu %s is not in %u..%u", v, EMU_MTU_MIN, EMU_MTU_MAX);
 			return -EINVAL;
 		}
 	}

@@ -37,6 +37,18 @@
  * the join sockets take their largest message plus this.
  */
 #define ZMTP_SLACK 1024
+/*
+ * Messages queued per connection and direction. A rank never has more than
+ * a few in flight to another: one WINDOW per window, and it sends the next
+ * only after it holds every rank's, then RESULT and ABORT. The bound is for
+ * strangers: what they send waits in at most this many messages per
+ * connection until it is read and refused.
+ */
+#define QUEUE_MSGS 16
+/* a send that cannot queue (the peer stopped reading) fails after this */
+#define SEND_WAIT_MS 10000
+/* refused join requests: one line, then at most one per this much wall time */
+#define REFUSE_LOG_NS 1000000000ULL
 
 struct hello {
 	uint64_t fingerprint;
@@ -414,18 +426,23 @@ static int curve_client(struct emu_dist *d, void *s, const uint8_t *server)
 /*
  * new_socket - a socket of @type that takes messages of at most @max_msg
  * bytes: libzmq drops a peer announcing a larger one before allocating it,
- * so a stranger cannot make a rank allocate what it claims.
+ * so a stranger cannot make a rank allocate what it claims. Its queues
+ * hold QUEUE_MSGS messages per peer connection each way: a full receive
+ * queue stops libzmq reading that connection (TCP pushes back on the
+ * sender), a ROUTER drops what it cannot queue to a peer that does not
+ * read, and a PUSH's send waits (up to SEND_WAIT_MS).
  */
 static void *new_socket(struct emu_dist *d, int type, int64_t max_msg)
 {
 	void *s = zmq_socket(d->ctx, type);
-	int zero = 0, linger = 2000;
+	int hwm = QUEUE_MSGS, linger = 2000, wait_ms = SEND_WAIT_MS;
 
 	if (!s)
 		return NULL;
-	zmq_setsockopt(s, ZMQ_SNDHWM, &zero, sizeof(zero));
-	zmq_setsockopt(s, ZMQ_RCVHWM, &zero, sizeof(zero));
+	zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof(hwm));
 	zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+	zmq_setsockopt(s, ZMQ_SNDTIMEO, &wait_ms, sizeof(wait_ms));
 	zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_msg, sizeof(max_msg));
 	return s;
 }
@@ -439,6 +456,9 @@ struct joining {
 	struct hello hl[EMU_DIST_MAX_RANKS];
 	unsigned njoined;
 	char refused[REASON_MAX + 32];		/* the first HELLO of another scenario */
+	uint64_t refused_ns;			/* when it came */
+	uint64_t logged_ns;			/* when the last refusal was logged */
+	uint64_t unlogged;			/* refusals since then, not logged */
 };
 
 /*
@@ -516,6 +536,28 @@ static const char *coord_check_hello(struct emu_dist *d, const struct joining *j
 }
 
 /*
+ * log_refusal - one line per refused join request, but at most one per
+ * REFUSE_LOG_NS: a stranger's flood must not flood the log too. The line
+ * after a quiet spell counts the refusals it did not log.
+ */
+static void log_refusal(struct joining *j, const char *why)
+{
+	uint64_t now = emu_wall_ns();
+
+	if (j->logged_ns && now - j->logged_ns < REFUSE_LOG_NS) {
+		j->unlogged++;
+		return;
+	}
+	if (j->unlogged)
+		fprintf(stderr, "canary-emu: rank 0: refused a join request: %s (and %llu more since the last line)\n",
+			why, (unsigned long long)j->unlogged);
+	else
+		fprintf(stderr, "canary-emu: rank 0: refused a join request: %s\n", why);
+	j->logged_ns = now;
+	j->unlogged = 0;
+}
+
+/*
  * coord_refuse - count a refused join request; answer it when it is a
  * well-formed HELLO, so that the rank can say why it stops. Takes id.
  */
@@ -532,15 +574,17 @@ static void coord_refuse(struct emu_dist *d, struct joining *j, zmq_msg_t *id, c
 	} else {
 		zmq_msg_close(id);
 	}
-	fprintf(stderr, "canary-emu: rank 0: refused a join request: %s\n", why);
+	log_refusal(j, why);
 	/*
-	 * Without CURVE anyone can send a HELLO: one with another scenario
-	 * may be a misconfigured rank (it stops on the REJECT and says why)
-	 * or a stranger. Keep waiting for the real ranks; if they never come,
-	 * say what was refused.
+	 * A well-formed HELLO with another scenario or --ranks is a
+	 * misconfigured rank (it stops on the REJECT and says why) or, without
+	 * CURVE, maybe a stranger's: join_coordinator decides when rank 0
+	 * stops. Other refusals: keep waiting for the real ranks.
 	 */
-	if (!strncmp(why, "a different", 11) && !j->refused[0])
+	if (!strncmp(why, "a different", 11) && !j->refused[0]) {
 		snprintf(j->refused, sizeof(j->refused), "; refused rank %u: %s", h->rank, why);
+		j->refused_ns = emu_wall_ns();
+	}
 }
 
 /* coord_recv_hello - take one join request off the ROUTER socket: accept it or refuse it */
@@ -630,16 +674,36 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 			snprintf(err, errlen, "%s", d->err);
 			goto fail;
 		}
+		/*
+		 * A rank set up for another scenario (or --ranks) stops at once
+		 * on the REJECT. With CURVE its HELLO came from a listed key:
+		 * rank 0 stops at once too. Without, it could be a stranger's:
+		 * rank 0 waits one --peer-timeout more for the real rank.
+		 */
+		if (j->refused[0] &&
+		    (d->curve || emu_wall_ns() - j->refused_ns > (uint64_t)c->timeout_ms * 1000000ULL)) {
+			snprintf(err, errlen, "the run cannot start: %s", j->refused + 2);
+			*bad_input = true;
+			goto fail;
+		}
 		if (emu_wall_ns() > deadline) {
 			coord_missing(d, j, err, errlen);
-			/* a rank was there but set up for another scenario: the user's input */
-			*bad_input = j->refused[0] != 0;
 			goto fail;
 		}
 		if (zmq_poll(&it, 1, TICK_MS) > 0)
 			coord_recv_hello(d, j);
 	}
 	coord_welcome(d, j);
+	if (j->unlogged)
+		fprintf(stderr, "canary-emu: rank 0: refused %llu more join requests (not logged one by one)\n",
+			(unsigned long long)j->unlogged);
+	/*
+	 * Nothing more comes to the coordinator: close it (the WELCOMEs are
+	 * still delivered, within the linger time), so that a stranger's
+	 * messages after the join are refused by the kernel, not queued here.
+	 */
+	zmq_close(d->router);
+	d->router = NULL;
 	rc = 0;
 	goto out;
 fail:
@@ -729,6 +793,8 @@ static int join_rank(struct emu_dist *d, char *err, size_t errlen, bool *bad_inp
 		memcpy(d->endpoint, w->endpoint, sizeof(d->endpoint));
 		memcpy(d->pub, w->pub, sizeof(d->pub));
 		free(w);
+		zmq_close(d->dealer);	/* the coordinator has nothing more to say */
+		d->dealer = NULL;
 		return 0;
 	}
 }

@@ -10,7 +10,8 @@
  *            data endpoint, scenario fingerprint). Rank 0 checks them and
  *            answers WELCOME (run id, every rank's worker base and data
  *            endpoint) or REJECT (why). ROUTER because the coordinator must
- *            answer a particular rank.
+ *            answer a particular rank. Both ends close these sockets once
+ *            every rank has joined: nothing more comes on them.
  *   windows  every rank binds one PULL socket for data and connects one
  *            PUSH socket to each other rank's PULL. At the end of every
  *            window each rank sends each other rank exactly one WINDOW
@@ -24,6 +25,10 @@
  *   results  after a run, ranks != 0 send RESULT (their nodes' records and
  *            counters) to rank 0, which merges them into the one report.
  *   abort    a rank that sees a peer die or go silent sends ABORT to all.
+ *
+ * Every socket queues at most a few messages per connection and direction
+ * (dist.c, QUEUE_MSGS): more than the protocol ever has in flight, and a
+ * bound on what a stranger's flood costs.
  *
  * Every message is one ZeroMQ frame: a 40-byte header (magic, version,
  * type, run id, sender rank, run index, window, payload length) and the

@@ -18,6 +18,8 @@
 #include "emu/engine/frame.h"
 #include "emu/engine/util.h"
 
+_Static_assert(EMU_MTU_MAX + 14 == EMU_FRAME_MAX, "the largest MTU fills the largest frame");
+
 #define HOST_IP_BASE 0x0a000001u	/* 10.0.0.1 */
 
 struct emu_fabric *emu_fabric_create(void)
@@ -154,13 +156,20 @@ static int check_links(struct emu_fabric *fab, char *err, size_t errlen)
 			else if (l->latency[s] == 0)
 				rc = fail(err, errlen, link_line(l),
 					  "link %s-%s has a latency of zero (the engine needs lookahead)", a, b);
+			else if (l->latency[s] > EMU_LATENCY_MAX)
+				rc = fail(err, errlen, link_line(l), "link %s-%s: latency %.3f s is more than 1 s", a, b,
+					  (double)l->latency[s] / EMU_S);
 			else if (l->loss[s] < 0 || l->loss[s] > 1)
 				rc = fail(err, errlen, link_line(l), "link %s-%s: loss probability %g is not in [0, 1]",
 					  a, b, l->loss[s]);
 		}
-		if (!rc && (l->mtu < 64 || l->mtu + 14 > EMU_FRAME_MAX))
-			rc = fail(err, errlen, link_line(l), "link %s-%s: MTU %u is not in [64, %u]", a, b, l->mtu,
-				  EMU_FRAME_MAX - 14);
+		if (!rc && (l->mtu < EMU_MTU_MIN || l->mtu > EMU_MTU_MAX))
+			rc = fail(err, errlen, link_line(l), "link %s-%s: MTU %u is not in [%u, %u]", a, b, l->mtu,
+				  EMU_MTU_MIN, EMU_MTU_MAX);
+		for (int s = 0; s < 2 && !rc; s++)
+			if (l->rate_bps[s] > EMU_RATE_MAX_BPS || l->rate_bps[s] < EMU_RATE_MIN_BPS)
+				rc = fail(err, errlen, link_line(l), "link %s-%s: rate %llu bps is not in " EMU_RATE_RANGE,
+					  a, b, (unsigned long long)l->rate_bps[s]);
 	}
 	if (!rc)
 		for (uint32_t i = 0; i < fab->nlinks; i++)

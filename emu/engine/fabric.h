@@ -35,6 +35,11 @@ enum emu_node_kind {
 #define EMU_DEFAULT_RATE_BPS 100000000000ULL
 #define EMU_DEFAULT_LATENCY (300 * EMU_NS)
 #define EMU_DEFAULT_MTU 1500
+/* a link's latency: at most 1 s (emulated times stay far from 2^64 ps) */
+#define EMU_LATENCY_MAX EMU_S
+/* a link's IP MTU: at least a minimum Ethernet frame, at most EMU_FRAME_MAX with its 14-byte header */
+#define EMU_MTU_MIN 64u
+#define EMU_MTU_MAX 2034u
 
 struct emu_fab_node {
 	char name[EMU_NAME_MAX];

@@ -4,7 +4,6 @@
  */
 #include "emu/engine/frame.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -38,7 +37,7 @@ static void *chunk_alloc(size_t bytes)
 	void *c = NULL;
 
 	if (posix_memalign(&c, 2u << 20, bytes))
-		emu_die(ENOMEM);
+		emu_out_of_memory(bytes);	/* the run does not fit: exit 2, as any allocation */
 #ifdef MADV_HUGEPAGE
 	madvise(c, bytes, MADV_HUGEPAGE);
 #endif

@@ -32,6 +32,16 @@ static inline uint32_t emu_wire_bytes(uint32_t bytes)
 }
 
 /*
+ * The link rates the model represents: from 1 Mb/s (a 2 KiB frame takes
+ * 16 ms) to 100 Tb/s (the smallest frame still takes 6 ps; above ~670 Tb/s
+ * it would take less than the model's 1 ps, and times computed per frame
+ * round to 0). emu_parse_rate and the fabric refuse the others.
+ */
+#define EMU_RATE_MIN_BPS 1000000ULL
+#define EMU_RATE_MAX_BPS 100000000000000ULL
+#define EMU_RATE_RANGE "1Mbps..100Tbps"
+
+/*
  * emu_tx_time - serialization time of a frame of @bytes (without FCS and
  * framing overhead; padded to the 60-byte minimum) on a link of @rate_bps
  * bits per second. Exact for any rate that divides 8e12 bits; rounded up

@@ -405,8 +405,8 @@ static const char *o_seed(struct opts *o, const char *a)
 
 static const char *o_rate(struct opts *o, const char *a)
 {
-	if (lh_parse_rate(a, &o->rate) || o->rate == 0)
-		return "is not a rate (e.g. 100Mbps, 10G)";
+	if (lh_parse_rate(a, &o->rate))
+		return "is not a rate with a unit in " LH_RATE_RANGE " (e.g. 100Mbps, 10G)";
 	return NULL;
 }
 

@@ -9,6 +9,7 @@
  * decimal digit or point (no white space, sign or hexadecimal); a parsed
  * count has only digits;
  * a parsed quantity equals the number times its unit (to rounding); a
+ * rate has its unit and lies in the model's range; a
  * probability is in [0, 1]; a failure ends after it starts; a generated
  * fabric is finalized; a refused value gets a reason.
  */
@@ -75,7 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 2:
 		if (!emu_parse_rate(s, &u))
-			FUZZ_CHECK(decimal(s) && number(s, &unit) >= 0 && u < UINT64_MAX);
+			FUZZ_CHECK(decimal(s) && number(s, &unit) >= 0 && *unit && u >= EMU_RATE_MIN_BPS &&
+				   u <= EMU_RATE_MAX_BPS);
 		break;
 	case 3:
 		if (!emu_parse_size(s, &u))
