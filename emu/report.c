@@ -525,18 +525,9 @@ static void csv_scenario(const struct report *r)
 			fprintf(r->out, "# %s=%s\n", r->scn->item[i].key, r->scn->item[i].val[k]);
 }
 
-static void json_run(const struct report *r, const struct emu_scn_result *res, const char *ind, bool top)
+/* json_what - what ran: algorithm, fabric, sizes, seed, and its outcome */
+static void json_what(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
 {
-	FILE *f = r->out;
-	const struct emu_scn_cfg *c = r->cfg;
-
-	fprintf(f, "%s{\n", ind);
-	if (top && r->scn) {
-		char in2[16];
-
-		snprintf(in2, sizeof(in2), "%s  ", ind);
-		json_scenario(r, res, in2);
-	}
 	fprintf(f, "%s  \"algo\": ", ind);
 	json_str(f, res->algo);
 	fprintf(f, ",\n%s  \"topology\": ", ind);
@@ -555,6 +546,11 @@ static void json_run(const struct report *r, const struct emu_scn_result *res, c
 	fprintf(f, "%s  \"algbw_GBps\": %.6f,\n", ind, algbw(res->goodput_gbps));
 	fprintf(f, "%s  \"busbw_GBps\": %.6f,\n", ind, run_busbw(res));
 	fprintf(f, "%s  \"result_exact\": %s,\n", ind, res->exact ? "true" : "false");
+}
+
+/* json_protocol - the protocol's counters (summed over the allreduces) and the switches' */
+static void json_protocol(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
 	uint64_t retx = 0, fb = 0, rs = 0, fails = 0, re = 0;
 
 	for (unsigned i = 0; i < res->nar; i++) {
@@ -615,6 +611,11 @@ static void json_run(const struct report *r, const struct emu_scn_result *res, c
 	}
 	fprintf(f, "%s  \"bcast_dropped\": %llu,\n", ind, (unsigned long long)res->sw.bcast_dropped);
 	fprintf(f, "%s  \"malformed\": %llu,\n", ind, (unsigned long long)res->sw.malformed);
+}
+
+/* json_links - link utilization, drops, background traffic (and the router when not the default) */
+static void json_links(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
 	fprintf(f, "%s  \"link_util_mean\": %.6f,\n", ind, res->util_mean);
 	fprintf(f, "%s  \"link_util\": [", ind);
 	for (uint32_t i = 0; i < res->nlinks; i++)
@@ -643,6 +644,11 @@ static void json_run(const struct report *r, const struct emu_scn_result *res, c
 		fprintf(f, "%s  \"background_offered\": %.6f,\n", ind, res->bg_offered);
 		fprintf(f, "%s  \"background_carried\": %.6f,\n", ind, res->bg_carried);
 	}
+}
+
+/* json_engine - figures of the emulator, not of the emulated network */
+static void json_engine(FILE *f, const struct emu_scn_result *res, const struct emu_scn_cfg *c, const char *ind)
+{
 	fprintf(f, "%s  \"emulated_ns\": %.3f,\n", ind, (double)res->run.emulated / 1e3);
 	fprintf(f, "%s  \"wall_s\": %.6f,\n", ind, (double)res->run.wall_ns / 1e9);
 	fprintf(f, "%s  \"frame_hops\": %llu,\n", ind, (unsigned long long)res->run.frame_hops);
@@ -673,6 +679,11 @@ static void json_run(const struct report *r, const struct emu_scn_result *res, c
 			res->run.kept_up ? "true" : "false");
 	if (res->nattached)
 		json_attached(f, res, ind);
+}
+
+/* json_allreduces - one object per allreduce */
+static void json_allreduces(FILE *f, const struct emu_scn_result *res, const char *ind)
+{
 	fprintf(f, "%s  \"allreduces\": [\n", ind);
 	for (unsigned i = 0; i < res->nar; i++) {
 		const struct emu_scn_ar *a = &res->ar[i];
@@ -697,6 +708,25 @@ static void json_run(const struct report *r, const struct emu_scn_result *res, c
 			i + 1 < res->nar ? "," : "");
 	}
 	fprintf(f, "%s  ]\n%s}", ind, ind);
+}
+
+static void json_run(const struct report *r, const struct emu_scn_result *res, const char *ind, bool top)
+{
+	FILE *f = r->out;
+	const struct emu_scn_cfg *c = r->cfg;
+
+	fprintf(f, "%s{\n", ind);
+	if (top && r->scn) {
+		char in2[16];
+
+		snprintf(in2, sizeof(in2), "%s  ", ind);
+		json_scenario(r, res, in2);
+	}
+	json_what(f, res, c, ind);
+	json_protocol(f, res, c, ind);
+	json_links(f, res, c, ind);
+	json_engine(f, res, c, ind);
+	json_allreduces(f, res, ind);
 }
 
 /* stat - , "key": {"mean": , "min": , "max": } of @v[0..n) */
