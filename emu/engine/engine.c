@@ -784,39 +784,46 @@ static void lag_give_up(struct emu_engine *eng, uint64_t now, emu_time_t next)
 	eng->done = true;
 }
 
-static void plan_window(void *arg)
+/* plan_window's first phase: this process's sums, exchanged with the other ranks; false: the run ends */
+static bool window_sums(struct emu_engine *eng, struct emu_dist_sum *sum)
 {
-	struct emu_engine *eng = arg;
-	struct emu_dist_sum sum;
-
-	local_sum(eng, &sum);
+	local_sum(eng, sum);
 	window_work(eng);
-	if (eng->dist && emu_dist_exchange(eng->dist, &sum, dist_out, dist_out, dist_in, eng)) {
+	if (eng->dist && emu_dist_exchange(eng->dist, sum, dist_out, dist_out, dist_in, eng)) {
 		snprintf(eng->err, sizeof(eng->err), "%s", emu_dist_error(eng->dist));
 		eng->dist_failed = true;
 		eng->done = true;
-		return;
+		return false;
 	}
-	if (sum.failed) {
+	if (sum->failed) {
 		eng->done = true;
 		if (eng->dist)
 			snprintf(eng->err, sizeof(eng->err), "a node failed to start");
-		return;
+		return false;
 	}
-	emu_time_t next = sum.next;
+	return true;
+}
 
-	if (sum.done) {
-		eng->ndone += sum.done;
-		if (sum.done_max > eng->st.last_done)
-			eng->st.last_done = sum.done_max;
+/* what the nodes reported: completions and stop requests */
+static void window_reports(struct emu_engine *eng, const struct emu_dist_sum *sum)
+{
+	if (sum->done) {
+		eng->ndone += sum->done;
+		if (sum->done_max > eng->st.last_done)
+			eng->st.last_done = sum->done_max;
 	}
-	if (sum.stop_req != EMU_TIME_INF) {
-		emu_time_t s = sum.stop_req + eng->lookahead;
+	if (sum->stop_req != EMU_TIME_INF) {
+		emu_time_t s = sum->stop_req + eng->lookahead;
 
 		if (s < eng->stop_at)
 			eng->stop_at = s;
 		eng->st.stopped = true;
 	}
+}
+
+/* the stall watchdog; true: the run ends, stalled */
+static bool window_watchdog(struct emu_engine *eng, const struct emu_dist_sum *sum, emu_time_t next)
+{
 	/*
 	 * watchdog: nothing moved for cfg.stall of emulated time, nor for
 	 * twice the longest timer a node waits on (a backed-off retransmission
@@ -825,11 +832,11 @@ static void plan_window(void *arg)
 	 * where windows fall (they depend on the event set, not on the
 	 * results).
 	 */
-	if (sum.wait > eng->st.wait_max)
-		eng->st.wait_max = sum.wait;
+	if (sum->wait > eng->st.wait_max)
+		eng->st.wait_max = sum->wait;
 	if (eng->cfg.stall && eng->expect_done && next != EMU_TIME_INF) {
-		if (sum.progress && sum.progress - 1 > eng->st.last_progress)
-			eng->st.last_progress = sum.progress - 1;
+		if (sum->progress && sum->progress - 1 > eng->st.last_progress)
+			eng->st.last_progress = sum->progress - 1;
 		if (!eng->stall_armed) {
 			eng->stall_armed = true;
 			eng->st.last_progress = next;
@@ -841,9 +848,15 @@ static void plan_window(void *arg)
 			eng->st.stopped = true;
 			eng->done = true;
 			eng->st.emulated = deadline;
-			return;
+			return true;
 		}
 	}
+	return false;
+}
+
+/* the run's end: every completion happened, or a stop, the time limit or nothing left; true: it ends */
+static bool window_stop(struct emu_engine *eng, emu_time_t next)
+{
 	/* every expected completion happened: stop one lookahead after the last */
 	if (eng->expect_done && eng->ndone >= eng->expect_done && eng->st.last_done + eng->lookahead < eng->stop_at) {
 		eng->stop_at = eng->st.last_done + eng->lookahead;
@@ -856,8 +869,14 @@ static void plan_window(void *arg)
 			eng->st.emulated = eng->stop_at;
 			eng->st.stopped = true;
 		}
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* the next window [next, end): routing changes due at @next published, its end cut where it must */
+static void window_bounds(struct emu_engine *eng, emu_time_t next)
+{
 	/* routing changes due at this instant become visible before anything at it runs */
 	while (eng->next_act < eng->nact && eng->act[eng->next_act].t <= next) {
 		emu_time_t t = eng->act[eng->next_act].t;
@@ -888,46 +907,70 @@ static void plan_window(void *arg)
 			eng->cfg.progress(eng->cfg.progress_ctx, next, eng->ndone, eng->expect_done);
 		}
 	}
+}
 
-	/* wall clock: calibrate (auto) then pace */
-	if (eng->cfg.clock == EMU_CLOCK_WALL) {
-		uint64_t now = wall_now(eng);
+/* wall clock: calibrate (auto dilation), then measure how late the window starts */
+static void window_pace(struct emu_engine *eng, emu_time_t next)
+{
+	if (eng->cfg.clock != EMU_CLOCK_WALL)
+		return;
+	uint64_t now = wall_now(eng);
 
-		if (!eng->pacing) {
-			if (!eng->wall0) {
-				eng->wall0 = now;
-				eng->emu0 = next;
-			}
-			if (eng->dilation > 0 ||
-			    (now - eng->wall0 > EMU_CALIBRATE_NS && ++eng->calib_windows > 200 && next > eng->emu0)) {
-				if (eng->dilation <= 0)
-					eng->dilation = auto_dilation(now - eng->wall0, next - eng->emu0);
-				eng->pacing = true;
-				eng->wall0 = now;
-				eng->emu0 = next;
-			}
-		} else {
-			uint64_t target = eng->wall0 + (uint64_t)((double)(next - eng->emu0) / 1000.0 * eng->dilation);
-
-			if (now > target) {
-				uint64_t lag = now - target;
-
-				eng->st.final_lag_ns = lag;
-				eng->lag_sum += lag;
-				if (lag > eng->st.max_lag_ns)
-					eng->st.max_lag_ns = lag;
-				if (lag > eng->cfg.lag_bound_ns)
-					eng->st.late_windows++;
-				if (eng->cfg.lag_max_ns && lag > eng->cfg.lag_max_ns)
-					lag_give_up(eng, now, next);
-			} else {
-				eng->st.final_lag_ns = 0;
-				eng->caught_wall = now;
-				eng->caught_emu = next;
-			}
-			eng->lag_windows++;
+	if (!eng->pacing) {
+		if (!eng->wall0) {
+			eng->wall0 = now;
+			eng->emu0 = next;
 		}
+		if (eng->dilation > 0 ||
+		    (now - eng->wall0 > EMU_CALIBRATE_NS && ++eng->calib_windows > 200 && next > eng->emu0)) {
+			if (eng->dilation <= 0)
+				eng->dilation = auto_dilation(now - eng->wall0, next - eng->emu0);
+			eng->pacing = true;
+			eng->wall0 = now;
+			eng->emu0 = next;
+		}
+	} else {
+		uint64_t target = eng->wall0 + (uint64_t)((double)(next - eng->emu0) / 1000.0 * eng->dilation);
+
+		if (now > target) {
+			uint64_t lag = now - target;
+
+			eng->st.final_lag_ns = lag;
+			eng->lag_sum += lag;
+			if (lag > eng->st.max_lag_ns)
+				eng->st.max_lag_ns = lag;
+			if (lag > eng->cfg.lag_bound_ns)
+				eng->st.late_windows++;
+			if (eng->cfg.lag_max_ns && lag > eng->cfg.lag_max_ns)
+				lag_give_up(eng, now, next);
+		} else {
+			eng->st.final_lag_ns = 0;
+			eng->caught_wall = now;
+			eng->caught_emu = next;
+		}
+		eng->lag_windows++;
 	}
+}
+
+/*
+ * plan_window - the serial section of the window barrier: gather what the
+ * workers (and the other ranks) report, decide whether the run ends, and
+ * plan the next window, in phases.
+ */
+static void plan_window(void *arg)
+{
+	struct emu_engine *eng = arg;
+	struct emu_dist_sum sum;
+
+	if (!window_sums(eng, &sum))
+		return;
+	emu_time_t next = sum.next;
+
+	window_reports(eng, &sum);
+	if (window_watchdog(eng, &sum, next) || window_stop(eng, next))
+		return;
+	window_bounds(eng, next);
+	window_pace(eng, next);
 }
 
 static void wall_wait(struct emu_engine *eng)
