@@ -232,17 +232,16 @@ uint64_t emu_engine_xbar_bps(const struct emu_engine *eng)
 	return eng->cfg.router == EMU_ROUTER_MERLIN ? eng->cfg.xbar_bps : 0;
 }
 
-struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct emu_engine_cfg *cfg,
-				     char *err, size_t errlen)
+/*
+ * engine_counts - the configuration's defaults, the machine's topology and
+ * the number of workers (this process's, of all ranks). Return 0, or -1
+ * with the reason in @err.
+ */
+static int engine_counts(struct emu_engine *eng, const struct emu_engine_cfg *cfg, char *err, size_t errlen)
 {
-	if (!fab->finalized) {
-		snprintf(err, errlen, "fabric not finalized");
-		return NULL;
-	}
-	struct emu_engine *eng = emu_xcalloc(1, sizeof(*eng));
+	const struct emu_fabric *fab = eng->fab;
 	hwloc_topology_t topo;
 
-	eng->fab = fab;
 	eng->cfg = *cfg;
 	if (!eng->cfg.buffer_bytes)
 		eng->cfg.buffer_bytes = EMU_DEFAULT_BUFFER;
@@ -255,13 +254,11 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 	if (eng->cfg.buffer_bytes < EMU_FRAME_MAX) {
 		snprintf(err, errlen, "--buffer: %llu bytes is less than the largest frame (%d)",
 			 (unsigned long long)eng->cfg.buffer_bytes, EMU_FRAME_MAX);
-		free(eng);
-		return NULL;
+		return -1;
 	}
 	if (hwloc_topology_init(&topo) || hwloc_topology_load(topo)) {
 		snprintf(err, errlen, "hwloc cannot read the machine topology");
-		free(eng);
-		return NULL;
+		return -1;
 	}
 	eng->hwtopo = topo;
 	if (cfg->per_node)
@@ -283,18 +280,20 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 		if (eng->wtotal > fab->nnodes || cfg->per_node) {
 			snprintf(err, errlen, "--workers: %u workers over all ranks but the fabric has only %u nodes%s",
 				 eng->wtotal, fab->nnodes, cfg->per_node ? " (per-node is not available across processes)" : "");
-			hwloc_topology_destroy(topo);
-			free(eng);
-			return NULL;
+			return -1;
 		}
 	}
 	if (eng->nworkers > 4096 && !cfg->per_node) {
 		snprintf(err, errlen, "--workers: %u is too many", eng->nworkers);
-		hwloc_topology_destroy(topo);
-		free(eng);
-		return NULL;
+		return -1;
 	}
-	eng->lookahead = fab->min_latency;
+	return 0;
+}
+
+/* engine_workers - the node and port arrays, the partition, the workers and the nodes each runs */
+static void engine_workers(struct emu_engine *eng)
+{
+	const struct emu_fabric *fab = eng->fab;
 
 	/* nodes and ports */
 	eng->nodes = emu_xaligned(fab->nnodes * sizeof(*eng->nodes));
@@ -320,6 +319,13 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 			w->nodes = emu_xrealloc(w->nodes, (w->nnodes ? 2 * w->nnodes : 1) * sizeof(uint32_t));
 		w->nodes[w->nnodes++] = i;
 	}
+}
+
+/* engine_nodes - every node and every connected port from the fabric's description */
+static void engine_nodes(struct emu_engine *eng)
+{
+	const struct emu_fabric *fab = eng->fab;
+
 	for (uint32_t i = 0; i < fab->nnodes; i++) {
 		const struct emu_fab_node *fn = &fab->nodes[i];
 		struct emu_node *n = &eng->nodes[i];
@@ -333,7 +339,7 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 		n->fn = fn;
 		n->host = fn->kind == EMU_NODE_HOST;
 		n->ports = &eng->ports[fn->port0];
-		emu_rng_init(&n->rng, cfg->seed, i);
+		emu_rng_init(&n->rng, eng->cfg.seed, i);
 		for (unsigned p = 0; p < fn->nports; p++) {
 			const struct emu_fab_port *fp = &fab->ports[fn->port0 + p];
 			struct emu_port *ep = &n->ports[p];
@@ -359,10 +365,12 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 		}
 	}
 
-	if (eng->cfg.router == EMU_ROUTER_MERLIN)
-		merlin_init(eng);
+}
 
-	/* channels: one per ordered pair of workers joined by a link */
+/* engine_channels - one channel per ordered pair of workers joined by a link (or to another rank) */
+static void engine_channels(struct emu_engine *eng)
+{
+	const struct emu_fabric *fab = eng->fab;
 	uint32_t nw = eng->nworkers;
 	uint32_t slots = nw <= 64 ? 16384 : 1024;
 
@@ -400,11 +408,36 @@ struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct 
 			ep->chan = c;
 		}
 	}
+}
+
+struct emu_engine *emu_engine_create(const struct emu_fabric *fab, const struct emu_engine_cfg *cfg,
+				     char *err, size_t errlen)
+{
+	if (!fab->finalized) {
+		snprintf(err, errlen, "fabric not finalized");
+		return NULL;
+	}
+	struct emu_engine *eng = emu_xcalloc(1, sizeof(*eng));
+
+	eng->fab = fab;
+	if (engine_counts(eng, cfg, err, errlen))
+		goto err;
+	eng->lookahead = fab->min_latency;
+	engine_workers(eng);
+	engine_nodes(eng);
+	if (eng->cfg.router == EMU_ROUTER_MERLIN)
+		merlin_init(eng);
+	engine_channels(eng);
 	eng->routes = emu_routes_compute(fab, NULL, NULL, 0);
 	eng->st.workers = eng->nworkers;
 	pthread_mutex_init(&eng->ctl_lock, NULL);
 	pthread_cond_init(&eng->ctl_cond, NULL);
 	return eng;
+err:
+	if (eng->hwtopo)
+		hwloc_topology_destroy(eng->hwtopo);
+	free(eng);
+	return NULL;
 }
 
 void emu_engine_set_model(struct emu_engine *eng, uint32_t node, const struct emu_model_ops *ops, void *arg)
