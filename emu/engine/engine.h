@@ -458,7 +458,11 @@ bool emu_engine_node_local(const struct emu_engine *eng, uint32_t node);
 const char *emu_engine_error(const struct emu_engine *eng);
 const struct emu_fabric *emu_engine_fabric(const struct emu_engine *eng);
 
-/* ---- called by models, on the node's worker ---- */
+/*
+ * ---- called by models, on the node's worker ----
+ * Defined in port.c (the per-frame data path: frames, sends, timers, node
+ * state) and route.c (emu_route, emu_route_sw, emu_route_pick).
+ */
 
 emu_time_t emu_node_now(const struct emu_node *n);
 static inline void *emu_node_state(const struct emu_node *n) { return n->state; }

@@ -2,7 +2,10 @@
 /*
  * DOC: route.c - all-pairs shortest paths between switches by one BFS per
  * destination switch (O(switches x links)); a host is routed through its
- * attachment switch. See route.h.
+ * attachment switch. See route.h. Also the models' routing calls of
+ * engine.h (emu_route, emu_route_sw, emu_route_pick): the table's ports
+ * toward a destination and the choice among them, which reads the ports'
+ * queues (emu_port_queued(), port.c).
  */
 #include "emu/engine/route.h"
 
@@ -10,8 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/engine/engine_internal.h"
 #include "emu/engine/fabric.h"
 #include "emu/engine/util.h"
+
+#include <urcu-qsbr.h>
 
 struct emu_routes *emu_routes_compute(const struct emu_fabric *fab, const uint8_t *link_up,
 				      const uint8_t *node_up, uint64_t version)
@@ -132,4 +138,85 @@ const char *emu_routing_name(enum emu_routing r)
 	case EMU_ROUTE_LEASTLOADED: return "leastloaded";
 	}
 	return "?";
+}
+
+/* ---- the models' routing calls (engine.h), on the node's worker ---- */
+
+uint64_t emu_route(struct emu_node *n, uint32_t dst_host)
+{
+	struct emu_routes *r = rcu_dereference(n->eng->routes);
+
+	if (n->host)
+		return 1;
+	return emu_routes_mask(r, n->eng->fab, n->id, dst_host);
+}
+
+uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
+{
+	struct emu_routes *r = rcu_dereference(n->eng->routes);
+
+	if (n->host)
+		return 1;
+	if (dst_sw == n->id)
+		return 0;
+	return emu_routes_mask_sw(r, n->eng->fab, n->id, dst_sw);
+}
+
+/*
+ * The bytes this node has waiting for port @p: its egress queue (FIFO; the
+ * output buffer under merlin) plus, under merlin, the frames in its input
+ * buffers routed to @p. Under merlin the output buffer alone holds a frame
+ * or two and would say nothing; with the inputs counted, adaptive routing
+ * sees the same quantity under both models.
+ */
+static inline uint64_t port_occupancy(struct emu_node *n, unsigned pi)
+{
+	const struct emu_port *p = &n->ports[pi];
+
+	/* under merlin nothing is committed ahead (commit_ps 0) */
+	return n->xb ? p->qbytes + p->xwait : emu_port_queued(n, pi);
+}
+
+static unsigned nth_bit(uint64_t mask, unsigned k)
+{
+	while (k--)
+		mask &= mask - 1;
+	return (unsigned)__builtin_ctzll(mask);
+}
+
+unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
+{
+	unsigned cnt = emu_popcount64(mask);
+
+	if (cnt == 1)
+		return (unsigned)__builtin_ctzll(mask);
+	unsigned start = (unsigned)(emu_hash64(hash) % cnt);
+	unsigned def = nth_bit(mask, start);
+
+	if (policy == EMU_ROUTE_ECMP)
+		return def;
+	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(n, def) * 2 <= n->eng->cfg.buffer_bytes)
+		return def;
+	/*
+	 * Least queued bytes; ties go to the first in hash rotation order:
+	 * the ports above the default in ascending order, then those below.
+	 */
+	unsigned best = def;
+	uint64_t bestq = port_occupancy(n, def);
+	uint64_t below = mask & ((1ULL << def) - 1);
+
+	for (uint64_t m = mask & ~below & ~(1ULL << def); m || below; m &= m - 1) {
+		if (!m) {
+			m = below;
+			below = 0;
+		}
+		unsigned p = (unsigned)__builtin_ctzll(m);
+		uint64_t q = port_occupancy(n, p);
+
+		if (q < bestq) {
+			best = p;
+			bestq = q;
+		}
+	}
+	return best;
 }
