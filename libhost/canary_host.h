@@ -195,7 +195,7 @@ struct lh_ar_stats {
 					 * switches' timeout hint, see cfg.switch_timeout) */
 	uint64_t window_sum;		/* Canary: the window at every block completed here, summed */
 	uint64_t window_n;		/* ...over this many blocks (the mean: window_sum / window_n) */
-	uint64_t polls;			/* leader: hosts asked whether they sent a block (see README) */
+	uint64_t polls;			/* leader: hosts asked whether they sent a block (libhost/PROTOCOL.md) */
 };
 
 /* ---- host ---- */

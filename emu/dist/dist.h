@@ -3,7 +3,8 @@
  * DOC: dist.h - one emulation split over several processes (ranks) that
  * talk ZeroMQ.
  *
- * Sockets (why these patterns: README "Running across machines"):
+ * Sockets (the patterns, and what each protects against: README "Running
+ * across processes and machines"; canary-emu(1), RUNNING ACROSS MACHINES):
  *
  *   join     rank 0 binds a ROUTER at the coordinator endpoint; every other
  *            rank connects a DEALER and sends HELLO (its rank, worker count,

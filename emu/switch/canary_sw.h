@@ -83,7 +83,7 @@
  * ahead of the slowest than its window), so a window sized for 3 Qs near
  * the ceiling lets them drift apart, the switches learn the drift as
  * spread, and Q and window climb together (experiment 6 at 1 % noise:
- * 18 x the stragglers, -8 % goodput, bench/README.md). The field
+ * 18 x the stragglers, -8 % goodput, measured on an earlier engine). The field
  * is 0 in a broadcast from the leader (and RESTORE's re-multicast starts
  * it at 0), and switches with a fixed timeout leave it alone, so their
  * hosts keep the window they computed. On a Tofino: the BCAST's read of
