@@ -664,11 +664,6 @@ static void pump(struct emu_node *n, unsigned pi, struct emu_port *p)
 		arm_wake(n, pi, p);
 }
 
-void emu_port_kick(struct emu_node *n, unsigned pi)
-{
-	pump(n, pi, &n->ports[pi]);
-}
-
 /* emu_port_enqueue(), inline in emu_send() */
 static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *n, unsigned port,
 								  struct emu_frame *f, unsigned c)

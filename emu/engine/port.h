@@ -11,21 +11,19 @@
 
 #include "emu/engine/engine_internal.h"
 
-/* emu_port_kick - start @pi's serializer if it is idle and has a frame it may send */
-void emu_port_kick(struct emu_node *n, unsigned pi);
 /* emu_port_arrive - frame @f arrives at @n's port @pi (EMU_EV_FRAME) */
 void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f);
 /* emu_port_credit - a credit event (EMU_EV_CREDIT) for @n's port @pi */
 void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg);
 /* emu_port_credit_in - a credit event for @n's port from a channel: queue it or keep it an event */
 void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev);
-/* emu_port_txdone - @pi's serializer is free (EMU_EV_TXDONE) */
+/* emu_port_txdone - @pi's wire went idle (EMU_EV_TXDONE, the port's wake): commit, or tell the model */
 void emu_port_txdone(struct emu_node *n, unsigned pi);
 /* emu_port_link - scheduled link state change of @pi (EMU_EV_LINK) */
 void emu_port_link(struct emu_node *n, unsigned pi, bool up);
 /* emu_port_ingress_release - give back the ingress buffer @f holds (a credit upstream), if any */
 void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f);
-/* emu_port_enqueue - put @f (class @c) on @port's egress queue and start the serializer if it can */
+/* emu_port_enqueue - put @f (class @c) on @port's egress queue and commit what fits the port's window */
 void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c);
 /* emu_post - give @ev its (source, sequence) key and queue it locally or on @chan */
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
