@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * DOC: event.c - binary min-heap of events on (time, key). See event.h.
+ * DOC: event.c - the worker's event queue: a timing wheel of chunked slots in
+ * front of a far-future binary heap, popping in (time, key) order; and the
+ * small FIFOs of events kept outside it. See event.h.
  */
 #include "emu/engine/event.h"
 

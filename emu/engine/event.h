@@ -43,7 +43,7 @@ enum emu_ev_type {
 	EMU_EV_FRAME = 1, /* frame arrives at (node, port) */
 	EMU_EV_CREDIT,    /* arg = bytes | gen << 32, back to the sender */
 	EMU_EV_TIMER,     /* a model timer, arg = cookie */
-	EMU_EV_TXDONE,    /* the port's serializer is free again */
+	EMU_EV_TXDONE,    /* the port's wire went idle: commit more queued frames, or tell the model */
 	EMU_EV_LINK,      /* scheduled link state: arg = 1 up, 0 down */
 	EMU_EV_NODE,      /* scheduled node state: arg = 1 up, 0 down */
 	EMU_EV_XBAR,      /* merlin router: arbitrate again; arg = 0 for output port, 1 for input port */
