@@ -723,8 +723,12 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 		memset(d->acc, 0, nelem * sizeof(int32_t));
 		s->st.allocated++;
 		occ_update(s, now, +1);
-	} else if (nelem != d->nelem || d->counter + h->counter > d->hosts) {
-		/* inconsistent with the block: its sum would not be a valid frame */
+	} else if (d->state != D_OPEN || nelem != d->nelem || d->counter + h->counter > d->hosts) {
+		/*
+		 * inconsistent with the block: its sum would not be a valid
+		 * frame; or the slot holds a Canary block of the same id whose
+		 * sum is gone (flushed): only a forged frame gets here
+		 */
 		s->st.malformed++;
 		emu_frame_free(n, f);
 		return;
