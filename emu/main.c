@@ -663,6 +663,13 @@ static const char *o_progress(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_no_ahead(struct cli *c, const char *a)
+{
+	(void)a;
+	c->cfg.no_ahead = true;
+	return NULL;
+}
+
 static const char *o_no_progress(struct cli *c, const char *a)
 {
 	(void)a;
@@ -822,6 +829,9 @@ static const struct cli_opt opt_table[] = {
 	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time"),
 	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time, or for twice the longest timeout an allreduce host waits on if that is longer (0: never)"),
 	OPT("workers", "N|per-node", o_workers, "the free cores", "worker threads", .local = true),
+	OPT("no-run-ahead", NULL, o_no_ahead, NULL,
+	    "background sources' transmit wakes go through the event queue (same results, more queue events)",
+	    .local = true),
 	OPT("clock", "NAME", o_clock, "virtual", "virtual | wall"),
 	OPT("dilation", "D|auto", o_dilation, "auto", "wall clock: wall ns per emulated ns"),
 	OPT("lag-bound", "T", o_lag_bound, "2ms",

@@ -1361,7 +1361,7 @@ static int scn_engine(struct scn *s)
 		.seed = cfg->seed, .clock = cfg->clock, .dilation = cfg->dilation, .end = cfg->limit,
 		.lag_bound_ns = cfg->lag_bound_ns,
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
-		.commit_bytes = cfg->commit_bytes, .commit_idle = cfg->commit_idle,
+		.commit_bytes = cfg->commit_bytes, .commit_idle = cfg->commit_idle, .no_ahead = cfg->no_ahead,
 		.router = cfg->router, .xbar_arb = cfg->xbar_arb, .xbar_bps = cfg->xbar_bps,
 		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset, .lag_max_ns = cfg->lag_max_ns,

@@ -74,6 +74,7 @@ struct emu_scn_cfg {
 	enum emu_tc_mode priority;	/* which frames get the strict-priority class (default: recovery) */
 	uint64_t commit_bytes;		/* FIFO ports commit frames this far ahead (engine.h); 0: the default */
 	bool commit_idle;		/* ...or only when the wire is idle */
+	bool no_ahead;			/* --no-run-ahead (engine.h: no_ahead) */
 	struct emu_fail fail[EMU_SCN_MAX_FAIL];
 	unsigned nfail;
 	struct emu_drop drop[EMU_SCN_MAX_FAIL];	/* lose exactly the n-th frame of a port */

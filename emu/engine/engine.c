@@ -307,6 +307,7 @@ static void engine_workers(struct emu_engine *eng)
 		w->id = i;
 		w->eng = eng;
 		emu_evq_init(&w->q);
+		w->later_min = EMU_TIME_INF;
 		emu_pool_init(&w->pool);
 		w->stop_req = EMU_TIME_INF;
 	}
@@ -1133,6 +1134,9 @@ static void process(struct emu_worker *w, emu_time_t end)
 	struct emu_ev spare;
 	const struct emu_ev *e;
 
+	w->in_process = true;
+	if (emu_unlikely(w->later_min < end))
+		emu_port_ahead_window(w, end);
 	while ((e = emu_evq_next(&w->q, end, &spare))) {
 		/* what the handler needs, read before it can push (e is the queue's) */
 		unsigned type = e->type, port = e->port;
@@ -1176,7 +1180,10 @@ static void process(struct emu_worker *w, emu_time_t end)
 		default:
 			emu_die(EINVAL);
 		}
+		if (emu_unlikely(w->ahead_n))
+			emu_port_ahead(w, end);
 	}
+	w->in_process = false;
 	if (w->now > w->last_event)
 		w->last_event = w->now;
 }
@@ -1219,6 +1226,8 @@ static void *worker_main(void *arg)
 	for (;;) {
 		drain_in(w);
 		w->next_local = w->init_rc ? 0 : emu_evq_min_time(&w->q);
+		if (w->later_min < w->next_local)
+			w->next_local = w->later_min;
 		barrier(eng, plan_window);
 		if (eng->done)
 			break;
@@ -1396,6 +1405,7 @@ void emu_engine_destroy(struct emu_engine *eng)
 			emu_chan_destroy(w->out[k]);
 		for (uint32_t k = 0; k < w->nrin; k++)
 			emu_chan_destroy(w->rin[k]);
+		free(w->later);
 		free(w->out);
 		free(w->in);
 		free(w->rin);

@@ -257,6 +257,7 @@ struct emu_node {
 	alignas(EMU_CACHELINE) const struct emu_fab_node *fn;
 	struct emu_rng rng;
 	void *arg;
+	bool open_loop;			/* emu_node_open_loop() */
 };
 _Static_assert(sizeof(struct emu_node) == 3 * EMU_CACHELINE, "struct emu_node: three cache lines, laid out by use");
 
@@ -292,6 +293,7 @@ struct emu_engine_cfg {
 	bool lossy;			/* drop-tail instead of credit-based lossless */
 	enum emu_tc_mode tc_mode;	/* which frames get class 1 (strict priority, own credits) */
 	bool no_pin;			/* do not pin workers */
+	bool no_ahead;			/* open-loop sources' wakes are queue events too (port.c; results alike) */
 	uint64_t buffer_bytes;		/* per port; 0: EMU_DEFAULT_BUFFER */
 	enum emu_router router;		/* switch queueing model */
 	enum emu_xbar_arb xbar_arb;	/* merlin: crossbar arbitration */
@@ -579,5 +581,16 @@ static inline bool emu_node_can_hold(const struct emu_node *n)
 {
 	return !n->xb;
 }
+
+/*
+ * emu_node_open_loop - what @n sends never depends on the frames it
+ * receives (a background source): receiving a frame changes nothing its
+ * transmit path reads, and posts nothing but the ingress buffer's credit.
+ * It must free what it receives at once. The engine may then run the
+ * node's transmit wakes ahead of the frames it receives (port.c,
+ * "Open-loop sources"); results are as if it did not. Call it from
+ * ops->init.
+ */
+void emu_node_open_loop(struct emu_node *n);
 
 #endif /* EMU_ENGINE_H */

@@ -23,6 +23,14 @@ struct emu_worker {
 	emu_time_t now;
 	uint64_t cur_key;	/* key of the event being processed */
 	emu_time_t hold;	/* emu_node_hold_until(): frames sent start no earlier */
+	/* an open-loop node's transmit wake, to run ahead when the event ends (port.c, emu_port_ahead) */
+	struct emu_node *ahead_n;
+	bool in_process;	/* in process(): what happens outside (init, channel drains) takes no slot */
+	struct emu_ev ahead_ev;
+	/* such wakes due after the window: run ahead in the next one (emu_port_ahead_window) */
+	struct emu_ev *later;
+	uint32_t nlater, later_cap;
+	emu_time_t later_min;		/* the earliest of them, EMU_TIME_INF if none */
 	uint32_t *nodes;
 	uint32_t nnodes;
 	struct emu_chan **in;

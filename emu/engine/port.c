@@ -469,7 +469,132 @@ static void arm_wake(struct emu_node *n, unsigned pi, struct emu_port *p)
 		.type = EMU_EV_TXDONE,
 		.port = (uint16_t)pi,
 	};
+	if (emu_unlikely(n->open_loop) && n->w->in_process && !n->w->ahead_n && !p->tap) {
+		/* the key it would have had: later posts of the node keep theirs */
+		ev.key = n->key++;
+		n->w->ahead_ev = ev;
+		n->w->ahead_n = n;
+		return;
+	}
 	emu_post(n, &ev, NULL);
+}
+
+/*
+ * Open-loop sources. A node whose transmit path reads nothing that its
+ * received frames change (emu_node_open_loop()) can take its transmit
+ * wake (EMU_EV_TXDONE) at time t as soon as the event that armed it
+ * ends, instead of from the queue, if nothing else it does could come
+ * between:
+ *  - t lies in the current window, so the wake would run before the
+ *    window's barrier anyway (a run that stops does so at a barrier);
+ *  - no timer of the node is due by t (its timers are all in the node's
+ *    own rings: port 1 wakes, emu_timer_at());
+ *  - no link or node changes state in the run (nothing scheduled);
+ *  - the port holds credit for the largest frame of every class, so
+ *    credits still on their way could not change what it does (credits
+ *    only add), and (lossless) the peer's buffer is large enough that
+ *    the peer never waits for the node's credits (emu_node_open_loop());
+ *  - the port is not tapped (pcap: the records keep their order).
+ * A wake due after the window waits in the worker's list (w->later,
+ * part of the worker's next event time at the barrier) and is tried the
+ * same way when the window that holds it starts.
+ * The frames it receives meanwhile commute with the wake; the only thing
+ * they post is their ingress buffer's credit, back to the peer that sent
+ * them, whose sequence numbers then interleave differently with the
+ * wake's posts: an order that no decision reads, as the node's own frames
+ * never come back to it on that port. The wake keeps its key, runs at its
+ * time (now = t while it runs) and counts as an event; it is no queue
+ * event. What it arms in turn is tried the same way.
+ */
+void emu_node_open_loop(struct emu_node *n)
+{
+	const struct emu_engine *eng = n->eng;
+
+	n->open_loop = n->ops->timer_idle != NULL && !eng->cfg.no_ahead;
+	if (eng->cfg.lossy)
+		return;
+	/*
+	 * Lossless: the peer's port toward the node must never wait for the
+	 * node's credits, so that the credit a received frame gives back
+	 * (whose sequence number the wake run ahead takes first) is never
+	 * what the peer waits for when a frame of the node arrives with it.
+	 * What the peer can have outstanding: the frames on the wire and
+	 * committed (a round trip of the link and the commit window) and two
+	 * frames more.
+	 */
+	for (unsigned i = 0; i < n->nports; i++) {
+		const struct emu_port *p = &n->ports[i];
+		uint64_t rtt = 2 * (uint64_t)p->latency + p->commit_ps;
+		uint64_t bytes = (uint64_t)((double)rtt * (double)p->rate_bps / 8e12) + 2 * (uint64_t)p->mtu_frame;
+
+		if (eng->cfg.buffer_bytes < bytes)
+			n->open_loop = false;
+	}
+}
+
+void emu_port_ahead(struct emu_worker *w, emu_time_t end)
+{
+	emu_time_t now = w->now;
+	uint64_t key = w->cur_key;
+
+	while (w->ahead_n) {
+		struct emu_node *n = w->ahead_n;
+		struct emu_ev *ev = &w->ahead_ev;
+		const struct emu_port *p = &n->ports[ev->port];
+		const struct emu_engine *eng = n->eng;
+
+		w->ahead_n = NULL;
+		if (!n->up || eng->nact || ((n->tfifo.n || n->theap.n) && tmr_min(n)->t <= ev->t) ||
+		    (!eng->cfg.lossy && (p->credits[0] < p->mtu_frame || p->credits[1] < p->mtu_frame))) {
+			emu_evq_push(&w->q, ev);
+			break;
+		}
+		if (ev->t >= end) {
+			if (w->nlater == w->later_cap) {
+				w->later_cap = w->later_cap ? 2 * w->later_cap : 64;
+				w->later = emu_xrealloc(w->later, w->later_cap * sizeof(*w->later));
+			}
+			w->later[w->nlater++] = *ev;
+			if (ev->t < w->later_min)
+				w->later_min = ev->t;
+			break;
+		}
+		w->now = ev->t;
+		w->cur_key = ev->key;
+		w->events++;
+		if (ev->t > w->last_event)
+			w->last_event = ev->t;
+		emu_port_txdone(n, ev->port);
+	}
+	w->now = now;
+	w->cur_key = key;
+}
+
+void emu_port_ahead_window(struct emu_worker *w, emu_time_t end)
+{
+	uint32_t n = w->nlater, kept = 0;
+
+	if (w->later_min >= end)
+		return;
+	w->nlater = 0;
+	w->later_min = EMU_TIME_INF;
+	for (uint32_t i = 0; i < n; i++) {
+		struct emu_ev *ev = &w->later[i];
+
+		if (ev->t >= end) {
+			w->later[kept++] = *ev;
+			if (ev->t < w->later_min)
+				w->later_min = ev->t;
+			continue;
+		}
+		/* as if the event that armed it had just ended (the list does not grow past i meanwhile) */
+		w->ahead_n = &w->eng->nodes[ev->node];
+		w->ahead_ev = *ev;
+		w->nlater = kept;	/* what it keeps goes to slot kept <= i, read already */
+		emu_port_ahead(w, end);
+		kept = w->nlater;
+	}
+	w->nlater = kept;
 }
 
 static inline uint32_t cq_cap(const struct emu_port *p)

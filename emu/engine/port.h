@@ -27,6 +27,10 @@ void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f);
 void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c);
 /* emu_post - give @ev its (source, sequence) key and queue it locally or on @chan */
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
+/* emu_port_ahead - run the transmit wake an open-loop node armed in the event just processed, if it can be */
+void emu_port_ahead(struct emu_worker *w, emu_time_t end);
+/* emu_port_ahead_window - at a window's start (ending at @end): run the wakes emu_port_ahead() kept for it */
+void emu_port_ahead_window(struct emu_worker *w, emu_time_t end);
 /* emu_timer_fired - the wake of @n's earliest timer popped: drop it (and idle ones after it), wake the next */
 void emu_timer_fired(struct emu_node *n);
 

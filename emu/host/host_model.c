@@ -183,6 +183,8 @@ static int host_init(struct emu_node *n, void *arg)
 	    lh_host_background_load(s->lh, c->bg_load))
 		return -EINVAL;
 	if (c->role == EMU_HOST_BACKGROUND)
+		emu_node_open_loop(n);	/* libhost's background: receiving only counts (lh_host_rx()) */
+	if (c->role == EMU_HOST_BACKGROUND)
 		return lh_host_background(s->lh, c->bg_peers, c->nbg, c->bg_me, c->bg_pattern, c->bg_seed, c->bg_msg,
 					  c->bg_until);
 	s->comm = lh_comm_create(s->lh, c->peers, c->npeers, c->rank, c->tenant);
