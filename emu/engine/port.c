@@ -889,7 +889,16 @@ void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)
 {
 	struct emu_port *p = &n->ports[pi];
 
-	if (apply_credit(p, arg) && p->qframes && p->busy_until <= n->w->now + p->commit_ps)
+	/*
+	 * Only a port that waits for credit sends more now. Whether a credit
+	 * is an event or waits in the ring depends on the partition (a
+	 * channel's credits are sorted when drained, a worker's own when
+	 * posted); a credit that came as an event to a port waiting for its
+	 * window, not for credit, used to commit its queue early, which the
+	 * same credit in the ring did not: results differed between worker
+	 * counts. Such a port is woken when its wire goes idle (pump()).
+	 */
+	if (apply_credit(p, arg) && p->stalled && p->qframes && p->busy_until <= n->w->now + p->commit_ps)
 		pump(n, pi, p);	/* (pump() itself applies the quiet spell) */
 }
 
