@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from emurun import emu, runs  # noqa: E402
-from tap import ok, exit_status  # noqa: E402
+from tap import ok, count, exit_status  # noqa: E402
 
 # what depends on the machine or the partition, not on the emulated run
 VOLATILE = {"wall_s", "frame_hops_per_s", "queue_events", "workers", "peak_rss_bytes", "partition"}
@@ -70,4 +70,5 @@ for name, opts, applies in CASES:
                 ok(qev(got) == qev(ref), "%s: run-ahead does not apply (%d queue events against %d)" %
                    (name, qev(got), qev(ref)))
 
+print("1..%d" % count())
 sys.exit(exit_status())

@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from emurun import emu, runs  # noqa: E402
-from tap import ok, exit_status  # noqa: E402
+from tap import ok, count, exit_status  # noqa: E402
 
 VOLATILE = {"wall_s", "frame_hops_per_s", "queue_events", "workers", "peak_rss_bytes", "partition"}
 BASE = ["--topology", "fattree2:leaves=4,spines=4,hosts=8", "--size", "128KiB", "--algo", "canary,static:4",
@@ -51,4 +51,5 @@ for name, opts in CASES:
         d = diff(got, ref) if rc == 0 and got else "exit %d: %s" % (rc, err)
         ok(not d, "%s, --workers %s: the results of 1 worker" % (name, w), d)
 
+print("1..%d" % count())
 sys.exit(exit_status())
