@@ -337,6 +337,16 @@ static void histogram(const struct emu_scn_result *res, unsigned h[11])
 	}
 }
 
+/* lag_line - "; events ran behind their wall time: p50 ... p99 ... max ... (N samples)" */
+static void lag_line(FILE *f, const char *what, const struct emu_lag_dist *d)
+{
+	if (!d->samples)
+		return;
+	fprintf(f, "; %s behind their wall time: p50 %.3f ms, p99 %.3f ms, max %.3f ms (%llu samples)", what,
+		(double)d->p50_ns / 1e6, (double)d->p99_ns / 1e6, (double)d->max_ns / 1e6,
+		(unsigned long long)d->samples);
+}
+
 /*
  * wall_line - the wall clock's verdict against its stated bound: kept up
  * only if no paced window started more than the bound behind; otherwise
@@ -356,6 +366,8 @@ static void wall_line(FILE *f, const struct emu_run_stats *st)
 		fprintf(f, "did NOT keep up: %llu of %llu windows more than %.3f ms late, %s",
 			(unsigned long long)st->late_windows, (unsigned long long)st->paced_windows, bound,
 			st->final_lag_ns > st->lag_bound_ns ? "still late at the end" : "caught up by the end");
+	lag_line(f, "events", &st->event_lag);
+	lag_line(f, "injected frames", &st->inject_lag);
 }
 
 void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n)
@@ -450,6 +462,14 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 		all = all && res[k].exact;
 	fprintf(r->out, "#\n# result: %s\n", all ? "every allreduce exact on every host" : "NOT all exact (see above)");
 	report_flush(r);
+}
+
+/* json_lag - a lag distribution of the wall clock: samples and quantiles, ns */
+static void json_lag(FILE *f, const char *ind, const char *name, const struct emu_lag_dist *d)
+{
+	fprintf(f, "%s  \"%s\": {\"samples\": %llu, \"p50_ns\": %llu, \"p99_ns\": %llu, \"max_ns\": %llu},\n", ind, name,
+		(unsigned long long)d->samples, (unsigned long long)d->p50_ns, (unsigned long long)d->p99_ns,
+		(unsigned long long)d->max_ns);
 }
 
 /* json_attached - the hosts that were real processes (--attach), with their interfaces' counters */
@@ -677,6 +697,10 @@ static void json_engine(FILE *f, const struct emu_scn_result *res, const struct 
 			(unsigned long long)res->run.mean_lag_ns, ind, (unsigned long long)res->run.lag_bound_ns, ind,
 			(unsigned long long)res->run.paced_windows, ind, (unsigned long long)res->run.late_windows, ind,
 			res->run.kept_up ? "true" : "false");
+	if (c->clock == EMU_CLOCK_WALL) {
+		json_lag(f, ind, "event_lag", &res->run.event_lag);
+		json_lag(f, ind, "inject_lag", &res->run.inject_lag);
+	}
 	if (res->nattached)
 		json_attached(f, res, ind);
 }

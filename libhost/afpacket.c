@@ -48,6 +48,7 @@ struct lh_afp {
 	unsigned slots, slot_size;
 	unsigned rx_i, tx_i;
 	unsigned tx_queued;	/* flagged since the last flush */
+	uint64_t rx_time;	/* the kernel's stamp of the frame being handed over */
 	struct lh_afp_stats st;
 };
 
@@ -219,6 +220,7 @@ size_t lh_afp_rx(struct lh_afp *a, lh_afp_rx_fn fn, void *arg, size_t max)
 		if (f) {
 			a->st.rx_frames++;
 			a->st.rx_bytes += len;
+			a->rx_time = h->tp_sec ? (uint64_t)h->tp_sec * 1000000000u + h->tp_nsec : 0;
 			fn(arg, f, len);
 		} else if (own) {
 			a->st.rx_own++;
@@ -230,6 +232,18 @@ size_t lh_afp_rx(struct lh_afp *a, lh_afp_rx_fn fn, void *arg, size_t max)
 		n++;
 	}
 	return n;
+}
+
+int lh_afp_rx_ready(const struct lh_afp *a)
+{
+	const struct tpacket2_hdr *h = (const void *)(a->rx + (size_t)a->rx_i * a->slot_size);
+
+	return (__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) != 0;
+}
+
+uint64_t lh_afp_rx_time(const struct lh_afp *a)
+{
+	return a->rx_time;
 }
 
 int lh_afp_send(struct lh_afp *a, const uint8_t *frame, uint32_t len)

@@ -69,6 +69,15 @@ typedef void (*lh_afp_rx_fn)(void *arg, const uint8_t *frame, uint32_t len);
  */
 size_t lh_afp_rx(struct lh_afp *a, lh_afp_rx_fn fn, void *arg, size_t max);
 
+/* lh_afp_rx_ready - is a receive slot ready for lh_afp_rx()? No system call. */
+int lh_afp_rx_ready(const struct lh_afp *a);
+
+/*
+ * lh_afp_rx_time - inside lh_afp_rx()'s callback: when the kernel received
+ * the frame being handed over, CLOCK_REALTIME in ns (0: unknown).
+ */
+uint64_t lh_afp_rx_time(const struct lh_afp *a);
+
 /*
  * lh_afp_send - copy @len bytes of @frame (14..LH_FRAME_MAX) into the next
  * transmit slot. Return 0, -ENOBUFS if no slot is free (counted in

@@ -13,6 +13,15 @@
  *   process every local event with t < E; flush outgoing channels
  *   rcu_quiescent_state(); barrier
  *
+ * Real time (the wall clock with one worker, no other process) needs no
+ * lookahead: the serial section waits until the next event is due or an
+ * outside input (emu_node_watch: an attached interface) wakes it, then
+ * plans a window of every event due by the wall clock's now (x the
+ * dilation); an input's wake runs at the emulated time it was seen. The
+ * worker runs the window in stretches of at most L, back to plan as soon
+ * as a node asked to stop or completed, so the run's end and results are
+ * those of lookahead windows. See rt_plan().
+ *
  * L is the smallest link latency of the fabric. Every event that crosses
  * partitions is at least one latency in the future, so it lands in a later
  * window. A stop requested at T (emu_stop) ends the run at T + L: every
@@ -29,9 +38,11 @@
 
 #include <errno.h>
 #include <hwloc.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <urcu-qsbr.h>
 
@@ -908,8 +919,8 @@ static bool window_stop(struct emu_engine *eng, emu_time_t next)
 	return false;
 }
 
-/* the next window [next, end): routing changes due at @next published, its end cut where it must */
-static void window_bounds(struct emu_engine *eng, emu_time_t next)
+/* the next window [next, end): routing changes due at @next published, @end cut where it must */
+static void window_bounds(struct emu_engine *eng, emu_time_t next, emu_time_t end)
 {
 	/* routing changes due at this instant become visible before anything at it runs */
 	while (eng->next_act < eng->nact && eng->act[eng->next_act].t <= next) {
@@ -920,10 +931,6 @@ static void window_bounds(struct emu_engine *eng, emu_time_t next)
 		ctl_publish(eng, eng->snapshots[eng->next_snap]);
 		eng->snapshots[eng->next_snap++] = NULL;
 	}
-	emu_time_t end = next + eng->lookahead;
-
-	if (end < next)
-		end = EMU_TIME_INF;
 	if (eng->next_act < eng->nact && eng->act[eng->next_act].t < end)
 		end = eng->act[eng->next_act].t;
 	if (eng->stop_at < end)
@@ -943,47 +950,231 @@ static void window_bounds(struct emu_engine *eng, emu_time_t next)
 	}
 }
 
-/* wall clock: calibrate (auto dilation), then measure how late the window starts */
+/* ---------- the wall clock ---------- */
+
+static unsigned lagh_bucket(uint64_t v)
+{
+	if (v < 16)
+		return (unsigned)v;
+	unsigned e = 63 - (unsigned)__builtin_clzll(v);	/* >= 4: v in [2^e, 2^(e+1)) */
+
+	return 16 + (e - 4) * 16 + (unsigned)((v >> (e - 4)) & 15);
+}
+
+/* the largest value of bucket @i (the top bucket's wraps to UINT64_MAX) */
+static uint64_t lagh_top(unsigned i)
+{
+	if (i < 16)
+		return i;
+	unsigned e = (i - 16) / 16 + 4, m = (i - 16) % 16;
+
+	return ((uint64_t)(16 + m + 1) << (e - 4)) - 1;
+}
+
+static void lagh_add(struct emu_lagh *h, uint64_t v)
+{
+	h->n++;
+	h->b[lagh_bucket(v)]++;
+	if (v > h->max)
+		h->max = v;
+}
+
+/* the smallest bucket top at or above @num/@den of the samples, never above the max */
+static uint64_t lagh_quantile(const struct emu_lagh *h, uint64_t num, uint64_t den)
+{
+	uint64_t want = (h->n * num + den - 1) / den, seen = 0;
+
+	for (unsigned i = 0; i < EMU_LAGH_BUCKETS; i++) {
+		seen += h->b[i];
+		if (seen >= want && seen)
+			return lagh_top(i) < h->max ? lagh_top(i) : h->max;
+	}
+	return h->max;
+}
+
+static struct emu_lag_dist lagh_dist(const struct emu_lagh *h)
+{
+	if (!h || !h->n)
+		return (struct emu_lag_dist){ 0 };
+	return (struct emu_lag_dist){
+		.samples = h->n,
+		.p50_ns = lagh_quantile(h, 1, 2),
+		.p99_ns = lagh_quantile(h, 99, 100),
+		.max_ns = h->max,
+	};
+}
+
+/* the wall time (the run's clock) at which emulated time @t is due; pacing only */
+static uint64_t wall_of(const struct emu_engine *eng, emu_time_t t)
+{
+	return eng->wall0 + (uint64_t)((double)(t - eng->emu0) / 1000.0 * eng->dilation);
+}
+
+/* the emulated time due at wall time @now: the latest t with wall_of(t) <= now; pacing only */
+static emu_time_t emu_at(const struct emu_engine *eng, uint64_t now)
+{
+	if (now <= eng->wall0)
+		return eng->emu0;
+	emu_time_t t = eng->emu0 + (emu_time_t)((double)(now - eng->wall0) * 1000.0 / eng->dilation);
+
+	while (t > eng->emu0 && wall_of(eng, t) > now)	/* rounding */
+		t--;
+	return t;
+}
+
+/* wall clock, before pacing: calibrate (auto dilation); pacing starts at @now for @next */
+static void pace_start(struct emu_engine *eng, uint64_t now, emu_time_t next)
+{
+	if (!eng->wall0) {
+		eng->wall0 = now;
+		eng->emu0 = next;
+	}
+	if (eng->dilation > 0 ||
+	    (now - eng->wall0 > EMU_CALIBRATE_NS && ++eng->calib_windows > 200 && next > eng->emu0)) {
+		if (eng->dilation <= 0)
+			eng->dilation = auto_dilation(now - eng->wall0, next - eng->emu0);
+		eng->pacing = true;
+		eng->wall0 = now;
+		eng->emu0 = next;
+	}
+}
+
+/* wall clock, pacing: how late the window whose first event is @next starts at @now */
+static void pace_lag(struct emu_engine *eng, uint64_t now, emu_time_t next)
+{
+	uint64_t target = wall_of(eng, next);
+
+	if (now > target) {
+		uint64_t lag = now - target;
+
+		lagh_add(eng->event_h, lag);
+		eng->st.final_lag_ns = lag;
+		eng->lag_sum += lag;
+		if (lag > eng->st.max_lag_ns)
+			eng->st.max_lag_ns = lag;
+		if (lag > eng->cfg.lag_bound_ns)
+			eng->st.late_windows++;
+		if (eng->cfg.lag_max_ns && lag > eng->cfg.lag_max_ns)
+			lag_give_up(eng, now, next);
+	} else {
+		lagh_add(eng->event_h, 0);
+		eng->st.final_lag_ns = 0;
+		eng->caught_wall = now;
+		eng->caught_emu = next;
+	}
+	eng->lag_windows++;
+}
+
+/* wall clock, lookahead windows: calibrate, then measure how late the window starts */
 static void window_pace(struct emu_engine *eng, emu_time_t next)
 {
 	if (eng->cfg.clock != EMU_CLOCK_WALL)
 		return;
 	uint64_t now = wall_now(eng);
 
-	if (!eng->pacing) {
-		if (!eng->wall0) {
-			eng->wall0 = now;
-			eng->emu0 = next;
-		}
-		if (eng->dilation > 0 ||
-		    (now - eng->wall0 > EMU_CALIBRATE_NS && ++eng->calib_windows > 200 && next > eng->emu0)) {
-			if (eng->dilation <= 0)
-				eng->dilation = auto_dilation(now - eng->wall0, next - eng->emu0);
-			eng->pacing = true;
-			eng->wall0 = now;
-			eng->emu0 = next;
-		}
-	} else {
-		uint64_t target = eng->wall0 + (uint64_t)((double)(next - eng->emu0) / 1000.0 * eng->dilation);
+	if (!eng->pacing)
+		pace_start(eng, now, next);
+	else
+		pace_lag(eng, now, next);
+}
 
-		if (now > target) {
-			uint64_t lag = now - target;
+/*
+ * watch_wake - real time: every watch that is ready (@pfd: or its fd
+ * polled readable) and has no wake pending gets one at the emulated time
+ * of wall time @now, or at the end of the window last run if that is later
+ * (what ran stays before). A wake is pending until the queue's earliest
+ * event is later than it (it ran). Return the earliest wake queued
+ * (EMU_TIME_INF: none).
+ */
+static emu_time_t watch_wake(struct emu_engine *eng, uint64_t now, bool polled)
+{
+	struct emu_worker *w = &eng->workers[0];
+	emu_time_t t = emu_at(eng, now), first = EMU_TIME_INF;
 
-			eng->st.final_lag_ns = lag;
-			eng->lag_sum += lag;
-			if (lag > eng->st.max_lag_ns)
-				eng->st.max_lag_ns = lag;
-			if (lag > eng->cfg.lag_bound_ns)
-				eng->st.late_windows++;
-			if (eng->cfg.lag_max_ns && lag > eng->cfg.lag_max_ns)
-				lag_give_up(eng, now, next);
-		} else {
-			eng->st.final_lag_ns = 0;
-			eng->caught_wall = now;
-			eng->caught_emu = next;
-		}
-		eng->lag_windows++;
+	if (t < eng->win_end && eng->win_end != EMU_TIME_INF)
+		t = eng->win_end;
+	for (unsigned i = 0; i < eng->nwatch; i++) {
+		struct emu_watch *x = &eng->watch[i];
+
+		if (x->pending && emu_evq_min_time(&w->q) <= x->pending_t)
+			continue;
+		x->pending = false;
+		if (!(x->ready && x->ready(x->ctx)) && !(polled && (eng->pfd[i].revents & POLLIN)))
+			continue;
+		x->pending = true;
+		x->pending_t = t;
+		emu_timer_at(&eng->nodes[x->node], t, x->cookie);
+		first = t;
 	}
+	return first;
+}
+
+/*
+ * rt_wait - real time: wait from wall time *@now until @next is due or a
+ * watch wakes, whichever comes first: sleep (in ppoll() on the watched
+ * fds) while far from it, then spin, checking the watches. Return the
+ * window's first event (a wake may come before @next), the wall time then
+ * in *@now.
+ */
+static emu_time_t rt_wait(struct emu_engine *eng, emu_time_t next, uint64_t *now)
+{
+	uint64_t target = wall_of(eng, next);
+	uint64_t spin = eng->cfg.spin_ns ? eng->cfg.spin_ns : 400000;
+	bool polled = false;
+
+	for (;;) {
+		emu_time_t wake = eng->nwatch ? watch_wake(eng, *now, polled) : EMU_TIME_INF;
+
+		if (wake != EMU_TIME_INF || *now >= target)
+			return wake < next ? wake : next;
+		polled = false;
+		if (eng->cfg.wall_sleep) {
+			eng->cfg.wall_sleep(eng->cfg.wall_ctx, target);
+		} else if (target - *now > spin) {
+			uint64_t d = target - *now - spin * 3 / 4;
+			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000), .tv_nsec = (long)(d % 1000000000) };
+
+			if (eng->nwatch) {
+				for (unsigned i = 0; i < eng->nwatch; i++)
+					eng->pfd[i].revents = 0;
+				polled = ppoll(eng->pfd, eng->nwatch, &ts, NULL) > 0;
+			} else {
+				nanosleep(&ts, NULL);
+			}
+		} else {
+			emu_cpu_relax();
+		}
+		*now = wall_now(eng);
+	}
+}
+
+/*
+ * rt_plan - the window of a real-time run: wait until the next event is
+ * due (or an outside input wakes the run), then take every event due by
+ * the wall clock's now. Before pacing starts (auto dilation calibrating)
+ * windows are one lookahead, run flat out.
+ */
+static void rt_plan(struct emu_engine *eng, emu_time_t next)
+{
+	uint64_t now = wall_now(eng);
+	bool first = false;
+
+	if (!eng->pacing) {
+		pace_start(eng, now, next);
+		if (!eng->pacing) {
+			emu_time_t end = next + eng->lookahead;
+
+			window_bounds(eng, next, end < next ? EMU_TIME_INF : end);
+			return;
+		}
+		first = true;	/* wall0, emu0 = now, next: not late */
+	}
+	next = rt_wait(eng, next, &now);
+	emu_time_t due = emu_at(eng, now);
+
+	window_bounds(eng, next, (due > next ? due : next) + 1);
+	if (!first)
+		pace_lag(eng, now, next);
 }
 
 /*
@@ -1003,15 +1194,22 @@ static void plan_window(void *arg)
 	window_reports(eng, &sum);
 	if (window_watchdog(eng, &sum, next) || window_stop(eng, next))
 		return;
-	window_bounds(eng, next);
+	if (eng->realtime) {
+		rt_plan(eng, next);
+		return;
+	}
+	emu_time_t end = next + eng->lookahead;
+
+	window_bounds(eng, next, end < next ? EMU_TIME_INF : end);
 	window_pace(eng, next);
 }
 
+/* lookahead windows: wait until the window's start is due */
 static void wall_wait(struct emu_engine *eng)
 {
 	if (eng->cfg.clock != EMU_CLOCK_WALL || !eng->pacing)
 		return;
-	uint64_t target = eng->wall0 + (uint64_t)((double)(eng->win_start - eng->emu0) / 1000.0 * eng->dilation);
+	uint64_t target = wall_of(eng, eng->win_start);
 
 	if (eng->cfg.wall_sleep) {
 		eng->cfg.wall_sleep(eng->cfg.wall_ctx, target);
@@ -1200,6 +1398,62 @@ static void flush_out(struct emu_worker *w)
 		w->out[i]->ops->flush(w->out[i]);
 }
 
+/*
+ * rt_process - a real-time window: its events in stretches of at most one
+ * lookahead (the windows a run with lookahead windows would have), back to
+ * plan_window() as soon as a node asked to stop or completed (the end it
+ * sets is then the same); then how late the window's last event ran.
+ */
+static void rt_process(struct emu_worker *w)
+{
+	struct emu_engine *eng = w->eng;
+	emu_time_t end = eng->win_end, t;
+	uint64_t done = w->done;
+
+	while ((t = emu_evq_min_time(&w->q)) < end) {
+		emu_time_t e = t + (eng->lookahead ? eng->lookahead : 1);
+
+		process(w, e < t || e > end ? end : e);
+		if (w->stop_req != EMU_TIME_INF || w->done != done)
+			break;
+	}
+	if (eng->pacing) {
+		uint64_t now = wall_now(eng), due = wall_of(eng, w->now);
+
+		lagh_add(eng->event_h, now > due ? now - due : 0);
+	}
+}
+
+int emu_node_watch(struct emu_node *n, int fd, bool (*ready)(void *ctx), void *ctx, uint64_t cookie)
+{
+	struct emu_engine *eng = n->w->eng;
+
+	if (!eng->realtime || eng->cfg.dilation <= 0)
+		return -ENOTSUP;
+	eng->watch = emu_xrealloc(eng->watch, (eng->nwatch + 1) * sizeof(*eng->watch));
+	eng->pfd = emu_xrealloc(eng->pfd, (eng->nwatch + 1) * sizeof(*eng->pfd));
+	eng->watch[eng->nwatch] = (struct emu_watch){
+		.fd = fd, .ready = ready, .ctx = ctx, .cookie = cookie, .node = n->id,
+	};
+	eng->pfd[eng->nwatch] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	eng->nwatch++;
+	return 0;
+}
+
+void emu_node_injected(struct emu_node *n, uint64_t wall)
+{
+	struct emu_worker *w = n->w;
+	struct emu_engine *eng = w->eng;
+
+	if (eng->cfg.clock != EMU_CLOCK_WALL || !eng->pacing || !wall)
+		return;
+	uint64_t due = wall_of(eng, w->now);
+
+	if (!w->inject_h)
+		w->inject_h = emu_xcalloc(1, sizeof(*w->inject_h));
+	lagh_add(w->inject_h, due > wall ? due - wall : 0);
+}
+
 static void barrier(struct emu_engine *eng, void (*serial)(void *))
 {
 	rcu_thread_offline();
@@ -1213,6 +1467,9 @@ static void *worker_main(void *arg)
 	struct emu_engine *eng = w->eng;
 
 	rcu_register_thread();
+	/* the wall clock: sleeps and ppoll() wake within 1 ns of asked, not 50 us */
+	if (eng->cfg.clock == EMU_CLOCK_WALL)
+		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	w->now = 0;
 	for (uint32_t i = 0; i < w->nnodes && !w->init_rc; i++) {
 		struct emu_node *n = &eng->nodes[w->nodes[i]];
@@ -1223,6 +1480,10 @@ static void *worker_main(void *arg)
 			w->init_rc = n->ops->init(n, n->arg);
 	}
 	flush_out(w);
+	/* real time: the frame pools' first chunks fault in now, not in the first windows (1-3 ms) */
+	for (unsigned c = 0; eng->realtime && c < EMU_FCLASS_N; c++)
+		if (!w->pool.free[c])
+			emu_pool_grow(&w->pool, c);
 	for (;;) {
 		drain_in(w);
 		w->next_local = w->init_rc ? 0 : emu_evq_min_time(&w->q);
@@ -1233,8 +1494,12 @@ static void *worker_main(void *arg)
 			break;
 		for (uint32_t i = 0; i < w->nrin; i++)
 			w->rin[i]->ops->drain(w->rin[i], sink_evq, w);
-		wall_wait(eng);
-		process(w, eng->win_end);
+		if (eng->realtime) {
+			rt_process(w);
+		} else {
+			wall_wait(eng);
+			process(w, eng->win_end);
+		}
 		flush_out(w);
 		rcu_quiescent_state();
 		barrier(eng, NULL);
@@ -1273,6 +1538,10 @@ int emu_engine_run(struct emu_engine *eng)
 	prepare_schedule(eng);
 	eng->stop_at = eng->cfg.end ? eng->cfg.end : EMU_TIME_INF;
 	eng->dilation = eng->cfg.dilation;
+	if (eng->cfg.clock == EMU_CLOCK_WALL) {
+		eng->realtime = nw == 1 && eng->wtotal == 1 && !eng->dist;
+		eng->event_h = emu_xcalloc(1, sizeof(*eng->event_h));
+	}
 
 	/* PUs this process may use, in order */
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
@@ -1321,9 +1590,20 @@ int emu_engine_run(struct emu_engine *eng)
 	free(pus);
 
 	emu_time_t last = 0;
+	struct emu_lagh *inj = NULL;
 
 	for (unsigned i = 0; i < nw; i++) {
 		struct emu_worker *w = &eng->workers[i];
+
+		for (unsigned b = 0; w->inject_h && b < EMU_LAGH_BUCKETS; b++) {
+			if (!inj)
+				inj = emu_xcalloc(1, sizeof(*inj));
+			inj->b[b] += w->inject_h->b[b];
+		}
+		if (w->inject_h) {
+			inj->n += w->inject_h->n;
+			inj->max = w->inject_h->max > inj->max ? w->inject_h->max : inj->max;
+		}
 
 		if (w->init_rc && !rc)
 			rc = w->init_rc;
@@ -1359,6 +1639,9 @@ int emu_engine_run(struct emu_engine *eng)
 	eng->st.lag_bound_ns = eng->cfg.lag_bound_ns;
 	eng->st.paced_windows = eng->lag_windows;
 	eng->st.kept_up = eng->cfg.clock == EMU_CLOCK_WALL && eng->lag_windows && eng->st.max_lag_ns <= eng->cfg.lag_bound_ns;
+	eng->st.event_lag = lagh_dist(eng->event_h);
+	eng->st.inject_lag = lagh_dist(inj);
+	free(inj);
 	return rc;
 }
 
@@ -1410,6 +1693,7 @@ void emu_engine_destroy(struct emu_engine *eng)
 		free(w->in);
 		free(w->rin);
 		free(w->nodes);
+		free(w->inject_h);
 		emu_evq_fini(&w->q);
 	}
 	for (uint32_t i = 0; i < eng->fab->nnodes; i++) {
@@ -1434,6 +1718,9 @@ void emu_engine_destroy(struct emu_engine *eng)
 	free(eng->snapshots);
 	emu_routes_destroy(eng->routes);
 	free(eng->act);
+	free(eng->watch);
+	free(eng->pfd);
+	free(eng->event_h);
 	free(eng->rout);
 	free(eng->rin);
 	free(eng->workers);

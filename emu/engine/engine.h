@@ -356,6 +356,12 @@ struct emu_engine_cfg {
 #define EMU_DEFAULT_COMMIT (4 * 1024)
 #define EMU_COMMIT_QUIET (10 * EMU_US)
 
+/* a distribution of lags, in wall ns: quantiles within 1/16 (bucket tops), the max exact */
+struct emu_lag_dist {
+	uint64_t samples;
+	uint64_t p50_ns, p99_ns, max_ns;
+};
+
 struct emu_run_stats {
 	emu_time_t emulated;		/* time of the last processed event / stop time */
 	uint64_t wall_ns;
@@ -389,6 +395,14 @@ struct emu_run_stats {
 	uint64_t paced_windows;
 	uint64_t late_windows;		/* lag above the bound */
 	bool kept_up;
+	/*
+	 * Real-time runs (the wall clock with one worker) as distributions:
+	 * @event_lag samples every paced window twice, how far behind its
+	 * wall time the window's first event ran and how far its last one
+	 * did (so the events in between, run in time order, lie within);
+	 * @inject_lag every frame from outside (emu_node_injected()).
+	 */
+	struct emu_lag_dist event_lag, inject_lag;
 	bool lag_exceeded;		/* ended because the lag passed cfg.lag_max_ns */
 	double pace;			/* ...then: emulated time per wall time since pacing began (< 1) */
 	bool stopped;			/* ended by emu_stop()/cfg.end rather than running dry */
@@ -521,6 +535,28 @@ void emu_node_progress(struct emu_node *n);
  * stuck, so a run that only waits on a timeout is not stopped.
  */
 void emu_node_waits(struct emu_node *n, emu_time_t delay);
+
+/*
+ * emu_node_watch - a source of input from outside the emulation (an
+ * attached interface): while a real-time run (the wall clock, one worker,
+ * a fixed dilation) waits for the wall clock, it wakes when @ready(@ctx)
+ * is true (a check without a system call, made between windows and while
+ * spinning) or @fd (-1: none) polls readable, and calls @n's timer with
+ * @cookie at the emulated time of that instant: no earlier than any event
+ * already run, at most one such wake pending at a time. Call from @init.
+ * Return 0, or -ENOTSUP for any other run (the virtual clock, several
+ * workers, auto dilation, --processes): the model must poll by itself.
+ */
+int emu_node_watch(struct emu_node *n, int fd, bool (*ready)(void *ctx), void *ctx, uint64_t cookie);
+
+/*
+ * emu_node_injected - a frame from outside that arrived at wall time @wall
+ * (the run's clock, cfg.wall_now's or CLOCK_MONOTONIC) enters the fabric
+ * now: its lag (the wall time emulated "now" is due, minus @wall; 0 if
+ * earlier) joins the run's injected-frame lag distribution. @wall 0:
+ * arrival unknown, nothing counted. Wall clock only (else a no-op).
+ */
+void emu_node_injected(struct emu_node *n, uint64_t wall);
 
 /* emu_port_busy - is @port's serializer busy or its queue non-empty? */
 static inline bool emu_port_busy(const struct emu_node *n, unsigned port);

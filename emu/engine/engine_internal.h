@@ -6,6 +6,7 @@
 #ifndef EMU_ENGINE_INTERNAL_H
 #define EMU_ENGINE_INTERNAL_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdalign.h>
 
@@ -13,6 +14,27 @@
 #include "emu/engine/chan.h"
 #include "emu/engine/engine.h"
 #include "emu/engine/util.h"
+
+/*
+ * struct emu_lagh - a histogram of lags in ns: values below 16 exact, then
+ * 16 buckets per power of two (a bucket spans 1/16 of its lower bound).
+ */
+#define EMU_LAGH_BUCKETS (16 + 60 * 16)
+struct emu_lagh {
+	uint64_t n, max;
+	uint64_t b[EMU_LAGH_BUCKETS];
+};
+
+/* struct emu_watch - an outside input of a real-time run (emu_node_watch()) */
+struct emu_watch {
+	int fd;
+	bool (*ready)(void *ctx);
+	void *ctx;
+	uint64_t cookie;
+	uint32_t node;
+	bool pending;		/* a wake at pending_t is queued and has not run */
+	emu_time_t pending_t;
+};
 
 struct emu_worker {
 	unsigned id;
@@ -47,6 +69,7 @@ struct emu_worker {
 	uint64_t frame_hops;
 	emu_time_t progress_t;	/* 1 + time of the latest emu_node_progress(), 0: none */
 	emu_time_t wait_max;	/* the longest emu_node_waits() so far */
+	struct emu_lagh *inject_h;	/* emu_node_injected(), allocated at the first */
 	/* published at the window barrier */
 	alignas(EMU_CACHELINE) emu_time_t next_local;
 	emu_time_t stop_req;
@@ -121,6 +144,15 @@ struct emu_engine {
 	emu_time_t caught_emu;		/* ...and its emulated time then */
 	uint64_t lag_windows;
 	uint64_t calib_windows;
+	/*
+	 * real time (the wall clock, one worker, no other process): windows
+	 * run every event due by now, the wait in between watches the outside
+	 */
+	bool realtime;
+	struct emu_watch *watch;
+	struct pollfd *pfd;		/* the watches' fds, for ppoll() */
+	unsigned nwatch;
+	struct emu_lagh *event_h;	/* the event lag samples (wall clock) */
 
 	struct emu_run_stats st;
 	void *hwtopo;

@@ -5,10 +5,23 @@
 #include "emu/host/attach.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "libhost/wire.h"
 
-#define T_POLL 1
+#define T_POLL 1	/* the poll timer (watched: the quiet check only) */
+#define T_WAKE 2	/* the engine saw a frame in the ring */
+#define WATCHED_TICK (10 * EMU_MS)	/* the poll timer's period when watched */
+#define STAMP_SANE (10ULL * 1000000000)	/* kernel stamps older than this (ns) are not believed */
+
+/* ns of @clk */
+static int64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* is_final_done - the completion barrier's last frame (rank 0 -> everyone: all hosts are done)? */
 static bool is_final_done(const uint8_t *p, uint32_t len)
@@ -40,6 +53,12 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 
 	memcpy(f->data, p, len);
 	f->len = len;
+	/* the kernel's receive stamp (CLOCK_REALTIME) on the engine's clock (CLOCK_MONOTONIC) */
+	uint64_t real = lh_afp_rx_time(s->cfg->afp);
+	int64_t mono = (int64_t)real - s->real_off;
+
+	if (real && mono > 0 && (uint64_t)mono + STAMP_SANE > (uint64_t)(clock_ns(CLOCK_REALTIME) - s->real_off))
+		emu_node_injected(n, (uint64_t)mono);
 	if (!s->st.in_frames)
 		s->st.first_in = emu_node_now(n);
 	s->st.in_frames++;
@@ -50,6 +69,19 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 	emu_send(n, 0, f);
 }
 
+static bool ring_ready(void *afp)
+{
+	return lh_afp_rx_ready(afp);
+}
+
+/* read the ring: every frame found enters the fabric now */
+static void attach_read(struct emu_attach_state *s)
+{
+	s->real_off = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	lh_afp_rx(s->cfg->afp, inject, s, 1024);
+	lh_afp_flush(s->cfg->afp);
+}
+
 static int attach_init(struct emu_node *n, void *arg)
 {
 	struct emu_attach_state *s = emu_node_state(n);
@@ -58,6 +90,7 @@ static int attach_init(struct emu_node *n, void *arg)
 	s->node = n;
 	s->hs.node = n;
 	s->hs.attached = true;
+	s->watched = !emu_node_watch(n, lh_afp_fd(s->cfg->afp), ring_ready, s->cfg->afp, T_WAKE);
 	s->next_poll = emu_node_now(n);
 	emu_timer_at(n, s->next_poll, T_POLL);
 	return 0;
@@ -68,16 +101,15 @@ static void attach_timer(struct emu_node *n, uint64_t cookie)
 	struct emu_attach_state *s = emu_node_state(n);
 	emu_time_t now = emu_node_now(n);
 
+	attach_read(s);
 	if (cookie != T_POLL)
 		return;
-	lh_afp_rx(s->cfg->afp, inject, s, 1024);
-	lh_afp_flush(s->cfg->afp);
 	if (s->st.barrier_passed && !s->st.quiet && now - s->st.last_active >= s->cfg->quiet) {
 		s->st.quiet = true;
 		s->hs.finished = true;
 		emu_node_done(n);
 	}
-	s->next_poll = now + s->cfg->poll;
+	s->next_poll = now + (s->watched && s->cfg->poll < WATCHED_TICK ? WATCHED_TICK : s->cfg->poll);
 	emu_timer_at(n, s->next_poll, T_POLL);
 }
 

@@ -5,15 +5,19 @@
  * end of a veth pair whose other end is in the network namespace (or the
  * machine) where canary-allreduce runs.
  *
- * Only meaningful with the wall clock at dilation 1: the model polls the
- * interface's receive ring every cfg->poll of emulated time, and every
- * frame found there enters the fabric on the host's link at that instant,
+ * Only meaningful with the wall clock at dilation 1. In a real-time run
+ * (one worker) the engine watches the interface (emu_node_watch()): while
+ * it waits for the wall clock it wakes as soon as a frame is in the
+ * receive ring, and the model reads the ring at the emulated time of that
+ * instant; otherwise the model polls the ring every cfg->poll of emulated
+ * time. Every frame found enters the fabric on the host's link then,
  * queued in the NIC and sent at its line rate like an emulated host's;
  * frames delivered to the host leave on the interface at once. A frame
  * that cannot be routed (not Canary or IPv4, truncated, longer than the
  * link's MTU) is counted and dropped; so is one that would make the NIC
  * queue exceed cfg->queue_max bytes (a real host sending faster than its
- * link).
+ * link). How late a frame entered, against the kernel's receive stamp,
+ * goes to the run's injected-frame lag (emu_node_injected()).
  *
  * The emulator cannot see inside the real host. It counts the host as
  * done (emu_node_done()) once the completion barrier's last frame went to
@@ -55,6 +59,8 @@ struct emu_attach_state {
 	const struct emu_attach_cfg *cfg;
 	struct emu_node *node;
 	emu_time_t next_poll;		/* the poll timer armed last */
+	bool watched;			/* the engine wakes the model (emu_node_watch) */
+	int64_t real_off;		/* CLOCK_REALTIME - CLOCK_MONOTONIC, ns, at the last read */
 	struct emu_attach_stats st;
 };
 
