@@ -1410,7 +1410,13 @@ static void rt_process(struct emu_worker *w)
 	emu_time_t end = eng->win_end, t;
 	uint64_t done = w->done;
 
-	while ((t = emu_evq_min_time(&w->q)) < end) {
+	for (;;) {
+		/* the worker's earliest: the queue's, or a transmit wake run ahead that waits (port.c) */
+		t = emu_evq_min_time(&w->q);
+		if (w->later_min < t)
+			t = w->later_min;
+		if (t >= end)
+			break;
 		emu_time_t e = t + (eng->lookahead ? eng->lookahead : 1);
 
 		process(w, e < t || e > end ? end : e);
