@@ -59,7 +59,7 @@ done
 rc=0
 for p in "${hp[@]}"; do wait "$p" || rc=1; done
 wait "$epid" || rc=1
-"$EMU" "${common[@]}" --no-progress --json > "$out/virt.json"
+"$EMU" "${common[@]}" --time-limit 600s --stall 10s --no-progress --json > "$out/virt.json"
 python3 - "$out" <<'PY'
 import glob, json, sys
 d = sys.argv[1]
