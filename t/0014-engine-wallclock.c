@@ -2,12 +2,15 @@
 /*
  * DOC: the wall clock. The pacing logic runs against a clock this test
  * drives (cfg.wall_now / cfg.wall_sleep): reading it costs a fixed step, a
- * sleep moves it to the target, and a "preemption" can make it jump. A
- * ticker with one timer per microsecond gives one window per tick, so
- * every lag, dilation and wall time below is exact whatever the machine's
- * load. Then a smoke test of the real clock checks only what a slow or
- * preempted machine cannot break: the same results as in virtual time,
- * pacing never running ahead, lag reported at an impossible dilation.
+ * sleep moves it to the target, and a "preemption" can make it jump. With
+ * one worker that is the real-time scheduler: a ticker with one timer per
+ * microsecond gives a window per tick while the run keeps up, and every
+ * lag, dilation and wall time below is exact whatever the machine's load.
+ * With a clock only sleeps move, no event runs before its wall time and a
+ * frame from outside (a watch the test feeds) enters at the emulated time
+ * of its arrival. Then a smoke test of the real clock checks only what a
+ * slow or preempted machine cannot break: the same results as in virtual
+ * time, pacing never running ahead, lag reported at an impossible dilation.
  */
 #include "helpers.h"
 
