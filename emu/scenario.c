@@ -43,6 +43,16 @@ struct hctx {
 	struct tenant *t;
 };
 
+bool emu_scenario_can_lose(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab)
+{
+	if (cfg->loss > 0 || cfg->lossy || cfg->nfail || cfg->ndrop || cfg->nattach)
+		return true;
+	for (uint32_t i = 0; fab && i < fab->nlinks; i++)
+		if (fab->links[i].loss[0] > 0 || fab->links[i].loss[1] > 0)
+			return true;
+	return false;
+}
+
 void emu_scenario_defaults(struct emu_scn_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -827,7 +837,7 @@ static int check_memory(const struct emu_scn_cfg *cfg, const struct emu_fabric *
 	struct lh_ar_cfg ar = {
 		.algo = cfg->algo, .elements = cfg->elements, .ntrees = cfg->ntrees,
 		.sketch = cfg->algo == LH_ALGO_CANARY ? cfg->sketch : 0,
-		.reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0,
+		.reliable = emu_scenario_can_lose(cfg, fab),
 	};
 	/* parts: allreduce state, input tables, switches, engine */
 	uint64_t part[4] = { 0 };
@@ -1442,8 +1452,7 @@ static int scn_configure(struct scn *s)
 		.switch_timeout = cfg->algo == LH_ALGO_CANARY ? cfg->timeout + pktgen_lag(cfg, s->descriptors) : 0,
 		.retx_timeout = cfg->retx_timeout, .max_failures = cfg->max_failures, .noise = cfg->noise,
 		.sketch = cfg->algo == LH_ALGO_CANARY ? cfg->sketch : 0,
-		.noise_delay = 1 * LH_US, .reliable = cfg->loss > 0 || cfg->lossy || cfg->nfail > 0 || cfg->ndrop > 0 ||
-			     cfg->nattach > 0,
+		.noise_delay = 1 * LH_US, .reliable = emu_scenario_can_lose(cfg, s->fab),
 	};
 	s->arv = emu_xcalloc(s->K, sizeof(*s->arv));
 	for (unsigned t = 0; t < s->K; t++) {

@@ -260,6 +260,14 @@ int emu_scenario_check_result(const void *p, size_t len, uint32_t nhost, uint32_
  */
 int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t errlen);
 
+/*
+ * emu_scenario_can_lose - can a run of @cfg on @fab lose frames: injected
+ * loss (--loss, or a link's loss in a topology file), drop-tail queues
+ * (--lossy, or --loss without --lossless), failures, forced drops, hosts
+ * attached to real interfaces? @fab may be NULL (no per-link loss known).
+ */
+bool emu_scenario_can_lose(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab);
+
 /* emu_scenario_defaults - the paper's headline scenario. */
 void emu_scenario_defaults(struct emu_scn_cfg *cfg);
 

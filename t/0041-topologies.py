@@ -6,7 +6,8 @@
 # the exact sum on every host; the files that describe a generator's fabric
 # give the generator's results to the last bit; and a fabric on which no
 # allreduce can run (fewer than two hosts), an allreduce of one host and
-# tenants of one host are refused with exit status 2.
+# tenants of one host are refused with exit status 2. A file's lossy link
+# is loss like --loss: the ring keeps what it sent, every algorithm exact.
 import glob
 import json
 import os
@@ -33,7 +34,7 @@ def main():
         print("1..0 # SKIP emu/canary-emu not built")
         return 0
     files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(TOPO, "*.topo")))
-    print("1..%d" % (1 + len(files) + len(SAME_AS) + 6))
+    print("1..%d" % (1 + len(files) + len(SAME_AS) + 7))
     ok(sorted(HOSTS) == files, "topologies/ holds the %d examples this test knows" % len(HOSTS),
        "files: %s" % files)
     results = {}
@@ -64,6 +65,16 @@ def main():
             fh.write("switch L0\n")
         rc, out, err = emu(["--topology", none, "--no-progress"])
         ok(rc == 2 and "the fabric has no hosts" in err, "a file with no host: exit 2", err + out)
+        lossy = os.path.join(tmp, "lossy.topo")
+        with open(lossy, "w") as fh:
+            fh.write("switch L0\nhost H0\nhost H1\nhost H2\nhost H3\n"
+                     "link H0 L0\nlink H1 L0\nlink H2 L0 loss=0.01\nlink H3 L0\n")
+        rc, out, err = emu(["--topology", lossy, "--hosts", "4", "--size", "64KiB", "--algo", "ring,static:1,canary",
+                            "--background", "none", "--no-progress", "--json"])
+        rs = runs(out)
+        ok(rc == 0 and len(rs) == 3 and all(r["result_exact"] and r["drops_loss"] > 0 for r in rs),
+           "a file with a lossy link (loss=0.01): ring, static tree and Canary exact, frames lost",
+           err + str([(r["algo"], r["result_exact"], r["drops_loss"]) for r in rs]))
     rc, out, err = emu(["--topology", "fattree2:leaves=1,spines=1,hosts=1", "--no-progress"])
     ok(rc == 2 and "--topology fattree2:leaves=1,spines=1,hosts=1: the fabric has 1 host" in err,
        "a generated fabric with one host: exit 2", err + out)
