@@ -172,7 +172,7 @@ for seed in $SEEDS; do for bg in $BGS; do for loss in $LOSSES; do
 	case " $RUNS " in *" paper "*)
 		# shellcheck disable=SC2086
 		csv_run "$F" "loss=$loss,bg=$bg,recovery=paper" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
-			--algo canary ;;
+			--algo canary --sketch 0 ;;
 	esac
 	case " $RUNS " in *" sketch "*)
 		for k in $SKETCHES; do

@@ -431,8 +431,12 @@ static const char *o_sketch(struct cli *c, const char *a)
 {
 	uint64_t v;
 
+	if (!strcmp(a, "auto")) {
+		c->cfg.sketch = EMU_SCN_SKETCH_AUTO;
+		return NULL;
+	}
 	if (!parse_uint(a, 0, LH_SKETCH_MAX, &v))
-		return "is not in 0..16";
+		return "is not auto or in 0..16";
 	c->cfg.sketch = (unsigned)v;
 	return NULL;
 }
@@ -822,9 +826,10 @@ static const struct cli_opt opt_table[] = {
 	OPT("window", "N", o_window, "bandwidth x delay", "blocks in flight per host"),
 	OPT("retx-timeout", "T", o_retx_timeout, "2 x RTT", "host retransmission timeout"),
 	OPT("max-failures", "K", o_max_failures, "3", "re-issues of a block before host-based fallback"),
-	OPT("sketch", "K", o_sketch, "0",
+	OPT("sketch", "K|auto", o_sketch, "auto",
 	    "Canary: the last K (0..16) of each packet's elements name up to K missing hosts, whose data the leader "
-	    "then asks for directly (0: the paper's recovery)"),
+	    "then asks for directly; 0: the paper's recovery; auto: 16 where frames can be lost (--loss, a link's "
+	    "loss, --lossy, --fail, --drop, --attach) with 128 or more --elements, else 0"),
 	{ .help = "run:" },
 	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time"),
 	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time, or for twice the longest timeout an allreduce host waits on if that is longer (0: never)"),
@@ -1208,6 +1213,7 @@ static uint64_t fingerprint(const struct cli *c)
 	h = HASH(h, s->window);
 	h = HASH(h, s->retx_timeout);
 	h = HASH(h, s->max_failures);
+	h = HASH(h, s->sketch);
 	h = HASH(h, s->limit);
 	h = HASH(h, s->stall);
 	h = HASH(h, s->buffer_bytes);
@@ -1328,6 +1334,24 @@ static int check_attach(struct cli *c)
 	return 0;
 }
 
+/*
+ * resolve_sketch - --sketch auto as the K the runs will use, so that the
+ * report's scenario, the fingerprint and the block-id check name it. A
+ * topology that does not load stays auto: the run says why it does not.
+ */
+static void resolve_sketch(struct emu_scn_cfg *cfg)
+{
+	char err[512];
+	struct emu_fabric *fab;
+
+	if (cfg->sketch != EMU_SCN_SKETCH_AUTO)
+		return;
+	fab = topo_load(cfg->topology, err, sizeof(err));
+	if (fab)
+		cfg->sketch = emu_scenario_sketch(cfg, fab);
+	emu_fabric_destroy(fab);
+}
+
 /* check_options - what no single option can check; 0 or 2 (said why) */
 static int check_options(struct cli *c)
 {
@@ -1344,6 +1368,7 @@ static int check_options(struct cli *c)
 		return fail("--lossless", "cannot be combined with --lossy (one flow control)");
 	if (c->cfg.lossless && !(c->cfg.loss > 0))
 		return fail("--lossless", "only applies with --loss P (the fabric is lossless without it)");
+	resolve_sketch(&c->cfg);
 	if ((rc = parse_algos(c)))
 		return rc;
 	return check_attach(c);

@@ -248,10 +248,14 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 			 (unsigned long long)r->runs->seed_min, (unsigned long long)r->runs->seed_max, nseeds(r));
 	else
 		snprintf(seeds, sizeof(seeds), "seed %llu", (unsigned long long)res->seed);
-	fprintf(r->out, "# allreduce: %u hosts (%.0f %%), %s per host, %u element%s/packet; switches: timeout %s (%s timer), "
+	char sk[48] = "";
+
+	if (c->sketch)
+		snprintf(sk, sizeof(sk), " (Canary: %u of them the sketch)", c->sketch);
+	fprintf(r->out, "# allreduce: %u hosts (%.0f %%), %s per host, %u element%s/packet%s; switches: timeout %s (%s timer), "
 			"profile %s; %s\n",
 		res->ar_hosts, res->hosts_total ? 100.0 * res->ar_hosts / res->hosts_total : 0,
-		sz, c->elements, c->elements == 1 ? "" : "s",
+		sz, c->elements, c->elements == 1 ? "" : "s", sk,
 		to, c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile, seeds);
 	if (c->router == EMU_ROUTER_MERLIN)
 		fprintf(r->out, "# router: merlin (input buffers, crossbar %.1f Gbps per port, %s arbitration, "
@@ -587,8 +591,8 @@ static void json_protocol(FILE *f, const struct emu_scn_result *res, const struc
 	fprintf(f, "%s  \"failures\": %llu,\n", ind, (unsigned long long)fails);
 	fprintf(f, "%s  \"reissues\": %llu,\n", ind, (unsigned long long)re);
 	fprintf(f, "%s  \"fallbacks\": %llu,\n", ind, (unsigned long long)fb);
-	if (c->sketch) {
-		/* only with the sketch on: reports without it stay as they were */
+	if (res->sketch) {
+		/* only where the hosts used the sketch: reports without it stay as they were */
 		uint64_t rc = 0, rh = 0, rd = 0, pr = 0, rl = 0, rb = 0, rsd = 0;
 
 		for (unsigned i = 0; i < res->nar; i++) {
@@ -601,7 +605,7 @@ static void json_protocol(FILE *f, const struct emu_scn_result *res, const struc
 			rsd += res->ar[i].resends;
 		}
 		fprintf(f, "%s  \"sketch\": %u,\n%s  \"recoveries\": %llu,\n%s  \"recovered\": %llu,\n"
-			   "%s  \"retx_deferred\": %llu,\n%s  \"probes\": %llu,\n", ind, c->sketch, ind,
+			   "%s  \"retx_deferred\": %llu,\n%s  \"probes\": %llu,\n", ind, res->sketch, ind,
 			(unsigned long long)rc, ind, (unsigned long long)rh, ind, (unsigned long long)rd, ind,
 			(unsigned long long)pr);
 		fprintf(f, "%s  \"recovered_late\": %llu,\n", ind, (unsigned long long)rl);

@@ -53,6 +53,13 @@ bool emu_scenario_can_lose(const struct emu_scn_cfg *cfg, const struct emu_fabri
 	return false;
 }
 
+unsigned emu_scenario_sketch(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab)
+{
+	if (cfg->sketch != EMU_SCN_SKETCH_AUTO)
+		return cfg->sketch;
+	return emu_scenario_can_lose(cfg, fab) ? LH_SKETCH_LOSSY(cfg->elements) : 0;
+}
+
 void emu_scenario_defaults(struct emu_scn_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -75,6 +82,7 @@ void emu_scenario_defaults(struct emu_scn_cfg *c)
 	c->profile = "tofino1";
 	c->seed = 1;
 	c->max_failures = 3;
+	c->sketch = EMU_SCN_SKETCH_AUTO;
 	c->priority = EMU_TC_RECOVERY;
 	c->limit = 100 * EMU_MS;
 	c->stall = 5 * EMU_MS;
@@ -793,17 +801,23 @@ static void describe_links(const struct emu_fabric *fab, struct emu_scn_result *
 
 int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t errlen)
 {
+	/* a Canary block carries elements - K of the data (AUTO: the caller has not resolved it) */
+	unsigned k = cfg->algo == LH_ALGO_CANARY && cfg->sketch != EMU_SCN_SKETCH_AUTO && cfg->sketch < cfg->elements
+			     ? cfg->sketch : 0;
+
 	if (cfg->algo != LH_ALGO_RING && cfg->elements) {
-		uint64_t nblocks = (cfg->size_bytes / 4 + cfg->elements - 1) / cfg->elements;
+		unsigned data = cfg->elements - k;
+		uint64_t nblocks = (cfg->size_bytes / 4 + data - 1) / data;
 		uint64_t room = LH_BLOCK_IDS / (cfg->max_failures + 2ULL);
 
 		if (nblocks > room) {
 			uint64_t maxf = LH_BLOCK_IDS / nblocks;
 			int o = snprintf(err, errlen,
-					 "--size: %llu bytes are %llu blocks of %u elements; with --max-failures %u at most "
+					 "--size: %llu bytes are %llu blocks of %u elements%s; with --max-failures %u at most "
 					 "%llu bytes fit (block ids are 24 bits, a block needs max-failures + 2)",
-					 (unsigned long long)cfg->size_bytes, (unsigned long long)nblocks, cfg->elements,
-					 cfg->max_failures, (unsigned long long)(room * cfg->elements * 4));
+					 (unsigned long long)cfg->size_bytes, (unsigned long long)nblocks, data,
+					 k ? " (beside the sketch)" : "", cfg->max_failures,
+					 (unsigned long long)(room * data * 4));
 
 			if (maxf >= 2 && o > 0 && (size_t)o < errlen)
 				snprintf(err + o, errlen - (size_t)o, "; or --max-failures at most %llu",
@@ -1454,6 +1468,7 @@ static int scn_configure(struct scn *s)
 		.sketch = cfg->algo == LH_ALGO_CANARY ? cfg->sketch : 0,
 		.noise_delay = 1 * LH_US, .reliable = emu_scenario_can_lose(cfg, s->fab),
 	};
+	s->res->sketch = s->ar.sketch;
 	s->arv = emu_xcalloc(s->K, sizeof(*s->arv));
 	for (unsigned t = 0; t < s->K; t++) {
 		s->arv[t] = s->ar;
@@ -1810,12 +1825,24 @@ static void scn_free(struct scn *s)
 int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, char *err, size_t errlen)
 {
 	struct scn s = { .cfg = cfg, .res = res, .err = err, .errlen = errlen };
+	struct emu_scn_cfg eff;
 	emu_time_t T;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
 	res->seed = cfg->seed;
 	res->size_bytes = cfg->size_bytes;
+	if (cfg->sketch == EMU_SCN_SKETCH_AUTO) {
+		/* canary-emu resolves it first (its report names K); other callers get it here */
+		struct emu_fabric *fab = topo_load(cfg->topology, err, errlen);
+
+		if (!fab)
+			return -EINVAL;
+		eff = *cfg;
+		eff.sketch = emu_scenario_sketch(cfg, fab);
+		emu_fabric_destroy(fab);
+		s.cfg = &eff;
+	}
 	if ((rc = scn_check_cfg(&s)))
 		return rc;
 	if ((rc = scn_build(&s)) ||

@@ -17,6 +17,7 @@
 #ifndef EMU_SCENARIO_H
 #define EMU_SCENARIO_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@
 
 #define EMU_SCN_MAX_FAIL 32
 #define EMU_SCN_MAX_ATTACH 32
+/* cfg.sketch: the sketch where the run can lose frames, none where it cannot (emu_scenario_sketch) */
+#define EMU_SCN_SKETCH_AUTO UINT_MAX
 
 struct emu_fail {
 	bool is_node;
@@ -91,7 +94,8 @@ struct emu_scn_cfg {
 	unsigned window;
 	emu_time_t retx_timeout;
 	unsigned max_failures;
-	unsigned sketch;		/* Canary: missing-set sketch elements per packet (0: off) */
+	unsigned sketch;		/* Canary: missing-set sketch elements per packet (0: off, the
+					 * paper's recovery; EMU_SCN_SKETCH_AUTO: emu_scenario_sketch) */
 	emu_time_t limit;		/* give up at this emulated time */
 	emu_time_t stall;		/* give up after this long without a block completing */
 	uint64_t lag_bound_ns;		/* wall clock: kept up if never this far behind (0: EMU_LAG_BOUND_NS) */
@@ -185,6 +189,7 @@ struct emu_scn_result {
 	char algo[24];
 	uint64_t seed;			/* the run's --seed and --size (a sweep's runs differ in them) */
 	uint64_t size_bytes;
+	unsigned sketch;		/* the sketch the run's hosts used (0: none, or not Canary) */
 	char topology[128];
 	/* the fabric's link rates and latencies (the same everywhere in a generated one) */
 	uint64_t rate_min_bps, rate_max_bps;
@@ -268,7 +273,15 @@ int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t e
  */
 bool emu_scenario_can_lose(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab);
 
-/* emu_scenario_defaults - the paper's headline scenario. */
+/*
+ * emu_scenario_sketch - the sketch a Canary run of @cfg on @fab uses:
+ * cfg->sketch, or for EMU_SCN_SKETCH_AUTO LH_SKETCH_LOSSY(cfg->elements)
+ * where the run can lose frames and 0 (nothing to recover) where it
+ * cannot.
+ */
+unsigned emu_scenario_sketch(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab);
+
+/* emu_scenario_defaults - the paper's headline scenario (the sketch: auto). */
 void emu_scenario_defaults(struct emu_scn_cfg *cfg);
 
 /* emu_fail_parse - "switch:S3@20us", "link:L0/33@5us-30us", "node:H5@1us-2us". */

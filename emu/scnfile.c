@@ -231,7 +231,10 @@ static void describe_nodes(struct scnfile *d, const struct emu_scn_cfg *c)
 	uint_or_auto(d, "window", c->window);
 	time_or_auto(d, "retx-timeout", c->retx_timeout);
 	str(d, "max-failures", "%u", c->max_failures);
-	str(d, "sketch", "%u", c->sketch);
+	if (c->sketch == EMU_SCN_SKETCH_AUTO)
+		str(d, "sketch", "auto");	/* not resolved: the topology did not load */
+	else
+		str(d, "sketch", "%u", c->sketch);
 }
 
 /* the run's limits and clock */

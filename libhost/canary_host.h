@@ -58,6 +58,15 @@ typedef uint64_t lh_time_t;	/* picoseconds */
 #define LH_US 1000000ULL
 
 #define LH_SKETCH_MAX 16	/* largest missing set a sketch decodes */
+/*
+ * The sketch for a network that can lose frames: LH_SKETCH_MAX elements of
+ * packets of 128 or more, none below. At 0.1 % loss the paper's recovery
+ * fails whole blocks for one lost contribution; with 256 elements the
+ * sketch of 16 keeps most of the lossless goodput, while with 64 or fewer
+ * the sketch's blocks do worse than the paper's (bench/README.md,
+ * experiment 9). A macro: every rank must use the same K.
+ */
+#define LH_SKETCH_LOSSY(elements) ((elements) >= 128 ? LH_SKETCH_MAX : 0)
 
 struct lh_host;
 struct lh_comm;

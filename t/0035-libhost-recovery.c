@@ -260,6 +260,7 @@ int main(void)
 	c.size_bytes = 256 * 1024;
 	c.elements = 256;
 	c.loss = 0.01;
+	c.sketch = 0;	/* the paper's recovery: by default a lossy fabric gets the sketch */
 	ok(t_scn_try(&c, &r, "1% loss, paper") && r.exact, "1%% loss, no sketch: exact");
 	ok(r.ar[0].fallbacks > 0, "...blocks fell back to reduction at their leader (%llu host fallbacks)",
 	   (unsigned long long)r.ar[0].fallbacks);

@@ -61,6 +61,7 @@ int main(void)
 	struct emu_scn_cfg c;
 
 	base(&c, LH_ALGO_CANARY);
+	c.sketch = 0;	/* the paper's recovery: by default a lossy fabric gets the sketch */
 	emu_drop_parse("H1/0#1", &c.drop[0]);
 	c.ndrop = 1;
 	check(&c, "Canary, one contribution lost");

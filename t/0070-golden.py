@@ -48,7 +48,8 @@ SCENARIOS = [
     ("canary", SMALL + " --algo canary"),
     ("canary-nobg", SMALL + " --algo canary --background none"),
     ("canary-bg-random", SMALL + " --algo canary --background random --bg-msg 16KiB"),
-    ("canary-loss", SMALL + " --algo canary --loss 0.002"),
+    # the paper's recovery (a lossy fabric's default is the sketch: canary-sketch-loss)
+    ("canary-loss", SMALL + " --algo canary --loss 0.002 --sketch 0"),
     ("canary-sketch-loss", SMALL + " --algo canary --loss 0.002 --sketch 16"),
     # one traffic class (what bench/lib.sh's PAPER runs), the sketch's tail probes included
     ("canary-sketch-loss-oneclass", SMALL + " --algo canary --loss 0.002 --sketch 16 --priority none"),

@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -77,8 +78,11 @@ struct opts {
 	const char *peers_file;
 	lh_time_t limit, linger, rtt, switch_timeout, retx_timeout, start_delay;
 	unsigned window, max_failures, slots;
+	unsigned sketch;	/* Canary: missing-set sketch elements; SKETCH_AUTO: LH_SKETCH_LOSSY(elements) */
 	bool exit_now;
 };
+
+#define SKETCH_AUTO UINT_MAX
 
 /* ---- inputs: canary-emu's scheme ---- */
 
@@ -384,6 +388,20 @@ UINT_OPT(o_elements, elements, 1, EMU_CANARY_MAX_ELEMENTS, "is not in 1..256")
 UINT_OPT(o_tenant, tenant, 0, 255, "is not a tenant in 0..255")
 UINT_OPT(o_window, window, 1, 1u << 20, "is not a number of blocks in 1..1048576")
 UINT_OPT(o_max_failures, max_failures, 0, 1000, "is not in 0..1000")
+
+static const char *o_sketch(struct opts *o, const char *a)
+{
+	uint64_t v;
+
+	if (!strcmp(a, "auto")) {
+		o->sketch = SKETCH_AUTO;
+		return NULL;
+	}
+	if (!parse_uint(a, 0, LH_SKETCH_MAX, &v))
+		return "is not auto or in 0..16";
+	o->sketch = (unsigned)v;
+	return NULL;
+}
 TIME_OPT(o_limit, limit)
 TIME_OPT(o_linger, linger)
 TIME_OPT(o_rtt, rtt)
@@ -478,6 +496,10 @@ static const struct opt_row rows[] = {
 	  o_switch_timeout },
 	{ "retx-timeout", "T", "2 x RTT", "retransmission timeout", o_retx_timeout },
 	{ "max-failures", "K", "3", "re-issues of a block before host-based fallback", o_max_failures },
+	{ "sketch", "K|auto", "auto",
+	  "Canary: the last K (0..16) of each packet's elements name up to K missing hosts, whose data the leader "
+	  "asks for directly; 0: the paper's recovery; auto: 16 with 128 or more --elements (a real network can lose "
+	  "frames), else 0; every rank must use the same K", o_sketch },
 	{ "time-limit", "T", "60s", "give up after T (exit 1)", o_limit },
 	{ "linger", "T", "500ms", "after finishing, keep answering the others until they were silent for T",
 	  o_linger },
@@ -562,11 +584,18 @@ static int parse_options(struct opts *o, int argc, char **argv)
 		return fail("--rank", "is required");
 	if (o->rank >= o->hosts)
 		return fail("--rank", "%u is not below --hosts %u", o->rank, o->hosts);
-	uint64_t count = o->size / 4, blocks = (count + o->elements - 1) / o->elements;
+	if (o->sketch == SKETCH_AUTO)
+		o->sketch = LH_SKETCH_LOSSY(o->elements);
+	if (o->algo != LH_ALGO_CANARY)
+		o->sketch = 0;
+	if (o->sketch && o->sketch >= o->elements)
+		return fail("--sketch", "%u is not below --elements (%u)", o->sketch, o->elements);
+	unsigned data = o->elements - o->sketch;
+	uint64_t count = o->size / 4, blocks = (count + data - 1) / data;
 
 	if (o->algo != LH_ALGO_RING && blocks * (o->max_failures + 2) > LH_BLOCK_IDS)
 		return fail("--size", "%" PRIu64 " blocks of %u elements x (max-failures + 2) exceed the %u block ids",
-			    blocks, o->elements, LH_BLOCK_IDS);
+			    blocks, data, LH_BLOCK_IDS);
 	return -1;
 }
 
@@ -671,8 +700,8 @@ static void report(const struct opts *o, struct nic *n, bool finished, lh_time_t
 	printf("{\n  \"tool\": \"canary-allreduce\",\n  \"interface\": \"%s\",\n  \"algo\": \"%s\",\n", o->ifname, algo);
 	printf("  \"trees\": %u,\n  \"rank\": %u,\n  \"hosts\": %u,\n  \"tenant\": %u,\n  \"seed\": %" PRIu64 ",\n",
 	       o->algo == LH_ALGO_STATIC ? o->trees : 0, o->rank, o->hosts, o->tenant, o->seed);
-	printf("  \"size_bytes\": %" PRIu64 ",\n  \"elements\": %u,\n  \"rate_bps\": %" PRIu64 ",\n", o->size,
-	       o->elements, n->rate);
+	printf("  \"size_bytes\": %" PRIu64 ",\n  \"elements\": %u,\n  \"sketch\": %u,\n  \"rate_bps\": %" PRIu64 ",\n",
+	       o->size, o->elements, o->sketch, n->rate);
 	printf("  \"finished\": %s,\n  \"verified\": %s,\n  \"result_exact\": %s,\n", finished ? "true" : "false",
 	       o->verify ? "true" : "false", o->verify ? (exact ? "true" : "false") : "null");
 	printf("  \"delivered\": %" PRIu64 ",\n  \"mismatches\": %" PRIu64 ",\n", n->delivered, n->mismatches);
@@ -733,7 +762,7 @@ int main(int argc, char **argv)
 	struct opts o = {
 		.algo = LH_ALGO_CANARY, .trees = 1, .size = 64 * 1024, .elements = 256, .seed = 1,
 		.limit = 60ULL * 1000 * LH_US * 1000, .linger = 500ULL * 1000 * LH_US,
-		.switch_timeout = LH_US, .max_failures = 3,
+		.switch_timeout = LH_US, .max_failures = 3, .sketch = SKETCH_AUTO,
 	};
 	static struct nic n;
 	struct lh_peer *peers;
@@ -770,7 +799,7 @@ int main(int argc, char **argv)
 	struct lh_ar_cfg cfg = {
 		.algo = o.algo, .elements = o.elements, .ntrees = o.trees, .tree_base = o.tenant * o.trees,
 		.window = o.window, .rtt = o.rtt, .switch_timeout = o.algo == LH_ALGO_CANARY ? o.switch_timeout : 0,
-		.retx_timeout = o.retx_timeout, .max_failures = o.max_failures, .noise_delay = LH_US,
+		.retx_timeout = o.retx_timeout, .max_failures = o.max_failures, .sketch = o.sketch, .noise_delay = LH_US,
 		.reliable = true, .input_block = in_block, .input_arg = &n, .on_block = on_block, .block_arg = &n,
 	};
 
