@@ -21,7 +21,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from tap import exit_status, ok  # noqa: E402
-from emurun import EMU, emu, runs  # noqa: E402
+from emurun import emu, plan, runs  # noqa: E402
 
 FABRIC = ["--topology", "fattree2:leaves=16,spines=16,hosts=16", "--hosts", "128", "--size", "1MiB",
           "--algo", "canary", "--background", "none", "--workers", "1", "--no-progress"]
@@ -43,12 +43,14 @@ def figures(r):
 
 
 def main():
-    if not os.access(EMU, os.X_OK):
-        print("1..0 # SKIP emu/canary-emu not built")
+    if not plan(15):
         return 0
-    print("1..15")
-    tmp = tempfile.mkdtemp(prefix="canary-recovery-")
+    with tempfile.TemporaryDirectory(prefix="canary-recovery-") as tmp:
+        checks(tmp)
+    return exit_status()
 
+
+def checks(tmp):
     rc, clean, scn, err = run(FABRIC)
     ok(rc == 0 and clean.get("result_exact") and scn.get("sketch") == "0" and "sketch" not in clean,
        "lossless: exact, no sketch (the scenario says 0)", err + json.dumps(figures(clean)))
@@ -116,7 +118,6 @@ def main():
     ok(all(rc == 2 and not out and err.count("\n") == 1 and err.startswith("canary-emu: --sketch: ")
            and "auto" in err for rc, out, err in bad),
        "--sketch 17, --sketch some: exit 2, one line naming the option", "".join(e for _, _, e in bad))
-    return exit_status()
 
 
 if __name__ == "__main__":

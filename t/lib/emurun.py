@@ -2,7 +2,8 @@
 #
 # emurun.py - run the built canary-emu from a Python test: emu() returns
 # (exit status, stdout, stderr); runs() the list of runs of a --json report
-# (empty when the output is not JSON).
+# (empty when the output is not JSON); plan() the TAP plan, or the skip when
+# canary-emu is not built.
 import json
 import os
 import subprocess
@@ -24,3 +25,12 @@ def runs(out):
     except ValueError:
         return []
     return rep["runs"] if "runs" in rep else [rep]
+
+
+def plan(n):
+    """Print the TAP plan of N tests and return True, or print the skip and return False (canary-emu not built)."""
+    if not os.access(EMU, os.X_OK):
+        print("1..0 # SKIP emu/canary-emu not built")
+        return False
+    print("1..%d" % n)
+    return True
