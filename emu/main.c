@@ -829,7 +829,7 @@ static const struct cli_opt opt_table[] = {
 	OPT("sketch", "K|auto", o_sketch, "auto",
 	    "Canary: the last K (0..16) of each packet's elements name up to K missing hosts, whose data the leader "
 	    "then asks for directly; 0: the paper's recovery; auto: 16 where frames can be lost (--loss, a link's "
-	    "loss, --lossy, --fail, --drop, --attach) with 128 or more --elements, else 0"),
+	    "loss, --lossy, --fail, --drop) with 128 or more --elements, else 0 (and 0 beside --attach's real hosts)"),
 	{ .help = "run:" },
 	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time"),
 	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time, or for twice the longest timeout an allreduce host waits on if that is longer (0: never)"),

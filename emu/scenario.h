@@ -277,7 +277,7 @@ bool emu_scenario_can_lose(const struct emu_scn_cfg *cfg, const struct emu_fabri
  * emu_scenario_sketch - the sketch a Canary run of @cfg on @fab uses:
  * cfg->sketch, or for EMU_SCN_SKETCH_AUTO LH_SKETCH_LOSSY(cfg->elements)
  * where the run can lose frames and 0 (nothing to recover) where it
- * cannot.
+ * cannot or where hosts are attached to real interfaces (their default).
  */
 unsigned emu_scenario_sketch(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab);
 

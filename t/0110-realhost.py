@@ -284,16 +284,16 @@ def mixed():
            "2 real + 6 emulated hosts, canary (their peers from --attach-peers): exact on the real hosts and on "
            "every emulated one",
            "".join(said) + err + "\n".join(r[2] for r in res))
-        # the real hosts did a host's share as the emulated ones do: blocks of 240 elements (256, 16 of them the
-        # sketch, which real hosts and the emulated ones beside them use by default), every 8th led
-        blocks = -(-COUNT // 240)
+        # the real hosts did a host's share as the emulated ones do: blocks of 256 elements (no sketch beside real
+        # hosts by default), every 8th led
+        blocks = -(-COUNT // 256)
         shares = [(r[1]["blocks_led"], r[1]["frames_sent"]) if r[1] else None for r in res]
         ok(all(sh and sh[0] == blocks // 8 + (rank < blocks % 8) and sh[1] >= blocks
                for sh, (rank, _) in zip(shares, real)) and j and
-           j["allreduces"][0]["frames_per_host"] >= blocks and j["scenario"]["sketch"] == "16" and
-           all(r[1] and r[1]["sketch"] == 16 for r in res),
+           j["allreduces"][0]["frames_per_host"] >= blocks and j["scenario"]["sketch"] == "0" and
+           all(r[1] and r[1]["sketch"] == 0 for r in res),
            "...each real host led its share of the %d blocks and sent each block, as the emulated hosts did; "
-           "all with the sketch of 16 (the default)" % blocks,
+           "all without the sketch (the default beside real hosts)" % blocks,
            "real (blocks led, frames sent): %s, emulated frames per host: %s" %
            (shares, j["allreduces"][0]["frames_per_host"] if j else None))
         bad = j["attached"][0]["bad_frames"] if j else -1

@@ -35,7 +35,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -78,11 +77,9 @@ struct opts {
 	const char *peers_file;
 	lh_time_t limit, linger, rtt, switch_timeout, retx_timeout, start_delay;
 	unsigned window, max_failures, slots;
-	unsigned sketch;	/* Canary: missing-set sketch elements; SKETCH_AUTO: LH_SKETCH_LOSSY(elements) */
+	unsigned sketch;	/* Canary: missing-set sketch elements (0: the paper's recovery) */
 	bool exit_now;
 };
-
-#define SKETCH_AUTO UINT_MAX
 
 /* ---- inputs: canary-emu's scheme ---- */
 
@@ -389,19 +386,7 @@ UINT_OPT(o_tenant, tenant, 0, 255, "is not a tenant in 0..255")
 UINT_OPT(o_window, window, 1, 1u << 20, "is not a number of blocks in 1..1048576")
 UINT_OPT(o_max_failures, max_failures, 0, 1000, "is not in 0..1000")
 
-static const char *o_sketch(struct opts *o, const char *a)
-{
-	uint64_t v;
-
-	if (!strcmp(a, "auto")) {
-		o->sketch = SKETCH_AUTO;
-		return NULL;
-	}
-	if (!parse_uint(a, 0, LH_SKETCH_MAX, &v))
-		return "is not auto or in 0..16";
-	o->sketch = (unsigned)v;
-	return NULL;
-}
+UINT_OPT(o_sketch, sketch, 0, LH_SKETCH_MAX, "is not in 0..16")
 TIME_OPT(o_limit, limit)
 TIME_OPT(o_linger, linger)
 TIME_OPT(o_rtt, rtt)
@@ -496,10 +481,9 @@ static const struct opt_row rows[] = {
 	  o_switch_timeout },
 	{ "retx-timeout", "T", "2 x RTT", "retransmission timeout", o_retx_timeout },
 	{ "max-failures", "K", "3", "re-issues of a block before host-based fallback", o_max_failures },
-	{ "sketch", "K|auto", "auto",
+	{ "sketch", "K", "0",
 	  "Canary: the last K (0..16) of each packet's elements name up to K missing hosts, whose data the leader "
-	  "asks for directly; 0: the paper's recovery; auto: 16 with 128 or more --elements (a real network can lose "
-	  "frames), else 0; every rank must use the same K", o_sketch },
+	  "asks for directly; 0: the paper's recovery; every rank must use the same K", o_sketch },
 	{ "time-limit", "T", "60s", "give up after T (exit 1)", o_limit },
 	{ "linger", "T", "500ms", "after finishing, keep answering the others until they were silent for T",
 	  o_linger },
@@ -584,8 +568,6 @@ static int parse_options(struct opts *o, int argc, char **argv)
 		return fail("--rank", "is required");
 	if (o->rank >= o->hosts)
 		return fail("--rank", "%u is not below --hosts %u", o->rank, o->hosts);
-	if (o->sketch == SKETCH_AUTO)
-		o->sketch = LH_SKETCH_LOSSY(o->elements);
 	if (o->algo != LH_ALGO_CANARY)
 		o->sketch = 0;
 	if (o->sketch && o->sketch >= o->elements)
@@ -762,7 +744,7 @@ int main(int argc, char **argv)
 	struct opts o = {
 		.algo = LH_ALGO_CANARY, .trees = 1, .size = 64 * 1024, .elements = 256, .seed = 1,
 		.limit = 60ULL * 1000 * LH_US * 1000, .linger = 500ULL * 1000 * LH_US,
-		.switch_timeout = LH_US, .max_failures = 3, .sketch = SKETCH_AUTO,
+		.switch_timeout = LH_US, .max_failures = 3,
 	};
 	static struct nic n;
 	struct lh_peer *peers;
