@@ -273,6 +273,20 @@ static const char *o_xbar_bw(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_obuf(struct cli *c, const char *a)
+{
+	if (emu_parse_size(a, &c->cfg.obuf_bytes) || c->cfg.obuf_bytes < 4096 || c->cfg.obuf_bytes > (1ULL << 32))
+		return "is not a size between 4KiB and 4GiB";
+	return NULL;
+}
+
+static const char *o_adaptive_threshold(struct cli *c, const char *a)
+{
+	if (emu_parse_prob(a, &c->cfg.adaptive_threshold) || !(c->cfg.adaptive_threshold > 0))
+		return "is not a share of the output buffer in (0, 1] (e.g. 0.5 or 50%)";
+	return NULL;
+}
+
 static const char *o_bg_load(struct cli *c, const char *a)
 {
 	if (emu_parse_prob(a, &c->cfg.bg_load) || !(c->cfg.bg_load > 0))
@@ -792,8 +806,13 @@ static const struct cli_opt opt_table[] = {
 	OPT("routing", "NAME", o_routing, "adaptive", "adaptive | ecmp | leastloaded"),
 	OPT("router", "NAME", o_router, "fifo",
 	    "fifo | merlin[:lrs|:rr]: switch queueing; fifo: one egress queue per port; merlin: input "
-	    "buffers, a crossbar (least recently served, or round robin), small output buffers (SST/Merlin's hr_router)"),
-	OPT("xbar-bw", "RATE", o_xbar_bw, "1.2 x the fastest link", "merlin: crossbar rate per port"),
+	    "buffers routed at their head, a crossbar (least recently served, or round robin), output buffers (SST/Merlin's hr_router)"),
+	OPT("xbar-bw", "RATE", o_xbar_bw, "1.2 x the fastest link", "merlin: crossbar rate per port (hr_router's xbar_bw)"),
+	OPT("obuf", "BYTES", o_obuf, "the --buffer size",
+	    "merlin: output buffer per port and traffic class (hr_router's output_buf_size)"),
+	OPT("adaptive-threshold", "F", o_adaptive_threshold, "0.5",
+	    "merlin, adaptive routing: keep the natural up port while F of its output buffer is free, else take "
+	    "the one with the most free (hr_router's fat tree adaptive_threshold)"),
 	OPT("lossy", NULL, o_lossy, NULL, "drop-tail Ethernet instead of lossless credit flow control"),
 	OPT("loss", "P", o_loss, NULL, "drop probability on every link (implies --lossy unless --lossless)"),
 	OPT("lossless", NULL, o_lossless, NULL,
@@ -1177,6 +1196,8 @@ static uint64_t fingerprint(const struct cli *c)
 	h = HASH(h, s->router);
 	h = HASH(h, s->xbar_arb);
 	h = HASH(h, s->xbar_bps);
+	h = HASH(h, s->obuf_bytes);
+	h = HASH(h, s->adaptive_threshold);
 	h = HASH(h, s->commit_bytes);
 	h = HASH(h, s->commit_idle);
 	h = HASH(h, s->timeout);

@@ -20,6 +20,17 @@ static const char *priority_banner(enum emu_tc_mode m)
 
 /* fmt_rate - "100 Gb/s", or "100-400 Gb/s" when the links differ */
 /* utf8_len - bytes of the valid UTF-8 sequence at @p (at most @n), 0 if it is not one. */
+/* merlin: the output buffer and the adaptive threshold the run used (their defaults resolved) */
+static uint64_t merlin_obuf(const struct emu_scn_cfg *c)
+{
+	return c->obuf_bytes ? c->obuf_bytes : c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER;
+}
+
+static double merlin_threshold(const struct emu_scn_cfg *c)
+{
+	return c->adaptive_threshold > 0 ? c->adaptive_threshold : EMU_DEFAULT_ADAPTIVE_THRESHOLD;
+}
+
 static size_t utf8_len(const unsigned char *p, size_t n)
 {
 	size_t len;
@@ -259,8 +270,9 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 		to, c->timer == EMU_SW_TIMER_EXACT ? "exact" : "pktgen", c->profile, seeds);
 	if (c->router == EMU_ROUTER_MERLIN)
 		fprintf(r->out, "# router: merlin (input buffers, crossbar %.1f Gbps per port, %s arbitration, "
-				"%d B output buffers)\n", (double)res->xbar_bps / 1e9,
-			c->xbar_arb == EMU_XBAR_RR ? "round-robin" : "least-recently-served", EMU_DEFAULT_OBUF);
+				"%llu B output buffers, adaptive threshold %g)\n", (double)res->xbar_bps / 1e9,
+			c->xbar_arb == EMU_XBAR_RR ? "round-robin" : "least-recently-served",
+			(unsigned long long)merlin_obuf(c), merlin_threshold(c));
 	else
 		fprintf(r->out, "# router: fifo (one egress queue per port%s)\n",
 			c->priority == EMU_TC_ONE ? "" : " and traffic class");
@@ -664,6 +676,9 @@ static void json_links(FILE *f, const struct emu_scn_result *res, const struct e
 		fprintf(f, "%s  \"router\": \"%s\",\n", ind,
 			c->router == EMU_ROUTER_FIFO ? "fifo" : c->xbar_arb == EMU_XBAR_RR ? "merlin:rr" : "merlin:lrs");
 		fprintf(f, "%s  \"xbar_bps\": %llu,\n", ind, (unsigned long long)res->xbar_bps);
+		if (c->router == EMU_ROUTER_MERLIN)
+			fprintf(f, "%s  \"obuf_bytes\": %llu,\n%s  \"adaptive_threshold\": %.6f,\n", ind,
+				(unsigned long long)merlin_obuf(c), ind, merlin_threshold(c));
 		fprintf(f, "%s  \"bg_load\": %.6f,\n", ind, c->bg_load);
 		fprintf(f, "%s  \"background_offered\": %.6f,\n", ind, res->bg_offered);
 		fprintf(f, "%s  \"background_carried\": %.6f,\n", ind, res->bg_carried);

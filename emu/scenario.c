@@ -1006,6 +1006,14 @@ static int scn_check_cfg(struct scn *s)
 		snprintf(s->err, s->errlen, "--xbar-bw: the crossbar is part of --router merlin");
 		return -EINVAL;
 	}
+	if (cfg->obuf_bytes && cfg->router != EMU_ROUTER_MERLIN) {
+		snprintf(s->err, s->errlen, "--obuf: output buffers are part of --router merlin");
+		return -EINVAL;
+	}
+	if (cfg->adaptive_threshold > 0 && cfg->router != EMU_ROUTER_MERLIN) {
+		snprintf(s->err, s->errlen, "--adaptive-threshold: part of --router merlin (fifo: half of --buffer)");
+		return -EINVAL;
+	}
 	if (!(cfg->bg_load > 0 && cfg->bg_load <= 1)) {
 		snprintf(s->err, s->errlen, "--bg-load: %g is not in (0, 1]", cfg->bg_load);
 		return -EINVAL;
@@ -1390,6 +1398,7 @@ static int scn_engine(struct scn *s)
 		.routing = cfg->routing, .buffer_bytes = cfg->buffer_bytes,
 		.commit_bytes = cfg->commit_bytes, .commit_idle = cfg->commit_idle, .no_ahead = cfg->no_ahead,
 		.router = cfg->router, .xbar_arb = cfg->xbar_arb, .xbar_bps = cfg->xbar_bps,
+		.obuf_bytes = cfg->obuf_bytes, .adaptive_threshold = cfg->adaptive_threshold,
 		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset, .lag_max_ns = cfg->lag_max_ns,
 		.spin_ns = cfg->nattach ? 30000 : 0,

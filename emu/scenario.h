@@ -70,6 +70,8 @@ struct emu_scn_cfg {
 	enum emu_router router;		/* switch queueing model */
 	enum emu_xbar_arb xbar_arb;	/* merlin: crossbar arbitration */
 	uint64_t xbar_bps;		/* merlin: crossbar rate per port; 0: 1.2 x the fastest link */
+	uint64_t obuf_bytes;		/* merlin: output buffer per port and class; 0: buffer_bytes */
+	double adaptive_threshold;	/* merlin: share of the output buffer free that keeps the natural port; 0: 0.5 */
 	double noise;
 	double loss;			/* every link, both directions */
 	bool lossy;

@@ -23,7 +23,7 @@
 /* the keys, in the order they are written and applied */
 static const char *const keys[] = {
 	"topology", "algo", "hosts", "size", "seed", "seeds", "elements", "concurrent", "background", "bg-msg",
-	"bg-load", "routing", "router", "xbar-bw", "lossy", "loss", "lossless", "buffer", "priority", "commit-ahead",
+	"bg-load", "routing", "router", "xbar-bw", "obuf", "adaptive-threshold", "lossy", "loss", "lossless", "buffer", "priority", "commit-ahead",
 	"rate", "noise", "fail", "drop", "timeout", "timer", "pktgen-tick", "profile", "descriptors", "shards", "table",
 	"window", "retx-timeout", "max-failures", "sketch", "time-limit", "stall", "clock", "dilation", "lag-bound",
 	"max-lag",
@@ -169,6 +169,15 @@ static void describe_network(struct scnfile *d, const struct emu_scn_cfg *c)
 		fmt_rate(it->val[0], c->xbar_bps);
 	else
 		snprintf(it->val[0], SCNFILE_VAL, "auto");
+	it = add(d, "obuf", SCNFILE_STR, 1);
+	if (c->obuf_bytes)
+		fmt_size(it->val[0], c->obuf_bytes);
+	else
+		snprintf(it->val[0], SCNFILE_VAL, "auto");
+	if (c->adaptive_threshold > 0)
+		str(d, "adaptive-threshold", "%.17g", c->adaptive_threshold);
+	else
+		str(d, "adaptive-threshold", "auto");
 	flag(d, "lossy", c->lossy);
 	str(d, "loss", "%.17g", c->loss);
 	flag(d, "lossless", c->lossless);

@@ -7,7 +7,8 @@
  *   when one input carries two senders and the other one (per input, not
  *   per sender), under LRS and round robin;
  * - a quiet input's single frame waits at most one frame time per
- *   competing input (the FIFO model makes it wait for the whole queue);
+ *   competing input when the output buffer holds one frame (the FIFO
+ *   model makes it wait for the whole queue);
  * - head-of-line blocking: a frame for an idle output waits behind a frame
  *   of the same input for a congested output (the FIFO model does not);
  * - credits: an incast delivers everything, drops nothing, and no ingress
@@ -211,14 +212,15 @@ static void fair_share(enum emu_xbar_arb arb, unsigned workers, uint64_t out[3])
  * A quiet input. One switch: H1 and H2 (and H3 when @three) flood H0; at
  * 50 us, when the queues are long, H4 sends one frame to H0. Its wait at
  * the switch (its latency less the unloaded 2 frame times + 2 latencies)
- * is at most one frame time per competing input under merlin; under FIFO
- * it waits for the whole egress queue.
+ * is at most one frame time per competing input under merlin with an output
+ * buffer of one frame (2 KiB: what waits is then the crossbar's doing); under
+ * FIFO it waits for the whole egress queue.
  */
 static emu_time_t quiet(enum emu_router router, bool three, unsigned workers)
 {
 	static const unsigned per[] = { 5 };
 	struct emu_fabric *fab = line_fabric(1, per, NULL);
-	struct emu_engine_cfg cfg = { .workers = workers, .seed = 1, .router = router };
+	struct emu_engine_cfg cfg = { .workers = workers, .seed = 1, .router = router, .obuf_bytes = 2048 };
 	struct sh_cfg hc[5];
 
 	memset(hc, 0, sizeof(hc));

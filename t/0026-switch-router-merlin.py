@@ -7,7 +7,9 @@
 # drops, tenants and a pcap; the results are the same for 1 and 2 workers
 # and for 2 processes; --bg-load F offers about F of the line rate and
 # carries no more than it offers; the JSON keys of the default model do not
-# change; bad values exit 2 naming the option.
+# change; a line-rate uniform background carries clearly more than the
+# input-queued limit (~59 %) once output buffers hold KBs, not two frames;
+# bad values exit 2 naming the option.
 import hashlib
 import json
 import os
@@ -45,7 +47,7 @@ def exact(rs, n):
 
 
 def main():
-    print("1..16")
+    print("1..17")
     algos = "ring,static:1,static:4,canary"
     for router in ("merlin", "merlin:rr"):
         rc, out, err = emu(SMALL + ["--router", router, "--algo", algos, "--workers", "2"])
@@ -95,19 +97,37 @@ def main():
        "--bg-load: carried %s, at most what is offered, more at the higher load" %
        ([round(r["background_carried"], 3) for r in loads.values()] if fine else "?"))
 
+    # line-rate uniform background on 240 of 256 hosts: output buffers of the input buffers' size (the
+    # default, 128 KiB) against 4 KiB (two frames: close to pure input queueing)
+    mid = ["--topology", "fattree2:leaves=16,spines=16,hosts=16", "--hosts", "16", "--size", "1MiB", "--no-progress",
+           "--json", "--algo", "static:1", "--workers", "2", "--router", "merlin"]
+    car = {}
+    for ob in ("4KiB", "128KiB"):
+        rc, out, err = emu(mid + ["--obuf", ob])
+        rs = runs(out)
+        car[ob] = rs[0]["background_carried"] if rc == 0 and exact(rs, 1) and rs[0].get("obuf_bytes") else 0
+    ok(car["128KiB"] > 0.68 and car["128KiB"] > car["4KiB"] + 0.05,
+       "merlin, line-rate uniform background: %.3f carried with 128 KiB output buffers, %.3f with 4 KiB" %
+       (car["128KiB"], car["4KiB"]))
+
     rc, out, err = emu(SMALL + ["--algo", "canary", "--workers", "2"])
     rs = runs(out)
     ok(rc == 0 and rs and not any(k in rs[0] for k in ("router", "bg_load", "background_offered")),
        "default model and load: the JSON report has the keys it always had")
 
     bad = [(["--router", "crossbar"], "--router"), (["--bg-load", "0"], "--bg-load"),
-           (["--bg-load", "1.5"], "--bg-load"), (["--xbar-bw", "200Gbps"], "--xbar-bw")]
+           (["--bg-load", "1.5"], "--bg-load"), (["--xbar-bw", "200Gbps"], "--xbar-bw"),
+           (["--obuf", "16KiB"], "--obuf"), (["--router", "merlin", "--obuf", "1KiB"], "--obuf"),
+           (["--adaptive-threshold", "0.3"], "--adaptive-threshold"),
+           (["--router", "merlin", "--adaptive-threshold", "0"], "--adaptive-threshold"),
+           (["--router", "merlin", "--adaptive-threshold", "1.5"], "--adaptive-threshold")]
     fails = []
     for args, opt in bad:
         rc, out, err = emu(SMALL + ["--algo", "canary"] + args)
         if rc != 2 or opt not in err or len(err.strip().splitlines()) != 1:
             fails.append("%s: rc %d, %r" % (args, rc, err))
-    ok(not fails, "bad --router, --bg-load, --xbar-bw without merlin: exit 2, one line naming the option",
+    ok(not fails, "bad --router, --bg-load, --obuf, --adaptive-threshold; --xbar-bw, --obuf, --adaptive-threshold without "
+       "merlin: exit 2, one line naming the option",
        "\n".join(fails))
     return exit_status()
 

@@ -205,9 +205,8 @@ struct emu_port {
 	bool txdone_pending;		/* a wake (EMU_EV_TXDONE) is queued */
 	bool tap;
 	alignas(EMU_CACHELINE) struct emu_port_stats st;
-	/* seldom read (xwait: only under merlin), and the committed frames not yet started */
+	/* seldom read, and the committed frames not yet started */
 	uint64_t rate_bps;
-	uint64_t xwait;			/* merlin router: bytes in the node's input buffers bound for this port */
 	/*
 	 * Frames committed to the wire that start after the time they were
 	 * committed, in start order: a ring of 1 << cq_capl (none while cq
@@ -265,8 +264,9 @@ _Static_assert(sizeof(struct emu_node) == 3 * EMU_CACHELINE, "struct emu_node: t
  * Switch queueing models. FIFO: a frame goes straight to its output's
  * egress queue and holds its ingress buffer (the credit) until it starts on
  * the wire. MERLIN: an input-queued router after SST/Merlin's hr_router
- * (xbar.h): per-input, per-class FIFOs, a crossbar arbitrated per output
- * (least recently served, or round robin), a small output buffer per port.
+ * (xbar.h): per-input, per-class FIFOs whose heads are routed on the
+ * output buffers' occupancy, a crossbar arbitrated per output (least
+ * recently served, or round robin), an output buffer per port and class.
  * Hosts are the same NIC in both.
  */
 enum emu_router {
@@ -298,7 +298,12 @@ struct emu_engine_cfg {
 	enum emu_router router;		/* switch queueing model */
 	enum emu_xbar_arb xbar_arb;	/* merlin: crossbar arbitration */
 	uint64_t xbar_bps;		/* merlin: crossbar rate per port; 0: EMU_XBAR_SPEEDUP x the fastest link */
-	uint64_t obuf_bytes;		/* merlin: output buffer per port and class; 0: EMU_DEFAULT_OBUF */
+	uint64_t obuf_bytes;		/* merlin: output buffer per port and class; 0: buffer_bytes */
+	/*
+	 * merlin, adaptive routing: the natural up port is kept while its
+	 * output buffer has at least this share free; 0: EMU_DEFAULT_ADAPTIVE_THRESHOLD
+	 */
+	double adaptive_threshold;
 	/*
 	 * FIFO ports: a queued frame is committed to the wire (its departure
 	 * and arrival fixed, one event at the peer) while the serializer is
@@ -351,7 +356,7 @@ struct emu_engine_cfg {
 };
 
 #define EMU_DEFAULT_BUFFER (128 * 1024)
-#define EMU_DEFAULT_OBUF EMU_FRAME_MAX	/* one largest frame waits while one is on the wire */
+#define EMU_DEFAULT_ADAPTIVE_THRESHOLD 0.5	/* hr_router's fat tree: adaptive_threshold */
 #define EMU_XBAR_SPEEDUP 1.2
 #define EMU_DEFAULT_COMMIT (4 * 1024)
 #define EMU_COMMIT_QUIET (10 * EMU_US)
@@ -575,6 +580,15 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
  * queue is above half the buffer), ecmp (hash), leastloaded.
  */
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
+
+/*
+ * emu_send_pick - emu_send() @f on a port of @mask (non-zero) chosen under
+ * @policy with flow hash @hash. FIFO router: emu_route_pick() now. Merlin
+ * router: a frame that came in on a port is routed when it reaches the
+ * head of its input queue, on the output buffers' occupancy then; one the
+ * switch made, now (xbar.h). Return as emu_send().
+ */
+int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f);
 
 /* emu_port_tx_time - wire time of a @bytes frame on @port (padded: emu_wire_bytes; exact, no division at 100G etc.). */
 static inline emu_time_t emu_port_tx_time(const struct emu_node *n, unsigned port, uint32_t bytes)

@@ -58,8 +58,10 @@ struct emu_frame {
 	uint8_t cls;		/* size class of its buffer (pool) */
 	uint8_t pad3_[1];
 	uint16_t xin;		/* merlin router: the input port it arrived on, or EMU_PORT_NONE */
-	uint16_t xout;		/* merlin router: the output port it waits for in an input buffer */
-	uint8_t pad2_[14];
+	uint16_t xout;		/* merlin router: the output port it waits for (until routed: the natural one) */
+	uint8_t xpol;		/* merlin router: the routing policy of xmask (enum emu_routing) */
+	uint8_t pad2_[3];
+	uint64_t xmask;		/* merlin router: ports to choose from at the head of the input queue; 0: routed */
 	uint8_t data[];		/* EMU_FCLASS_CAP(cls) bytes */
 };
 
@@ -108,6 +110,7 @@ static inline struct emu_frame *emu_pool_get_class(struct emu_pool *p, unsigned 
 	f->kept = 0;
 	f->in_port = EMU_PORT_NONE;
 	f->xin = EMU_PORT_NONE;
+	f->xmask = 0;
 	f->hops = 0;
 	f->user = 0;
 	p->in_use++;

@@ -163,18 +163,13 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
 }
 
 /*
- * The bytes this node has waiting for port @p: its egress queue (FIFO; the
- * output buffer under merlin) plus, under merlin, the frames in its input
- * buffers routed to @p. Under merlin the output buffer alone holds a frame
- * or two and would say nothing; with the inputs counted, adaptive routing
- * sees the same quantity under both models.
+ * The bytes this node has waiting for port @p: its egress queue (under
+ * merlin, the output buffer: emu_send_pick() routes on it, xbar.c).
  */
 static inline uint64_t port_occupancy(struct emu_node *n, unsigned pi)
 {
-	const struct emu_port *p = &n->ports[pi];
-
 	/* under merlin nothing is committed ahead (commit_ps 0) */
-	return n->xb ? p->qbytes + p->xwait : emu_port_queued(n, pi);
+	return n->xb ? n->ports[pi].qbytes : emu_port_queued(n, pi);
 }
 
 static unsigned nth_bit(uint64_t mask, unsigned k)
@@ -219,4 +214,26 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 		}
 	}
 	return best;
+}
+
+int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f)
+{
+	unsigned cnt = emu_popcount64(mask);
+
+	if (!n->xb || cnt == 1)
+		return emu_send(n, emu_route_pick(n, mask, hash, policy), f);
+	/*
+	 * merlin: the natural port now (the hash's, as emu_route_pick()),
+	 * the choice when the crossbar sees the frame at the head of its
+	 * queue. The frame moves to its smallest buffer here, so that what
+	 * emu_send() keeps is this frame with its mask (emu_pool_fit()
+	 * copies the header only up to cls).
+	 */
+	uint16_t in = f->xin;
+
+	f = emu_pool_fit(&n->w->pool, f);
+	f->xin = in;
+	f->xmask = mask;
+	f->xpol = (uint8_t)policy;
+	return emu_send(n, nth_bit(mask, (unsigned)(emu_hash64(hash) % cnt)), f);
 }

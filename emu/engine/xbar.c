@@ -41,6 +41,7 @@ struct emu_xout {
 struct emu_xbar {
 	uint64_t bps;
 	uint64_t obuf;
+	int64_t thresh;			/* adaptive: the natural port's least free output buffer kept */
 	uint64_t ibuf;			/* lossy: input buffer per class */
 	uint64_t stamp;			/* grants so far */
 	enum emu_xbar_arb arb;
@@ -57,8 +58,11 @@ struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engi
 	struct emu_xbar *xb = emu_xcalloc(1, sizeof(*xb));
 
 	xb->bps = xbar_bps;
-	xb->obuf = cfg->obuf_bytes ? cfg->obuf_bytes : EMU_DEFAULT_OBUF;
-	xb->ibuf = cfg->buffer_bytes;
+	xb->ibuf = cfg->buffer_bytes ? cfg->buffer_bytes : EMU_DEFAULT_BUFFER;
+	xb->obuf = cfg->obuf_bytes ? cfg->obuf_bytes : xb->ibuf;
+	/* as hr_router's fat tree: an integer share of the buffer, rounded down */
+	xb->thresh = (int64_t)((double)xb->obuf *
+			       (cfg->adaptive_threshold > 0 ? cfg->adaptive_threshold : EMU_DEFAULT_ADAPTIVE_THRESHOLD));
 	xb->arb = cfg->xbar_arb;
 	xb->lossy = cfg->lossy;
 	xb->nports = n->nports;
@@ -178,6 +182,44 @@ static bool fits(const struct emu_node *n, unsigned o, unsigned c, const struct 
 	return n->ports[o].qbytes_tc[c] + f->len <= n->xb->obuf;
 }
 
+/* the free bytes of output @o's buffer of class @c (hr_router's xbar_in_credits) */
+static inline int64_t obuf_credits(const struct emu_node *n, unsigned o, unsigned c)
+{
+	return (int64_t)n->xb->obuf - (int64_t)n->ports[o].qbytes_tc[c];
+}
+
+/*
+ * route - choose @f's output among f->xmask now, as hr_router's fat tree
+ * does when a packet reaches the head of its input queue: the natural
+ * port (f->xout) while its free output buffer of class @c is at least
+ * the threshold, else the port with the most free bytes, ties to the
+ * natural port, then to the lower port (ecmp: the natural port always;
+ * leastloaded: no threshold). A frame with one port is routed already.
+ */
+static void route(struct emu_node *n, struct emu_frame *f, unsigned c)
+{
+	uint64_t mask = f->xmask;
+
+	if (!mask)
+		return;
+	f->xmask = 0;
+	if (f->xpol == EMU_ROUTE_ECMP)
+		return;
+	int64_t best = obuf_credits(n, f->xout, c);
+
+	if (f->xpol == EMU_ROUTE_ADAPTIVE && best >= n->xb->thresh)
+		return;
+	for (uint64_t m = mask & ~(1ULL << f->xout); m; m &= m - 1) {
+		unsigned p = (unsigned)__builtin_ctzll(m);
+		int64_t cr = obuf_credits(n, p, c);
+
+		if (cr > best && n->ports[p].up) {
+			best = cr;
+			f->xout = (uint16_t)p;
+		}
+	}
+}
+
 /*
  * After a grant, input @i is busy: it needs a wake at the end only if one
  * of its heads could go then. A head whose output buffer is full waits for
@@ -237,15 +279,17 @@ static void grant(struct emu_node *n, unsigned o, struct xfifo *q, uint64_t *byt
 	emu_time_t xfer = ((emu_time_t)f->len * 8 * EMU_S + xb->bps - 1) / xb->bps;
 
 	*bytes -= f->len;
-	p->xwait -= f->len;
 	*served = ++xb->stamp;
 	xo->rr = idx;
 	xo->busy_until = now + xfer;
 	if (in >= 0) {
 		xb->in[in].busy_until = now + xfer;
 		xo->req[c] &= ~(1ULL << in);
-		if (q->head)
+		/* the next frame is the head now: routed on the buffers as they are before @f joins its own */
+		if (q->head) {
+			route(n, q->head, c);
 			xb->out[q->head->xout].req[c] |= 1ULL << in;
+		}
 	}
 	emu_port_ingress_release(n, f);
 	if (emu_unlikely(!p->up || !n->up)) {
@@ -343,6 +387,9 @@ int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsign
 		q = &xb->in[in].q[c];
 		bytes = &xb->in[in].bytes[c];
 	} else {
+		/* the switch made it: no input queue, routed now */
+		route(n, f, c);
+		port = f->xout;
 		q = &xb->out[port].own[c];
 		bytes = &xb->out[port].own_bytes[c];
 	}
@@ -352,14 +399,16 @@ int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsign
 		return -ENOBUFS;
 	}
 	*bytes += f->len;
-	n->ports[port].xwait += f->len;
 	bool head = !q->head;
 
 	fifo_push(q, f);
 	if (!head)
 		return 0;
-	if (in < xb->nports)
+	if (in < xb->nports) {
+		route(n, f, c);
+		port = f->xout;
 		xb->out[port].req[c] |= 1ULL << in;
+	}
 	arbitrate(n, port);
 	return 0;
 }
@@ -393,7 +442,11 @@ void emu_xbar_wake(struct emu_node *n, unsigned port, bool input)
 			arbitrate(n, xi->q[c].head->xout);
 }
 
-/* drop the frames of @q bound for @port; return the bytes dropped */
+/*
+ * drop the frames of @q bound for @port; a frame not routed yet loses
+ * @port from its choice (its natural port becomes the lowest left if it
+ * was @port). Return the bytes dropped.
+ */
 static uint64_t purge(struct emu_node *n, struct xfifo *q, unsigned port)
 {
 	struct emu_frame *keep = NULL, *ktail = NULL, *f = q->head;
@@ -402,6 +455,13 @@ static uint64_t purge(struct emu_node *n, struct xfifo *q, unsigned port)
 	while (f) {
 		struct emu_frame *next = f->next;
 
+		if (f->xmask & (1ULL << port)) {
+			f->xmask &= ~(1ULL << port);
+			if (f->xout == port)
+				f->xout = (uint16_t)__builtin_ctzll(f->xmask);
+			if (!(f->xmask & (f->xmask - 1)))
+				f->xmask = 0;	/* one port left: routed */
+		}
 		if (f->xout == port) {
 			gone += f->len;
 			n->ports[port].st.drops_down++;
@@ -442,7 +502,8 @@ void emu_xbar_link_down(struct emu_node *n, unsigned port)
 			xi->bytes[c] -= purge(n, &xi->q[c], port);
 			if (xi->q[c].head == old || !xi->q[c].head)
 				continue;
-			/* the old head was bound for @port: the new one asks its own output */
+			/* the old head was bound for @port: the new one is routed and asks its output */
+			route(n, xi->q[c].head, c);
 			unsigned o = xi->q[c].head->xout;
 
 			xb->out[o].req[c] |= 1ULL << i;
@@ -452,5 +513,4 @@ void emu_xbar_link_down(struct emu_node *n, unsigned port)
 				wake_in(n, i);
 		}
 	}
-	n->ports[port].xwait = 0;
 }

@@ -2,28 +2,44 @@
 /*
  * DOC: xbar.h - the merlin switch queueing model: an input-queued router
  * after SST/Merlin's hr_router, as the engine's data path (port.c) calls it.
+ * Each parameter is named beside its hr_router counterpart.
  *
  * A frame a switch forwards (emu_send) does not go to its output's egress
  * queue: it joins the FIFO of the input port it arrived on, in its traffic
- * class, and holds that input buffer (the upstream's credit) while it
- * waits. Only the head of each (input, class) FIFO may cross the crossbar,
- * so a head whose output is busy blocks the frames behind it even when
- * their outputs are idle (head-of-line blocking, as in hr_router). Frames
- * the switch program makes itself (broadcast copies, aggregated results:
- * no input port) wait in one FIFO per (output, class) that competes like
- * an input.
+ * class, and holds that input buffer (the upstream's credit; --buffer,
+ * hr_router's input_buf_size) while it waits. Only the head of each
+ * (input, class) FIFO may cross the crossbar, so a head whose output is
+ * busy blocks the frames behind it even when their outputs are idle
+ * (head-of-line blocking, as in hr_router). Frames the switch program makes
+ * itself (broadcast copies, aggregated results: no input port) wait in one
+ * FIFO per (output, class) that competes like an input.
+ *
+ * Routing. A frame sent with a choice of ports (emu_send_pick: the up ports
+ * of a fat tree toward its destination) is routed when it becomes the head
+ * of its input FIFO, as topo_fattree::route_packet() is called for the new
+ * head of an input VC: the natural port (the flow hash's) is kept while its
+ * output buffer of the frame's class has at least thresh = adaptive_threshold
+ * x obuf bytes free (--adaptive-threshold, 0.5), else the port with the most
+ * free bytes wins, ties to the natural port, then to the lower port. A frame
+ * with one port (down routes, static trees) is routed already. A frame the
+ * switch makes is routed when it is made (it queues at its output).
  *
  * The crossbar moves one frame per input and per output at a time, each
- * taking len * 8 / xbar_bps. An output that is free picks, among the heads
+ * taking len * 8 / xbar_bps (--xbar-bw, hr_router's xbar_bw; 1.2 x the
+ * fastest link by default). An output that is free picks, among the heads
  * that want it whose input is free and for which its output buffer has room
- * (obuf_bytes per class), the least recently served (LRS: a global grant
+ * (obuf bytes per class: --obuf, hr_router's output_buf_size; the input
+ * buffer's size by default), the least recently served (LRS: a global grant
  * stamp per requester, ties to the lower (port, class), hr_router's
  * xbar_arb_lru order) or the next in round-robin order after the one it
  * served last. A granted frame leaves its input buffer at once (the credit
  * goes upstream) and enters the output buffer, the port's egress queue,
  * which sends under credits exactly as the FIFO model's: strict priority
- * between classes, a class only when the peer's buffer has room. The
- * crossbar adds no latency of its own; it limits rates and orders inputs.
+ * between classes, a class only when the peer's buffer has room. A frame
+ * leaves the output buffer when it starts on the wire: the output buffer's
+ * free bytes are hr_router's xbar_in_credits (taken when a packet crosses
+ * the crossbar, returned when it leaves on the link). The crossbar adds no
+ * latency of its own; it limits rates and orders inputs.
  *
  * Arbitration is event-driven: on a new head, when an output's crossbar
  * transfer or an input's ends (EMU_EV_XBAR, posted only when someone

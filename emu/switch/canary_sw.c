@@ -576,7 +576,7 @@ static void canary_restore(struct emu_node *n, struct sw_state *s, struct emu_fr
 			return;
 		}
 		s->st.fwd.forwarded++;
-		emu_send(n, emu_route_pick(n, mask, h->id, emu_node_routing(n)), f);
+		emu_send_pick(n, mask, h->id, emu_node_routing(n), f);
 		return;
 	}
 	uint64_t ports = h->children;

@@ -8,38 +8,44 @@
 
 #include "libhost/wire.h"
 
-int emu_fwd_port(struct emu_node *n, const struct emu_frame *f)
+/* the ports of @n toward @f's destination and its flow hash; 0, -EINVAL or -EHOSTUNREACH */
+static int fwd_mask(struct emu_node *n, const struct emu_frame *f, uint64_t *mask, uint64_t *hash)
 {
 	uint32_t dip;
-	uint64_t hash;
 
-	if (lh_wire_dst(f->data, f->len, &dip, &hash) != LH_WIRE_OK)
+	if (lh_wire_dst(f->data, f->len, &dip, hash) != LH_WIRE_OK)
 		return -EINVAL;
 	uint32_t host = emu_fabric_host_by_ip(emu_engine_fabric(n->eng), dip);
 
 	if (host == EMU_NONE32)
 		return -EHOSTUNREACH;
-	uint64_t mask = emu_route(n, host);
+	*mask = emu_route(n, host);
+	return *mask ? 0 : -EHOSTUNREACH;
+}
 
-	if (!mask)
-		return -EHOSTUNREACH;
-	return (int)emu_route_pick(n, mask, hash, emu_node_routing(n));
+int emu_fwd_port(struct emu_node *n, const struct emu_frame *f)
+{
+	uint64_t mask, hash;
+	int err = fwd_mask(n, f, &mask, &hash);
+
+	return err ? err : (int)emu_route_pick(n, mask, hash, emu_node_routing(n));
 }
 
 int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st)
 {
-	int port = emu_fwd_port(n, f);
+	uint64_t mask, hash;
+	int err = fwd_mask(n, f, &mask, &hash);
 
-	if (port < 0) {
-		if (port == -EINVAL)
+	if (err) {
+		if (err == -EINVAL)
 			st->malformed++;
 		else
 			st->no_route++;
 		emu_frame_free(n, f);
-		return port;
+		return err;
 	}
 	st->forwarded++;
-	return emu_send(n, (unsigned)port, f);
+	return emu_send_pick(n, mask, hash, emu_node_routing(n), f);
 }
 
 static void fwd_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
