@@ -273,6 +273,13 @@ static const char *o_xbar_bw(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_bg_volume(struct cli *c, const char *a)
+{
+	if (emu_parse_size(a, &c->cfg.bg_volume) || c->cfg.bg_volume > (1ULL << 50))
+		return "is not a size up to 1PiB (e.g. 4MiB; 0: no limit)";
+	return NULL;
+}
+
 static const char *o_obuf(struct cli *c, const char *a)
 {
 	if (emu_parse_size(a, &c->cfg.obuf_bytes) || c->cfg.obuf_bytes < 4096 || c->cfg.obuf_bytes > (1ULL << 32))
@@ -797,6 +804,8 @@ static const struct cli_opt opt_table[] = {
 	OPT("bg-load", "F", o_bg_load, "1",
 	    "each background host offers F of its line rate: messages arrive with exponential gaps (by the seed) "
 	    "and wait their turn; 1: back to back, always something to send"),
+	OPT("bg-volume", "BYTES", o_bg_volume, "0 (no limit)",
+	    "each background host sends BYTES of messages in all (whole --bg-msg messages), then stops"),
 	OPT("seed", "N", o_seed, "1", "placement, inputs, roots, loss, noise, background"),
 	OPT("seeds", "A-B", o_seeds, NULL, "run everything once per seed A..B; the report's rows give the mean and the "
 	    "range over the seeds"),
@@ -1193,6 +1202,7 @@ static uint64_t fingerprint(const struct cli *c)
 	h = HASH(h, s->bg_pattern);
 	h = HASH(h, s->bg_msg);
 	h = HASH(h, s->bg_load);
+	h = HASH(h, s->bg_volume);
 	h = HASH(h, s->router);
 	h = HASH(h, s->xbar_arb);
 	h = HASH(h, s->xbar_bps);

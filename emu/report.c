@@ -671,6 +671,8 @@ static void json_links(FILE *f, const struct emu_scn_result *res, const struct e
 	fprintf(f, "%s  \"drops_loss\": %llu,\n", ind, (unsigned long long)res->drops_loss);
 	fprintf(f, "%s  \"drops_down\": %llu,\n", ind, (unsigned long long)res->drops_down);
 	fprintf(f, "%s  \"background_bytes\": %llu,\n", ind, (unsigned long long)res->bg_bytes);
+	if (c->bg_volume)
+		fprintf(f, "%s  \"bg_volume\": %llu,\n", ind, (unsigned long long)c->bg_volume);
 	/* only off the defaults, so that reports of the default model stay as they were */
 	if (c->router == EMU_ROUTER_MERLIN || c->bg_load < 1) {
 		fprintf(f, "%s  \"router\": \"%s\",\n", ind,

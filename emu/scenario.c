@@ -1521,6 +1521,7 @@ static void scn_program_hosts(struct scn *s)
 		h->cfg.nbg = s->nbg;
 		h->cfg.bg_msg = cfg->bg_msg;
 		h->cfg.bg_load = cfg->bg_load;
+		h->cfg.bg_volume = cfg->bg_volume;
 		h->cfg.bg_me = i;
 		h->cfg.bg_pattern = cfg->bg_pattern;
 		h->cfg.bg_seed = emu_hash64(cfg->seed ^ 0xbacc);

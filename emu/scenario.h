@@ -61,6 +61,7 @@ struct emu_scn_cfg {
 	enum lh_bg_pattern bg_pattern;
 	uint64_t bg_msg;
 	double bg_load;			/* each background host offers this share of its line rate, (0, 1] */
+	uint64_t bg_volume;		/* each background host sends this many bytes of messages, then stops (0: no limit) */
 	emu_time_t timeout;		/* Canary switch timeout (adaptive: the start value) */
 	bool timeout_adaptive;		/* the switches adapt it (canary_sw.h) */
 	emu_time_t ato_floor, ato_ceil;	/* ...between these */

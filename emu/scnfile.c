@@ -23,7 +23,7 @@
 /* the keys, in the order they are written and applied */
 static const char *const keys[] = {
 	"topology", "algo", "hosts", "size", "seed", "seeds", "elements", "concurrent", "background", "bg-msg",
-	"bg-load", "routing", "router", "xbar-bw", "obuf", "adaptive-threshold", "lossy", "loss", "lossless", "buffer", "priority", "commit-ahead",
+	"bg-load", "bg-volume", "routing", "router", "xbar-bw", "obuf", "adaptive-threshold", "lossy", "loss", "lossless", "buffer", "priority", "commit-ahead",
 	"rate", "noise", "fail", "drop", "timeout", "timer", "pktgen-tick", "profile", "descriptors", "shards", "table",
 	"window", "retx-timeout", "max-failures", "sketch", "time-limit", "stall", "clock", "dilation", "lag-bound",
 	"max-lag",
@@ -155,6 +155,8 @@ static void describe_runs(struct scnfile *d, const struct emu_scn_cfg *c, const 
 	it = add(d, "bg-msg", SCNFILE_STR, 1);
 	fmt_size(it->val[0], c->bg_msg);
 	str(d, "bg-load", "%.17g", c->bg_load);
+	it = add(d, "bg-volume", SCNFILE_STR, 1);
+	fmt_size(it->val[0], c->bg_volume);
 }
 
 /* the network: routing, router, flow control, loss, failures */

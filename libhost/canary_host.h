@@ -286,6 +286,12 @@ int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned 
  * behind them. Return 0 or -EINVAL.
  */
 int lh_host_background_load(struct lh_host *h, double load);
+/*
+ * lh_host_background_volume - before lh_host_background(): send messages
+ * of @bytes in all (whole messages: the last one started completes), then
+ * nothing more; 0: no limit (the default). Return 0 or -EINVAL.
+ */
+int lh_host_background_volume(struct lh_host *h, uint64_t bytes);
 
 struct lh_bg_stats {
 	uint64_t messages;

@@ -645,6 +645,14 @@ int lh_host_background_load(struct lh_host *h, double load)
 	return 0;
 }
 
+int lh_host_background_volume(struct lh_host *h, uint64_t bytes)
+{
+	if (!h)
+		return -EINVAL;
+	h->bg.volume = bytes;
+	return 0;
+}
+
 const struct lh_bg_stats *lh_host_bg_stats(const struct lh_host *h)
 {
 	return &h->bg.st;
@@ -874,6 +882,8 @@ static bool bg_pull(struct lh_host *h)
 	if (b->until && now >= b->until)
 		return false;
 	if (b->left == 0) {
+		if (b->volume && b->st.messages * b->msg_bytes >= b->volume)
+			return false;
 		if (bg_paced(b)) {
 			if (!b->pending)
 				return false;

@@ -88,6 +88,7 @@ struct lh_bg {
 	unsigned peer;
 	uint64_t left;		/* bytes left in the current message */
 	double load;		/* offered share of the line rate; 0 or 1: back to back */
+	uint64_t volume;	/* stop after messages of this many bytes in all (0: no limit) */
 	uint64_t pending;	/* load < 1: messages arrived and not started */
 	uint64_t arrivals;
 	lh_time_t next_arrival;

@@ -9,6 +9,7 @@
 # carries no more than it offers; the JSON keys of the default model do not
 # change; a line-rate uniform background carries clearly more than the
 # input-queued limit (~59 %) once output buffers hold KBs, not two frames;
+# --bg-volume sends the same background bytes whatever the algorithm;
 # bad values exit 2 naming the option.
 import hashlib
 import json
@@ -47,7 +48,7 @@ def exact(rs, n):
 
 
 def main():
-    print("1..17")
+    print("1..18")
     algos = "ring,static:1,static:4,canary"
     for router in ("merlin", "merlin:rr"):
         rc, out, err = emu(SMALL + ["--router", router, "--algo", algos, "--workers", "2"])
@@ -110,6 +111,15 @@ def main():
        "merlin, line-rate uniform background: %.3f carried with 128 KiB output buffers, %.3f with 4 KiB" %
        (car["128KiB"], car["4KiB"]))
 
+    rc, out, err = emu(SMALL + ["--router", "merlin", "--algo", "canary,static:1", "--size", "1MiB", "--bg-volume",
+                                "256KiB", "--workers", "2"])
+    rs = runs(out)
+    vol = [r.get("background_bytes", 0) for r in rs]
+    ok(rc == 0 and exact(rs, 2) and vol[0] == vol[1] and 32 * 262144 < vol[0] < 32 * 262144 * 1.05 and
+       all(r.get("bg_volume") == 262144 for r in rs),
+       "--bg-volume 256KiB: the same background bytes for canary and static:1 (%s), 32 hosts x 256 KiB + headers" %
+       vol, err)
+
     rc, out, err = emu(SMALL + ["--algo", "canary", "--workers", "2"])
     rs = runs(out)
     ok(rc == 0 and rs and not any(k in rs[0] for k in ("router", "bg_load", "background_offered")),
@@ -120,7 +130,8 @@ def main():
            (["--obuf", "16KiB"], "--obuf"), (["--router", "merlin", "--obuf", "1KiB"], "--obuf"),
            (["--adaptive-threshold", "0.3"], "--adaptive-threshold"),
            (["--router", "merlin", "--adaptive-threshold", "0"], "--adaptive-threshold"),
-           (["--router", "merlin", "--adaptive-threshold", "1.5"], "--adaptive-threshold")]
+           (["--router", "merlin", "--adaptive-threshold", "1.5"], "--adaptive-threshold"),
+           (["--bg-volume", "lots"], "--bg-volume")]
     fails = []
     for args, opt in bad:
         rc, out, err = emu(SMALL + ["--algo", "canary"] + args)

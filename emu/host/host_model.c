@@ -182,6 +182,8 @@ static int host_init(struct emu_node *n, void *arg)
 	if (c->role == EMU_HOST_BACKGROUND && c->bg_load > 0 && c->bg_load < 1 &&
 	    lh_host_background_load(s->lh, c->bg_load))
 		return -EINVAL;
+	if (c->role == EMU_HOST_BACKGROUND && c->bg_volume && lh_host_background_volume(s->lh, c->bg_volume))
+		return -EINVAL;
 	if (c->role == EMU_HOST_BACKGROUND)
 		emu_node_open_loop(n);	/* libhost's background: receiving only counts (lh_host_rx()) */
 	if (c->role == EMU_HOST_BACKGROUND)

@@ -46,6 +46,7 @@ struct emu_host_cfg {
 	uint64_t bg_seed;
 	uint64_t bg_msg;
 	double bg_load;			/* share of the line rate offered; 0 or 1: back to back */
+	uint64_t bg_volume;		/* bytes of messages in all, then stop (0: no limit) */
 	lh_time_t bg_until;
 	/*
 	 * The host may go down and come back (a node failure with an end):
