@@ -280,11 +280,17 @@ static const char *o_bg_volume(struct cli *c, const char *a)
 	return NULL;
 }
 
-static const char *o_obuf(struct cli *c, const char *a)
+/* a switch buffer's size, 4 KiB to 4 GiB, into @v (--buffer, --obuf) */
+static const char *buffer_size(const char *a, uint64_t *v)
 {
-	if (emu_parse_size(a, &c->cfg.obuf_bytes) || c->cfg.obuf_bytes < 4096 || c->cfg.obuf_bytes > (1ULL << 32))
+	if (emu_parse_size(a, v) || *v < 4096 || *v > (1ULL << 32))
 		return "is not a size between 4KiB and 4GiB";
 	return NULL;
+}
+
+static const char *o_obuf(struct cli *c, const char *a)
+{
+	return buffer_size(a, &c->cfg.obuf_bytes);
 }
 
 static const char *o_adaptive_threshold(struct cli *c, const char *a)
@@ -329,9 +335,7 @@ static const char *o_lossless(struct cli *c, const char *a)
 
 static const char *o_buffer(struct cli *c, const char *a)
 {
-	if (emu_parse_size(a, &c->cfg.buffer_bytes) || c->cfg.buffer_bytes < 4096 || c->cfg.buffer_bytes > (1ULL << 32))
-		return "is not a size between 4KiB and 4GiB";
-	return NULL;
+	return buffer_size(a, &c->cfg.buffer_bytes);
 }
 
 static const char *o_commit(struct cli *c, const char *a)
