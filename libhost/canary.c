@@ -311,15 +311,21 @@ void lh_canary_block_complete(struct lh_req *r, struct canary *c, size_t b, cons
 	cb->state = B_DONE;
 	r->st.window_sum += r->st.window;
 	r->st.window_n++;
+	/*
+	 * The result first: @data may be c->buf, which the probes below
+	 * overwrite. A probe is a control frame, and a transmitter idle again
+	 * after it (a real link's clock runs while send() does) has the pull
+	 * send our next block through c->buf (send_block) before they return.
+	 */
+	if (wire)
+		r->cfg.on_block_wire(r->cfg.block_arg, b * c->E, wire, block_len(r, c, b));
+	else
+		lh_output(r, b * c->E, data, block_len(r, c, b));
 	if (c->K && first) {
 		probe_late(r, c, first);
 		c->tailshift = 0;
 		tail_arm(r, c);
 	}
-	if (wire)
-		r->cfg.on_block_wire(r->cfg.block_arg, b * c->E, wire, block_len(r, c, b));
-	else
-		lh_output(r, b * c->E, data, block_len(r, c, b));
 	if (--c->remaining == 0)
 		lh_req_data_complete(r);
 }
@@ -600,6 +606,9 @@ static void host_rx_result(struct lh_req *r, struct canary *c, size_t b, unsigne
 			if (l->fallback)
 				lh_lead_result(r, c, b, l);
 		}
+		/* l->acc: lh_lead_result's sends may have sent our next block through c->buf */
+		lh_canary_block_complete(r, c, b, l->acc, NULL, bcast_sample(op, h, cb));
+		return;
 	}
 	lh_canary_block_complete(r, c, b, c->buf, NULL, bcast_sample(op, h, cb));
 }

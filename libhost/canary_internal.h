@@ -118,7 +118,8 @@ struct canary {
 	bool adaptive;
 	lh_time_t rto_min;
 	double srtt, rttvar, rttmax;
-	int32_t buf[EMU_CANARY_MAX_ELEMENTS];
+	int32_t buf[EMU_CANARY_MAX_ELEMENTS];	/* scratch: a frame's elements, good until the next send (any send may pull
+						 * our next block, which send_block builds here) */
 };
 
 #define LH_LEAD_TIMER (1ULL << 30)	/* timer argument: the leader's, not the host's */
