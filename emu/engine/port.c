@@ -532,6 +532,18 @@ void emu_node_open_loop(struct emu_node *n)
 	}
 }
 
+/* keep open-loop wake @ev for the window that holds it */
+static void later_keep(struct emu_worker *w, const struct emu_ev *ev)
+{
+	if (w->nlater == w->later_cap) {
+		w->later_cap = w->later_cap ? 2 * w->later_cap : 64;
+		w->later = emu_xrealloc(w->later, w->later_cap * sizeof(*w->later));
+	}
+	w->later[w->nlater++] = *ev;
+	if (ev->t < w->later_min)
+		w->later_min = ev->t;
+}
+
 void emu_port_ahead(struct emu_worker *w, emu_time_t end)
 {
 	emu_time_t now = w->now;
@@ -550,13 +562,7 @@ void emu_port_ahead(struct emu_worker *w, emu_time_t end)
 			break;
 		}
 		if (ev->t >= end) {
-			if (w->nlater == w->later_cap) {
-				w->later_cap = w->later_cap ? 2 * w->later_cap : 64;
-				w->later = emu_xrealloc(w->later, w->later_cap * sizeof(*w->later));
-			}
-			w->later[w->nlater++] = *ev;
-			if (ev->t < w->later_min)
-				w->later_min = ev->t;
+			later_keep(w, ev);
 			break;
 		}
 		w->now = ev->t;
@@ -572,29 +578,25 @@ void emu_port_ahead(struct emu_worker *w, emu_time_t end)
 
 void emu_port_ahead_window(struct emu_worker *w, emu_time_t end)
 {
-	uint32_t n = w->nlater, kept = 0;
+	uint32_t n = w->nlater;
 
 	if (w->later_min >= end)
 		return;
+	/* the list is rebuilt in place: what is kept goes to slot nlater <= i, read already */
 	w->nlater = 0;
 	w->later_min = EMU_TIME_INF;
 	for (uint32_t i = 0; i < n; i++) {
-		struct emu_ev *ev = &w->later[i];
+		struct emu_ev ev = w->later[i];
 
-		if (ev->t >= end) {
-			w->later[kept++] = *ev;
-			if (ev->t < w->later_min)
-				w->later_min = ev->t;
+		if (ev.t >= end) {
+			later_keep(w, &ev);
 			continue;
 		}
-		/* as if the event that armed it had just ended (the list does not grow past i meanwhile) */
-		w->ahead_n = &w->eng->nodes[ev->node];
-		w->ahead_ev = *ev;
-		w->nlater = kept;	/* what it keeps goes to slot kept <= i, read already */
+		/* as if the event that armed it had just ended */
+		w->ahead_n = &w->eng->nodes[ev.node];
+		w->ahead_ev = ev;
 		emu_port_ahead(w, end);
-		kept = w->nlater;
 	}
-	w->nlater = kept;
 }
 
 static inline uint32_t cq_cap(const struct emu_port *p)
