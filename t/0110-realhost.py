@@ -19,9 +19,11 @@
 # Rates are slow (100 Mb/s), timeouts generous, and nothing asserts a time:
 # only exit status, results and counters. canary-emu runs with --max-lag 0
 # (a busy machine may fall behind real time; the protocols recover). Only
-# on a quiet machine (load average below 0.5 before the run, 2 CPUs or
-# more, no sanitizer) is the 4-real-host Canary run asserted to have kept
-# up with real time (kept_up); elsewhere that test is skipped, saying why.
+# when asked (CANARY_REALTIME_TESTS=1) on a quiet machine (load average
+# below 0.5 before the run, 2 CPUs or more, no sanitizer) is the
+# 4-real-host Canary run asserted to have kept up with real time
+# (kept_up): a shared CI machine can be idle at the start and preempt the
+# emulator later. Elsewhere that test is skipped, saying why.
 import json
 import os
 import shutil
@@ -223,7 +225,9 @@ def sanitized():
 def kept_up(j, load):
     """The emulator kept up with real time (no window more than 2 ms late): asserted only on a quiet machine."""
     why = None
-    if sanitized():
+    if os.environ.get("CANARY_REALTIME_TESTS") != "1":
+        why = "a timed assertion: set CANARY_REALTIME_TESTS=1 on a machine kept quiet for it"
+    elif sanitized():
         why = "a sanitizer build is not fast enough to say"
     elif (os.cpu_count() or 1) < 2:
         why = "one CPU: the emulator and the real hosts share it"
