@@ -8,6 +8,8 @@
 #   REAL="0 1 2 3" HOSTS=4 TOPO=fattree2:leaves=2,spines=2,hosts=2   t/0110's 4 real hosts
 #   RATE=100Mbps SIZE=64KiB ALGO=canary ARGS="..." (more canary-emu options) HOSTARGS="..." (more for the hosts)
 #   EMU_PREFIX="chrt -f 10" (run the emulator under a real-time scheduling policy)
+#   HOST_PREFIX="..." (run each real host under it; default: taskset to the last CPU, away from the
+#     emulator's worker, which is pinned to the first; "" leaves them to the scheduler)
 #
 # Prints the emulator's verdict (kept_up, event and injected-frame lag
 # p50/p99/max), the allreduce's time, retransmissions and failed blocks as
@@ -26,13 +28,15 @@ SIZE=${SIZE:-64KiB}
 ALGO=${ALGO:-canary}
 ARGS=${ARGS:-}
 HOSTARGS=${HOSTARGS:-}
+ncpu=$(nproc)
+HOST_PREFIX=${HOST_PREFIX-$( [ "$ncpu" -ge 2 ] && echo "taskset -c $((ncpu - 1))" )}
 id=$$
 out=$(mktemp -d)
 nss=()
 cleanup() { for n in "${nss[@]}"; do ip netns del "$n" 2>/dev/null || true; done; rm -rf "$out"; }
 trap cleanup EXIT
 
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); real hosts under: ${HOST_PREFIX:-(nothing)}"
 e=crb${id}e; ip netns add "$e"; nss+=("$e")
 attach=; i=0
 for h in $REAL; do
@@ -42,17 +46,16 @@ for h in $REAL; do
 	attach=${attach:+$attach,}H$h=ce$i; i=$((i + 1))
 done
 common=(--topology "$TOPO" --hosts "$HOSTS" --background none --algo "$ALGO" --size "$SIZE" --rate "$RATE")
-ip netns exec "$e" ${EMU_PREFIX:-} "$EMU" "${common[@]}" --clock wall --attach "$attach" --attach-peers "$out/peers" --attach-hold 2s \
-	--no-progress --json $ARGS > "$out/emu.json" 2> "$out/emu.err" &
+# everyone starts sending at the same wall-clock instant (--start-at), 2 s from now
+start=$(( $(date +%s) + ${LEAD:-2} ))
+ip netns exec "$e" ${EMU_PREFIX:-} "$EMU" "${common[@]}" --clock wall --attach "$attach" --attach-peers "$out/peers" \
+	--start-at "$start" --no-progress --json $ARGS > "$out/emu.json" 2> "$out/emu.err" &
 epid=$!
 for _ in $(seq 1000); do [ -s "$out/peers" ] && break; sleep 0.01; done
-t_peers=$(date +%s%N)
 i=0; hp=()
 for h in $REAL; do
-	# start sending when the emulated hosts do (--attach-hold 2s after the emulator opened the interfaces)
-	delay=$(( 2000 - ($(date +%s%N) - t_peers) / 1000000 ))
-	ip netns exec crb${id}h$i "$AR" --interface ch$i --rank "$h" --hosts "$HOSTS" --size "$SIZE" --algo "$ALGO" \
-		--rate "$RATE" --start-delay ${delay}ms --peers "$out/peers" --verify --json $HOSTARGS \
+	ip netns exec crb${id}h$i $HOST_PREFIX "$AR" --interface ch$i --rank "$h" --hosts "$HOSTS" --size "$SIZE" --algo "$ALGO" \
+		--rate "$RATE" --start-at "$start" --peers "$out/peers" --verify --json $HOSTARGS \
 		> "$out/h$i.json" 2> "$out/h$i.err" &
 	hp+=($!); i=$((i + 1))
 done

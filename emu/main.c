@@ -78,7 +78,7 @@ struct cli {
 	struct emu_dist_cfg dcfg;
 	struct { enum lh_algo a; unsigned n; char name[16]; } algo[MAX_ALGOS];
 	unsigned nalgo;
-	bool limit_set, stall_set, rate_set, workers_set, lag_set;	/* given, not the defaults (--attach changes those) */
+	bool limit_set, stall_set, rate_set, workers_set, lag_set, hold_set;	/* given, not the defaults (--attach changes those) */
 	struct scnfile_runs runs;	/* --size MIN:MAX:xF and --seeds A-B: the runs per algorithm */
 };
 
@@ -589,7 +589,15 @@ static const char *o_attach_peers(struct cli *c, const char *a)
 
 static const char *o_attach_hold(struct cli *c, const char *a)
 {
+	c->hold_set = true;
 	return emu_parse_time(a, &c->cfg.attach_hold) ? "is not a time with a unit (e.g. 2s)" : NULL;
+}
+
+static const char *o_start_at(struct cli *c, const char *a)
+{
+	if (lh_parse_epoch(a, &c->cfg.start_at_ns) || !c->cfg.start_at_ns)
+		return "is not an instant in seconds since the Unix epoch (e.g. $(($(date +%s) + 2)))";
+	return NULL;
 }
 
 static const char *o_attach_quiet(struct cli *c, const char *a)
@@ -879,6 +887,9 @@ static const struct cli_opt opt_table[] = {
 	    "H3=veth3,H7=veth7: these hosts are real processes (canary-allreduce) behind those interfaces; "
 	    "needs --clock wall"),
 	OPT("attach-hold", "T", o_attach_hold, "2s", "with --attach: every allreduce host sends from T on"),
+	OPT("start-at", "T", o_start_at, NULL,
+	    "with --attach: every allreduce host sends from wall-clock instant T on (seconds since the Unix epoch, "
+	    "as canary-allreduce --start-at T): instead of --attach-hold"),
 	OPT("attach-peers", "FILE", o_attach_peers, NULL,
 	    "write the attached hosts' peer table (RANK IPV4 MAC) for canary-allreduce --peers; FILE.T per tenant T "
 	    "with --concurrent"),
@@ -1343,7 +1354,9 @@ static int check_attach(struct cli *c)
 	struct emu_scn_cfg *cfg = &c->cfg;
 
 	if (!cfg->nattach)
-		return 0;
+		return cfg->start_at_ns ? fail("--start-at", "needs --attach (it says when real hosts start)") : 0;
+	if (cfg->start_at_ns && c->hold_set)
+		return fail("--start-at", "and --attach-hold both say when the hosts start: give one");
 	if (cfg->clock != EMU_CLOCK_WALL)
 		return fail("--attach", "needs --clock wall (real processes keep real time)");
 	if (cfg->dilation != 0 && cfg->dilation != 1)

@@ -970,6 +970,7 @@ struct scn {
 	struct recs *recs;
 
 	struct emu_attach_cfg *att;	/* cfg->nattach, with their interfaces open */
+	emu_time_t hold;		/* with --attach: every allreduce host sends from here on */
 };
 
 /* scn_check_cfg - the options that need no fabric to check */
@@ -1349,8 +1350,9 @@ static void program_attached(struct scn *s)
 
 	if (!cfg->nattach)
 		return;
+	s->hold = cfg->attach_hold;
 	for (uint32_t i = 0; i < s->nh; i++)
-		s->hc[i].cfg.hold = cfg->attach_hold;
+		s->hc[i].cfg.hold = s->hold;
 	for (unsigned i = 0; i < cfg->nattach; i++)
 		emu_engine_set_model(s->eng, emu_fabric_find(s->fab, s->att[i].node), &emu_attach_ops, &s->att[i]);
 }
@@ -1545,6 +1547,30 @@ static void scn_program_hosts(struct scn *s)
 	emu_engine_expect_done(s->eng, s->nar);
 }
 
+/*
+ * start_at - --start-at: the hold ends at that wall-clock instant
+ * (CLOCK_REALTIME), emulated time 0 being now on the run's clock; the real
+ * hosts given the same instant start with the emulated ones.
+ */
+static int start_at(struct scn *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t rt = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec, mono = emu_wall_ns();
+
+	if (s->cfg->start_at_ns <= rt) {
+		snprintf(s->err, s->errlen, "--start-at: the instant was %.3f s ago when the fabric was ready",
+			 (double)(rt - s->cfg->start_at_ns) / 1e9);
+		return -EINVAL;
+	}
+	s->hold = (emu_time_t)(s->cfg->start_at_ns - rt) * EMU_NS;
+	for (uint32_t i = 0; i < s->nh; i++)
+		s->hc[i].cfg.hold = s->hold;
+	emu_engine_set_wall_origin(s->eng, mono);
+	return 0;
+}
+
 /* scn_execute - run the engine (with the capture open), then gather every node's records */
 static int scn_execute(struct scn *s)
 {
@@ -1552,6 +1578,8 @@ static int scn_execute(struct scn *s)
 	struct emu_scn_result *res = s->res;
 	int erc;
 
+	if (cfg->nattach && cfg->start_at_ns && start_at(s))
+		return -EINVAL;
 	if (cfg->pcap) {
 		s->pcap = emu_pcap_open(s->eng, cfg->pcap, cfg->pcap_links, s->err, s->errlen);
 		if (!s->pcap)
@@ -1583,8 +1611,8 @@ static int scn_execute(struct scn *s)
 }
 
 /* tally_host - add one host's record to its allreduce's results */
-static void tally_host(const struct emu_scn_cfg *cfg, const struct host_rec *h, struct emu_scn_ar *a,
-		       uint64_t *nonleader_frames, uint64_t *nonleader)
+static void tally_host(const struct emu_scn_cfg *cfg, lh_time_t hold, const struct host_rec *h,
+		       struct emu_scn_ar *a, uint64_t *nonleader_frames, uint64_t *nonleader)
 {
 	const struct lh_ar_stats *st = h->has_req ? &h->st : NULL;
 
@@ -1597,8 +1625,8 @@ static void tally_host(const struct emu_scn_cfg *cfg, const struct host_rec *h, 
 	a->mismatches += h->mismatches;
 	if (!st)
 		return;
-	/* with real hosts, nothing is sent before attach_hold: that is the start */
-	lh_time_t start = cfg->nattach && st->start < cfg->attach_hold ? cfg->attach_hold : st->start;
+	/* with real hosts, nothing is sent before the hold: that is the start */
+	lh_time_t start = cfg->nattach && st->start < hold ? hold : st->start;
 
 	if (h->data_done && st->data_done - start > a->runtime)
 		a->runtime = st->data_done - start;
@@ -1652,7 +1680,8 @@ static void scn_tally_allreduces(struct scn *s, emu_time_t T)
 		a->size_bytes = cfg->size_bytes;
 		a->finished = true;
 		for (unsigned r = 0; r < s->ten[t].P; r++)
-			tally_host(cfg, &s->recs->host[s->ten[t].hosts[r]], a, &nonleader_frames, &nonleader);
+			tally_host(cfg, s->hold, &s->recs->host[s->ten[t].hosts[r]], a, &nonleader_frames,
+				   &nonleader);
 		a->frames_per_host = nonleader ? nonleader_frames / nonleader : 0;
 		a->exact = a->finished && a->mismatches == 0;
 		if (!a->exact)

@@ -125,6 +125,7 @@ struct emu_scn_cfg {
 	struct emu_attach_cfg attach[EMU_SCN_MAX_ATTACH];
 	unsigned nattach;
 	emu_time_t attach_hold;
+	uint64_t start_at_ns;		/* CLOCK_REALTIME ns at which the hold ends (0: attach_hold after the start) */
 	const char *attach_peers;	/* write the attached hosts' tenants' peer tables here (NULL: no) */
 	uint64_t rate_bps;		/* every link's rate (0: the topology's) */
 	uint64_t lag_max_ns;		/* wall clock: give up this far behind (0: never) */

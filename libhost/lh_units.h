@@ -32,5 +32,11 @@ int lh_parse_rate(const char *s, uint64_t *bps);
 int lh_parse_size(const char *s, uint64_t *bytes);
 int lh_parse_prob(const char *s, double *p);
 int lh_parse_u64(const char *s, uint64_t *v);
+/*
+ * lh_parse_epoch - a wall-clock instant: seconds since the Unix epoch
+ * (CLOCK_REALTIME), with up to 9 decimals ("1764230000", "1764230000.25",
+ * what `date +%s.%N` prints), to nanoseconds
+ */
+int lh_parse_epoch(const char *s, uint64_t *ns);
 
 #endif /* LH_UNITS_H */

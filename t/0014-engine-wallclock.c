@@ -87,6 +87,7 @@ static const struct emu_model_ops tick_ops = {
 };
 
 static uint64_t lag_bound;	/* cfg.lag_bound_ns of the next ticks() (0: the default) */
+static uint64_t origin;		/* emu_engine_set_wall_origin of the next ticks() (0: none) */
 
 static struct emu_run_stats ticks(struct fclock *c, double dilation, unsigned n)
 {
@@ -102,6 +103,8 @@ static struct emu_run_stats ticks(struct fclock *c, double dilation, unsigned n)
 	atomic_store(&c->t, T0);
 	for (uint32_t i = 0; i < fab->nnodes; i++)
 		emu_engine_set_model(eng, i, &tick_ops, i == fab->hosts[0] ? (void *)1 : NULL);
+	if (origin)
+		emu_engine_set_wall_origin(eng, origin);
 	emu_engine_run(eng);
 	st = *emu_engine_stats(eng);
 	if (((struct tick_state *)emu_node_state(emu_engine_node(eng, fab->hosts[0])))->fired != n)
@@ -140,13 +143,41 @@ static void injected(void)
 		is_u64(atomic_load(&c.last_target), T0 + 2 * c.step + (n - 1) * per,
 		       "pacing: the last window waited for wall0 + emulated x D");
 		is_u64(st.wall_ns, (n - 1) * per + 4 * c.step, "pacing: wall time = emulated x D + the reads");
-		/* samples: windows 1.. start one read late, every window ends 1 (window 0) or 2 reads late */
-		ok(st.event_lag.samples == 2 * n - 1 && st.event_lag.max_ns == 2 * c.step &&
+		/* samples: windows 1.. start one read late and end 2 reads late (window 0 starts the pacing: none) */
+		ok(st.event_lag.samples == 2 * n - 2 && st.event_lag.max_ns == 2 * c.step &&
 		   st.event_lag.p50_ns >= c.step && st.event_lag.p50_ns <= c.step * 17 / 16 &&
 		   st.event_lag.p99_ns >= 2 * c.step && st.event_lag.p99_ns <= 2 * c.step,
 		   "pacing: event lag p50 %llu p99 %llu max %llu ns over %llu samples (one and two reads)",
 		   (unsigned long long)st.event_lag.p50_ns, (unsigned long long)st.event_lag.p99_ns,
 		   (unsigned long long)st.event_lag.max_ns, (unsigned long long)st.event_lag.samples);
+	}
+	/*
+	 * 1b. an origin (--start-at): emulated time 0 due at a chosen wall
+	 * time. Ahead of the start: the first tick waits for it, tick k is due
+	 * at origin + k x PERIOD x D. Behind it (the set-up took longer): the
+	 * first window runs every tick already due, and is not counted late.
+	 */
+	{
+		const unsigned m = 10;
+		struct fclock c = { .step = 100000 };
+
+		origin = T0 + 50000000;
+		struct emu_run_stats st = ticks(&c, 1000, 1);
+
+		is_u64(atomic_load(&c.last_target), origin, "origin ahead: the first tick waited for the origin");
+		st = ticks(&c, 1000, m);
+		is_u64(atomic_load(&c.last_target), origin + (m - 1) * per, "origin ahead: tick k due at origin + k x D");
+		ok(st.windows == m && st.max_lag_ns == c.step && st.kept_up,
+		   "origin ahead: a window per tick, one read late, kept up (%llu windows, max lag %llu ns)",
+		   (unsigned long long)st.windows, (unsigned long long)st.max_lag_ns);
+		origin = T0 - 4500000;	/* ticks 0..4 due before the run starts */
+		st = ticks(&c, 1000, m);
+		ok(st.windows == m - 4 && st.max_lag_ns == c.step && st.kept_up && st.event_lag.max_ns <= 2 * c.step,
+		   "origin behind: the first window runs the 5 ticks due, not counted late (%llu windows, max lag %llu, "
+		   "event lag max %llu ns)", (unsigned long long)st.windows, (unsigned long long)st.max_lag_ns,
+		   (unsigned long long)st.event_lag.max_ns);
+		is_u64(atomic_load(&c.last_target), origin + (m - 1) * per, "origin behind: the last tick due at origin + 9 D");
+		origin = 0;
 	}
 	/*
 	 * 2. a machine too slow: a read costs 3 ms, a window two reads (6 ms).
@@ -447,7 +478,7 @@ static void real(void)
 
 int main(void)
 {
-	plan(47);
+	plan(52);
 	injected();
 	outside();
 	real();

@@ -48,7 +48,7 @@ int main(void)
 	emu_time_t t;
 	double p;
 
-	plan(31);
+	plan(40);
 	no_u64(" -1");
 	no_u64("\n7");
 	no_u64("\t42");
@@ -81,5 +81,17 @@ int main(void)
 	ok(emu_parse_rate(" 100G", &v) == -EINVAL, "rate ' 100G' refused");
 	ok(emu_parse_size("\n4KiB", &v) == -EINVAL, "size '\\n4KiB' refused");
 	ok(emu_parse_prob(" 0.5", &p) == -EINVAL, "probability ' 0.5' refused");
+	/* wall-clock instants (--start-at): whole seconds to the nanosecond, no float on the way */
+	ok(lh_parse_epoch("1764230000", &v) == 0 && v == 1764230000000000000ULL, "instant 1764230000 s");
+	ok(lh_parse_epoch("1764230000.123456789", &v) == 0 && v == 1764230000123456789ULL,
+	   "instant with 9 decimals, exact");
+	ok(lh_parse_epoch("1764230000.5", &v) == 0 && v == 1764230000500000000ULL, "instant with 1 decimal");
+	ok(lh_parse_epoch("18446744063.999999999", &v) == 0 && v == 18446744063999999999ULL, "largest instant");
+	v = 7;
+	ok(lh_parse_epoch("18446744074", &v) == -EINVAL && v == 7, "instant past 2^64 ns refused");
+	ok(lh_parse_epoch("1764230000.1234567891", &v) == -EINVAL, "instant finer than 1 ns refused");
+	ok(lh_parse_epoch("1764230000.", &v) == -EINVAL, "instant '1764230000.' refused");
+	ok(lh_parse_epoch(" 1764230000", &v) == -EINVAL, "instant ' 1764230000' refused");
+	ok(lh_parse_epoch("2s", &v) == -EINVAL, "instant '2s' refused");
 	return done_testing();
 }

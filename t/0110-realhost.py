@@ -95,10 +95,19 @@ def jload(s):
         return None
 
 
-def host(name, ifname, rank, hosts, algo, extra=()):
+LEAD = 5	# s from now to the instant everyone starts sending (--start-at): the set-up fits in it on a slow machine
+
+
+def instant():
+    """The wall-clock instant the emulator and its real hosts start at (--start-at), LEAD s from now."""
+    return "%.3f" % (time.time() + LEAD)
+
+
+def host(name, ifname, rank, hosts, algo, extra=(), at=None):
+    when = ["--start-at", at] if at else ["--start-delay", "1500ms"]
     return start(name, [AR, "--interface", ifname, "--rank", str(rank), "--hosts", str(hosts), "--algo", algo,
-                        "--size", SIZE, "--rate", "100Mbps", "--start-delay", "1500ms", "--time-limit", "240s",
-                        "--verify", "--json"] + list(extra))
+                        "--size", SIZE, "--rate", "100Mbps", "--time-limit", "240s", "--verify", "--json"] + when +
+                 list(extra))
 
 
 def exact_host(res):
@@ -108,11 +117,11 @@ def exact_host(res):
             and j["mismatches"] == 0 and j["frames_sent"] > 0 and j["if_rx_bad"] == 0), j, err
 
 
-def emulator(algo, topo, hosts, attach, extra=()):
-    """canary-emu in its namespace with @attach ([(host, ifname)]); returns once the interfaces are open."""
+def emulator(algo, topo, hosts, attach, at, extra=()):
+    """canary-emu in its namespace with @attach ([(host, ifname)]), every host sending from instant @at on."""
     p = start(ns("emu"), [EMU, "--topology", topo, "--hosts", str(hosts), "--background", "none", "--algo", algo,
                           "--size", SIZE, "--clock", "wall", "--attach",
-                          ",".join("%s=%s" % a for a in attach), "--attach-hold", "3s", "--attach-quiet", "1s",
+                          ",".join("%s=%s" % a for a in attach), "--start-at", at, "--attach-quiet", "1s",
                           "--max-lag", "0", "--stall", "30s", "--no-progress", "--json"] + list(extra))
     return p
 
@@ -136,6 +145,26 @@ def options():
             good = False
             detail += "%s: rc %d, %s\n" % (argv, p.returncode, p.stderr)
     ok(good, "canary-allreduce: bad options give one line naming the option, exit 2", detail)
+    # --start-at: an instant past, or beside the other way of saying when to start
+    past = "%.3f" % (time.time() - 10)
+    bad = [([EMU, "--start-at", "1764230000", "--topology", "fattree2:leaves=2,spines=2,hosts=2"], "--start-at",
+            "needs --attach"),
+           ([EMU, "--clock", "wall", "--attach", "H0=lo", "--start-at", "1764230000", "--attach-hold", "1s",
+             "--topology", "fattree2:leaves=2,spines=2,hosts=2"], "--start-at", "--attach-hold"),
+           ([EMU, "--start-at", "2s"], "--start-at", "Unix epoch"),
+           ([AR, "--rank", "0", "--hosts", "2", "--interface", "lo", "--start-at", past], "--start-at", "past"),
+           ([AR, "--rank", "0", "--hosts", "2", "--interface", "lo", "--start-at", "2s"], "--start-at", "Unix epoch"),
+           ([AR, "--rank", "0", "--hosts", "2", "--interface", "lo", "--start-at", past, "--start-delay", "1s"],
+            "--start-at", "--start-delay")]
+    good, detail = True, ""
+    for argv, opt, why in bad:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or opt not in lines[0] or why not in lines[0]:
+            good = False
+            detail += "%s: rc %d, %s\n" % (argv[1:], p.returncode, p.stderr)
+    ok(good, "--start-at: an instant past, not an instant, or with --start-delay / --attach-hold / without --attach: "
+       "one line naming the option, exit 2", detail)
 
 
 def ring_veth():
@@ -193,9 +222,11 @@ def four_real():
             return
         for algo in ("canary", "static", "ring"):
             load = os.getloadavg()[0]
-            e = emulator(algo, "fattree2:leaves=2,spines=2,hosts=2", 4, [("H%d" % i, "ce%d" % i) for i in range(4)])
+            at = instant()
+            e = emulator(algo, "fattree2:leaves=2,spines=2,hosts=2", 4, [("H%d" % i, "ce%d" % i) for i in range(4)],
+                         at)
             said = wait_attached(e, 4)
-            hs = [host(ns(i), "ch%d" % i, i, 4, algo) for i in range(4)]
+            hs = [host(ns(i), "ch%d" % i, i, 4, algo, at=at) for i in range(4)]
             res = [exact_host(finish(h)) for h in hs]
             rc, out, err = finish(e)
             j = jload(out)
@@ -236,10 +267,13 @@ def kept_up(j, load):
     if why:
         skip(why)
         return
-    ok(j is not None and j["kept_up"] is True,
-       "4 real hosts, canary, on a quiet machine (load average %.2f): the emulator kept up with real time" % load,
-       "emulator: %s" % ({k: j.get(k) for k in ("kept_up", "max_lag_ns", "late_windows", "paced_windows",
-                                               "event_lag", "inject_lag")} if j else None))
+    a = j["allreduces"][0] if j else {}
+    ok(j is not None and j["kept_up"] is True and a.get("retransmissions") == 0 and a.get("failures") == 0,
+       "4 real hosts, canary, on a quiet machine (load average %.2f): the emulator kept up with real time, no "
+       "retransmission request, no failed block" % load,
+       "emulator: %s, allreduce: %s" % ({k: j.get(k) for k in ("kept_up", "max_lag_ns", "late_windows", "paced_windows",
+                                                               "event_lag", "inject_lag")} if j else None,
+                                        {k: a.get(k) for k in ("retransmissions", "failures", "runtime_ns")}))
 
 
 JUNK = r"""
@@ -268,10 +302,11 @@ def mixed():
             return
         real = [(1, 0), (6, 1)]	# (host index = rank, namespace / veth index)
         peers = "/tmp/canary-peers-%d" % ID	# written by the emulator, read by the real hosts
+        at = instant()
         e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
-                     ["--attach-peers", peers])
+                     at, ["--attach-peers", peers])
         said = wait_attached(e, 2)
-        hs = [host(ns(i), "ch%d" % i, h, 8, "canary", ["--peers", peers]) for h, i in real]
+        hs = [host(ns(i), "ch%d" % i, h, 8, "canary", ["--peers", peers], at) for h, i in real]
         # junk both ways: from host 0's namespace into the emulator, from the emulator's into host 1
         j0 = start(ns(0), [sys.executable, "-c", JUNK, "ch0", "120"])
         j1 = start(ns("emu"), [sys.executable, "-c", JUNK, "ce1", "120"])
@@ -320,15 +355,15 @@ def killed():
             ok(False, "a killed real host: namespaces set up")
             return
         real = [(1, 0), (6, 1)]
+        at = instant()
         e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
-                     ["--stall", "5s", "--size", "4MiB", "--rate", "10Mbps"])
+                     at, ["--stall", "5s", "--size", "4MiB", "--rate", "10Mbps"])
         said = wait_attached(e, 2)
         hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--size", "4MiB",
-                            "--rate", "10Mbps", "--start-delay", "1500ms", "--time-limit", "60s"])
+                            "--rate", "10Mbps", "--start-at", at, "--time-limit", "60s"])
               for h, i in real]
-        # killed at most 1.5 s into the allreduce, which cannot end before 3.4 s: each host sends its
-        # 4 MiB at 10 Mb/s (on a slow machine the host may not have started yet: killed all the same)
-        time.sleep(3)
+        # killed 1.5 s into the allreduce, which cannot end before 3.4 s: each host sends its 4 MiB at 10 Mb/s
+        time.sleep(max(0.0, float(at) + 1.5 - time.time()))
         hs[1].kill()
         rc, out, err = finish(e, 200)
         for h in hs:
@@ -341,7 +376,7 @@ def killed():
         net.close()
 
 
-PLAN = 12
+PLAN = 13
 
 
 def main():
@@ -352,7 +387,7 @@ def main():
     options()
     root = os.geteuid() == 0 and shutil.which("ip") and sh("ip netns add %s && ip netns del %s" % (ns("probe"), ns("probe"))) == 0
     if not root:
-        for k in range(3, PLAN + 1):
+        for k in range(4, PLAN + 1):
             print("ok %d # SKIP network namespaces: not root or not permitted here" % k)
         return 0
     ring_veth()

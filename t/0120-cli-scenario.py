@@ -30,7 +30,7 @@ BUSY = SMALL + ["--size", "16KiB", "--algo", "canary,ring", "--loss", "0.001", "
 # the options of --help that a scenario does not hold: output, distribution, real hosts, information
 NOT_SCENARIO = {"workers", "no-run-ahead", "json", "csv", "progress", "no-progress", "pcap", "pcap-links", "processes", "rank",
                 "ranks", "coordinator", "bind", "curve", "curve-keygen", "peer-timeout", "help", "version",
-                "resources", "scenario", "attach", "attach-hold", "attach-peers", "attach-quiet", "attach-poll"}
+                "resources", "scenario", "attach", "attach-hold", "start-at", "attach-peers", "attach-quiet", "attach-poll"}
 
 
 def same_scn(a, b):

@@ -486,6 +486,11 @@ unsigned emu_engine_workers(const struct emu_engine *eng)
 	return eng->nworkers;
 }
 
+void emu_engine_set_wall_origin(struct emu_engine *eng, uint64_t wall_ns)
+{
+	eng->wall_origin = wall_ns;
+}
+
 void emu_engine_expect_done(struct emu_engine *eng, uint64_t count)
 {
 	eng->expect_done = count;
@@ -1025,6 +1030,12 @@ static emu_time_t emu_at(const struct emu_engine *eng, uint64_t now)
 /* wall clock, before pacing: calibrate (auto dilation); pacing starts at @now for @next */
 static void pace_start(struct emu_engine *eng, uint64_t now, emu_time_t next)
 {
+	if (eng->wall_origin && eng->dilation > 0) {
+		eng->wall0 = eng->wall_origin;
+		eng->emu0 = 0;
+		eng->pacing = true;
+		return;
+	}
 	if (!eng->wall0) {
 		eng->wall0 = now;
 		eng->emu0 = next;
@@ -1072,6 +1083,7 @@ static void window_pace(struct emu_engine *eng, emu_time_t next)
 		return;
 	uint64_t now = wall_now(eng);
 
+	eng->first_paced = !eng->pacing;
 	if (!eng->pacing)
 		pace_start(eng, now, next);
 	else
@@ -1110,6 +1122,27 @@ static emu_time_t watch_wake(struct emu_engine *eng, uint64_t now, bool polled)
 }
 
 /*
+ * The real-time scheduler's timer wake-ups come late: by tens of
+ * microseconds on a quiet machine, and on a virtual machine whose idle
+ * vCPU the host descheduled by 0.2-3 ms now and then (measured on the
+ * 2-core development VM: 10 ms sleeps woke up to 2.9 ms late). rt_wait
+ * wakes early by 1.5 x the latest lateness seen, spinning the rest, so one
+ * such wake-up costs one late window, not one every sleep; the margin
+ * decays by 1/16 per sleep that was on time, and stays below
+ * EMU_OVERSLEEP_MAX (spinning costs a core).
+ */
+#define EMU_OVERSLEEP_MAX 4000000ULL
+
+static void learn_oversleep(struct emu_engine *eng, uint64_t late)
+{
+	uint64_t m = eng->oversleep - eng->oversleep / 16;
+
+	if (late + late / 2 > m)
+		m = late + late / 2;
+	eng->oversleep = m < EMU_OVERSLEEP_MAX ? m : EMU_OVERSLEEP_MAX;
+}
+
+/*
  * rt_wait - real time: wait from wall time *@now until @next is due or a
  * watch wakes, whichever comes first: sleep (in ppoll() on the watched
  * fds) while far from it, then spin, checking the watches. Return the
@@ -1124,16 +1157,18 @@ static emu_time_t rt_wait(struct emu_engine *eng, emu_time_t next, uint64_t *now
 
 	for (;;) {
 		emu_time_t wake = eng->nwatch ? watch_wake(eng, *now, polled) : EMU_TIME_INF;
+		uint64_t asked = 0;
 
 		if (wake != EMU_TIME_INF || *now >= target)
 			return wake < next ? wake : next;
 		polled = false;
 		if (eng->cfg.wall_sleep) {
 			eng->cfg.wall_sleep(eng->cfg.wall_ctx, target);
-		} else if (target - *now > spin) {
-			uint64_t d = target - *now - spin * 3 / 4;
+		} else if (target - *now > spin + eng->oversleep) {
+			uint64_t d = target - *now - spin * 3 / 4 - eng->oversleep;
 			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000), .tv_nsec = (long)(d % 1000000000) };
 
+			asked = *now + d;
 			if (eng->nwatch) {
 				for (unsigned i = 0; i < eng->nwatch; i++)
 					eng->pfd[i].revents = 0;
@@ -1145,6 +1180,8 @@ static emu_time_t rt_wait(struct emu_engine *eng, emu_time_t next, uint64_t *now
 			emu_cpu_relax();
 		}
 		*now = wall_now(eng);
+		if (asked && !polled)
+			learn_oversleep(eng, *now > asked ? *now - asked : 0);
 	}
 }
 
@@ -1173,6 +1210,7 @@ static void rt_plan(struct emu_engine *eng, emu_time_t next)
 	emu_time_t due = emu_at(eng, now);
 
 	window_bounds(eng, next, (due > next ? due : next) + 1);
+	eng->first_paced = first;
 	if (!first)
 		pace_lag(eng, now, next);
 }
@@ -1426,7 +1464,9 @@ static void rt_process(struct emu_worker *w)
 	if (eng->pacing) {
 		uint64_t now = wall_now(eng), due = wall_of(eng, w->now);
 
-		lagh_add(eng->event_h, now > due ? now - due : 0);
+		/* not the window that starts the pacing: with an origin (--start-at) it catches up the set-up */
+		if (!eng->first_paced)
+			lagh_add(eng->event_h, now > due ? now - due : 0);
 	}
 }
 

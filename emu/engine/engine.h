@@ -448,6 +448,16 @@ void emu_engine_set_model(struct emu_engine *eng, uint32_t node, const struct em
 int emu_engine_schedule_link(struct emu_engine *eng, uint32_t link, emu_time_t t, bool up);
 int emu_engine_schedule_node(struct emu_engine *eng, uint32_t node, emu_time_t t, bool up);
 
+/*
+ * emu_engine_set_wall_origin - wall clock at a fixed dilation: emulated
+ * time 0 is due at @wall_ns of the run's clock (cfg.wall_now's, else
+ * CLOCK_MONOTONIC), not at the start of the first window, so that an
+ * emulated time falls on a chosen wall-clock instant (--start-at). What
+ * is due before the run starts runs at once; that first window is not
+ * counted late. Before run.
+ */
+void emu_engine_set_wall_origin(struct emu_engine *eng, uint64_t wall_ns);
+
 /* emu_engine_expect_done - stop once @count emu_node_done() calls happened. Before run. */
 void emu_engine_expect_done(struct emu_engine *eng, uint64_t count);
 

@@ -138,6 +138,9 @@ struct emu_engine {
 	emu_time_t emu0;
 	double dilation;
 	bool pacing;
+	uint64_t wall_origin;		/* emu_engine_set_wall_origin (0: the first window's start) */
+	bool first_paced;		/* this window starts the pacing: its lag is not measured */
+	uint64_t oversleep;		/* real time: wake this much earlier than asked (learn_oversleep) */
 	uint64_t last_progress;
 	uint64_t lag_sum;
 	uint64_t caught_wall;		/* wall clock: when the run last was on time... */

@@ -76,6 +76,7 @@ struct opts {
 	uint64_t rate;
 	const char *peers_file;
 	lh_time_t limit, linger, rtt, switch_timeout, retx_timeout, start_delay;
+	uint64_t start_at;	/* CLOCK_REALTIME ns to start sending at (0: --start-delay) */
 	unsigned window, max_failures, slots;
 	unsigned sketch;	/* Canary: missing-set sketch elements (0: the paper's recovery) */
 	bool exit_now;
@@ -178,6 +179,14 @@ static uint64_t mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
@@ -394,6 +403,13 @@ TIME_OPT(o_switch_timeout, switch_timeout)
 TIME_OPT(o_retx_timeout, retx_timeout)
 TIME_OPT(o_start_delay, start_delay)
 
+static const char *o_start_at(struct opts *o, const char *a)
+{
+	if (lh_parse_epoch(a, &o->start_at) || !o->start_at)
+		return "is not an instant in seconds since the Unix epoch (e.g. $(($(date +%s) + 2)))";
+	return NULL;
+}
+
 static const char *o_slots(struct opts *o, const char *a)
 {
 	uint64_t v;
@@ -475,6 +491,9 @@ static const struct opt_row rows[] = {
 	{ "rate", "RATE", "the interface's speed", "line rate to pace the sends at (e.g. 100Mbps)", o_rate },
 	{ "start-delay", "T", "0", "open the interface, then wait T before sending (receive meanwhile)",
 	  o_start_delay },
+	{ "start-at", "T", NULL,
+	  "send from wall-clock instant T on, seconds since the Unix epoch (canary-emu --start-at T): "
+	  "instead of --start-delay", o_start_at },
 	{ "window", "N", "bandwidth x delay", "blocks in flight", o_window },
 	{ "rtt", "T", "100us + 8 frame times", "base round-trip estimate", o_rtt },
 	{ "switch-timeout", "T", "1us", "Canary: the switches' timeout, for the round-trip estimate",
@@ -752,6 +771,11 @@ int main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if (o.start_at && o.start_delay)
+		return fail("--start-at", "and --start-delay both say when to start: give one");
+	if (o.start_at && o.start_at <= realtime_ns())
+		return fail("--start-at", "the instant is %.3f s in the past",
+			    (double)(realtime_ns() - o.start_at) / 1e9);
 	peers = lh_xcalloc(o.hosts, sizeof(*peers));
 	if (o.peers_file) {
 		if (read_peers(o.peers_file, peers, o.hosts)) {
@@ -772,6 +796,11 @@ int main(int argc, char **argv)
 	}
 	n.t0_ns = mono_ns();
 	n.hold_until = o.start_delay;
+	if (o.start_at) {
+		uint64_t rt = realtime_ns();
+
+		n.hold_until = o.start_at > rt ? (o.start_at - rt) * LH_NS : 0;
+	}
 	n.rng = lh_hash64(o.seed ^ ((uint64_t)o.rank << 32 | o.tenant)) | 1;
 	n.verify = o.verify;
 	inputs_init(&n.in, o.seed, o.tenant, o.hosts, o.rank);
