@@ -1126,16 +1126,19 @@ static emu_time_t watch_wake(struct emu_engine *eng, uint64_t now, bool polled)
  * microseconds on a quiet machine, and on a virtual machine whose idle
  * vCPU the host descheduled by 0.2-3 ms now and then (measured on the
  * 2-core development VM: 10 ms sleeps woke up to 2.9 ms late). rt_wait
- * wakes early by 1.5 x the latest lateness seen, spinning the rest, so one
- * such wake-up costs one late window, not one every sleep; the margin
- * decays by 1/16 per sleep that was on time, and stays below
- * EMU_OVERSLEEP_MAX (spinning costs a core).
+ * wakes early by 1.5 x the latest lateness seen, spinning the rest, so a
+ * late wake-up costs one late window, not one every sleep. The margin
+ * starts at EMU_OVERSLEEP_START (before anything was learned), decays by
+ * 1/64 per sleep that was on time and stays below EMU_OVERSLEEP_MAX: the
+ * spinning costs at most that much of each sleep's core time, where the
+ * fabric is idle.
  */
+#define EMU_OVERSLEEP_START 1000000ULL
 #define EMU_OVERSLEEP_MAX 4000000ULL
 
 static void learn_oversleep(struct emu_engine *eng, uint64_t late)
 {
-	uint64_t m = eng->oversleep - eng->oversleep / 16;
+	uint64_t m = eng->oversleep - eng->oversleep / 64;
 
 	if (late + late / 2 > m)
 		m = late + late / 2;
@@ -1586,6 +1589,7 @@ int emu_engine_run(struct emu_engine *eng)
 	eng->dilation = eng->cfg.dilation;
 	if (eng->cfg.clock == EMU_CLOCK_WALL) {
 		eng->realtime = nw == 1 && eng->wtotal == 1 && !eng->dist;
+		eng->oversleep = EMU_OVERSLEEP_START;
 		eng->event_h = emu_xcalloc(1, sizeof(*eng->event_h));
 	}
 
