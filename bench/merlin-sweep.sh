@@ -10,6 +10,7 @@
 # background runs once per timeout and buffer.
 #
 #   BUFFERS="8KiB 16KiB 32KiB 64KiB 128KiB" TIMEOUTS="1us 2us 3us" SEEDS=1 bench/merlin-sweep.sh
+#   TREES=0 ...: Canary alone (another timeout at buffers whose trees ran already)
 #
 # bench/sweep-table.py turns the rows into bench/README's table and the
 # heat-map data of bench/plot-sweep.gp.
@@ -23,8 +24,8 @@ f=$RESULTS/merlin-sweep.csv
 for b in $BUFFERS; do
 	for seed in $SEEDS; do
 		echo "== buffer $b seed $seed ($(date +%T))"
-		csv_run "$f" "buffer=$b,timeout=-,bg=uniform" $PAPER --router merlin --buffer "$b" --hosts 512 \
-			--background uniform --seed "$seed" --algo static:1,static:4
+		[ "${TREES:-1}" = 0 ] || csv_run "$f" "buffer=$b,timeout=-,bg=uniform" $PAPER --router merlin --buffer "$b" \
+			--hosts 512 --background uniform --seed "$seed" --algo static:1,static:4
 		for t in $TIMEOUTS; do
 			csv_run "$f" "buffer=$b,timeout=$t,bg=uniform" $PAPER --router merlin --buffer "$b" --timeout "$t" \
 				--hosts 512 --background uniform --seed "$seed" --algo canary

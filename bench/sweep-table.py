@@ -27,10 +27,11 @@ def size_key(s):
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else "bench/results/merlin-hr/merlin-sweep.csv"
     dat = sys.argv[2] if len(sys.argv) > 2 else src.rsplit(".", 1)[0] + ".dat"
-    g = defaultdict(list)
+    g = defaultdict(dict)	# one row per seed: a seed run again (the same result) counts once
     with open(src) as f:
         for r in csv.DictReader(f):
-            g[(r["buffer"], r["timeout"], r["bg"], r["algo"])].append(float(r["goodput_gbps"]))
+            g[(r["buffer"], r["timeout"], r["bg"], r["algo"])][r["seed"]] = float(r["goodput_gbps"])
+    g = {k: list(v.values()) for k, v in g.items()}
     mean = {k: sum(v) / len(v) for k, v in g.items()}
     seeds = {k: len(v) for k, v in g.items()}
     bufs = sorted({k[0] for k in mean}, key=size_key)
