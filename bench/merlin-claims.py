@@ -7,10 +7,16 @@
 #
 #   bench/merlin-claims.py [DIR_1US [DIR_3US]]
 #
+# Also writes DIR_1US/merlin-claims.dat, the goodputs bench/plot-merlin-hr.gp
+# draws: per point, the mean, lowest and highest seed of the ring, one and
+# four static trees and Canary at 1 and at 3 us ("-": not run).
+#
 # Every figure is computed per seed (a ratio: of the same seed's runs), then
 # given as the mean over seeds with the range in parentheses. A claim holds
-# "within 15 %" when the measured mean is within 15 % of the paper's figure;
-# for a loss to congestion that is the share kept (80 % for "-20 %": 68-92 %).
+# "within 15 %" when the measured mean is within 15 % of the paper's figure
+# (an "up to" claim: the best seed); for a loss to congestion that is the
+# share kept (80 % for "-20 %": 68-92 %); a bound ("more than 50 %") holds
+# or not.
 # At 3 us only Canary ran: the static trees and the ring do not depend on
 # the timeout, so its ratios use the 1 us directory's trees of the same seed.
 import csv
@@ -59,7 +65,9 @@ def within(d, paper, kept=False):
     m = mean(d)
     if m is None:
         return "–"
-    if isinstance(paper, tuple):	# a bound: ("<=", x) or (">=", x)
+    if isinstance(paper, tuple) and paper[0] == "max":	# "up to x": the best seed within 15 % of x
+        m, paper = max(d.values()), paper[1]
+    elif isinstance(paper, tuple):	# a bound: ("<=", x) or (">=", x)
         return "yes" if (m <= paper[1] if paper[0] == "<=" else m >= paper[1]) else "no"
     if kept:
         m, paper = 1 + m / 100, 1 + paper / 100
@@ -107,8 +115,8 @@ def main():
           c1=per_seed(loss, c1, c1q), c3=per_seed(loss, c3, c3q))
     claim("exp. 2: one tree's loss to congestion (%)", ("more than 50 %", ("<=", -50)), kept=True,
           fmt="%.0f", c1=per_seed(loss, one, oneq))
-    claim("exp. 2: Canary / one tree", ("up to 2×", 2.0), c1=per_seed(ratio, c1, one), c3=per_seed(ratio, c3, one))
-    claim("exp. 2: Canary / four trees", ("up to 1.4×", 1.4), c1=per_seed(ratio, c1, four),
+    claim("exp. 2: Canary / one tree", ("up to 2×", ("max", 2.0)), c1=per_seed(ratio, c1, one), c3=per_seed(ratio, c3, one))
+    claim("exp. 2: Canary / four trees", ("up to 1.4×", ("max", 1.4)), c1=per_seed(ratio, c1, four),
           c3=per_seed(ratio, c3, four))
     claim("exp. 2: eight trees / four trees", ("marginal (≈ 1×)", 1.0), c1=per_seed(ratio, eight, four))
     claim("exp. 2: without background, Canary / one tree", ("comparable (≈ 1×)", 1.0),
@@ -152,6 +160,21 @@ def main():
         claim("exp. 5: %s per tenant, 32 tenants against 1 (%%)" % name,
               ("~ −15 % (80 of 94)" if paper is None else "~ −40 %", -15 if paper is None else paper), kept=True,
               fmt="%.0f", **cells)
+
+    # the goodputs, for bench/plot-merlin-hr.gp
+    points = (("512/512", e2, e2c, ("uniform",)), ("512/512 quiet", e2, e2c, ("none",)),
+              ("5 %", e3, e3c, ("5%",)), ("5 % quiet", e3q, e3cq, ("5%",)), ("1 %", e1, e1c, ("1%", "uniform")),
+              ("1 % quiet", e1, e1c, ("1%", "none")),
+              ("32 tenants", e5, e5c, ("32",)))
+    with open(os.path.join(d1, "merlin-claims.dat"), "w") as f:
+        f.write("# point, then mean lowest highest (Gb/s, over seeds; - not run) of: ring, one tree, four trees, "
+                "Canary 1 us, Canary 3 us\n")
+        for name, a, b, k in points:
+            cells = []
+            for d, algo in ((a, "ring"), (a, "static:1"), (a, "static:4"), (a, "canary"), (b, "canary")):
+                v = list(g(d, *(k + (algo,))).values())
+                cells.append("%.2f %.2f %.2f" % (sum(v) / len(v), min(v), max(v)) if v else "- - -")
+            f.write('"%s" %s\n' % (name, " ".join(cells)))
 
     print("| claim | the paper | 1 µs | within 15 % | 3 µs | within 15 % |")
     print("|---|---|---|---|---|---|")
