@@ -1134,6 +1134,7 @@ static emu_time_t watch_wake(struct emu_engine *eng, uint64_t now, bool polled)
  * fabric is idle.
  */
 #define EMU_OVERSLEEP_START 1000000ULL
+#define EMU_RT_SPARE_CHUNKS 32	/* 64 MiB of frame chunks faulted in before a real-time run, at most */
 #define EMU_OVERSLEEP_MAX 4000000ULL
 
 static void learn_oversleep(struct emu_engine *eng, uint64_t late)
@@ -1529,10 +1530,20 @@ static void *worker_main(void *arg)
 			w->init_rc = n->ops->init(n, n->arg);
 	}
 	flush_out(w);
-	/* real time: the frame pools' first chunks fault in now, not in the first windows (1-3 ms) */
-	for (unsigned c = 0; eng->realtime && c < EMU_FCLASS_N; c++)
-		if (!w->pool.free[c])
-			emu_pool_grow(&w->pool, c);
+	/*
+	 * real time: the frame pools' first chunks fault in now, not in the
+	 * first windows (1-3 ms), and spares for a pool that grows (1-6 ms a
+	 * chunk on a virtual machine, at the same emulated instants every run):
+	 * one per 32 nodes, at most EMU_RT_SPARE_CHUNKS
+	 */
+	if (eng->realtime) {
+		uint32_t spares = 1 + eng->fab->nnodes / 32;
+
+		for (unsigned c = 0; c < EMU_FCLASS_N; c++)
+			if (!w->pool.free[c])
+				emu_pool_grow(&w->pool, c);
+		emu_pool_prefault(&w->pool, spares < EMU_RT_SPARE_CHUNKS ? spares : EMU_RT_SPARE_CHUNKS);
+	}
 	for (;;) {
 		drain_in(w);
 		w->next_local = w->init_rc ? 0 : emu_evq_min_time(&w->q);

@@ -25,6 +25,9 @@ void emu_pool_fini(struct emu_pool *p)
 	for (size_t i = 0; i < p->nchunks; i++)
 		free(p->chunks[i]);
 	free(p->chunks);
+	while (p->nspare)
+		free(p->spare[--p->nspare]);
+	free(p->spare);
 	emu_pool_init(p);
 }
 
@@ -51,7 +54,7 @@ void emu_pool_grow(struct emu_pool *p, unsigned cls)
 {
 	size_t size = sizeof(struct emu_frame) + emu_fclass_cap[cls];
 	size_t nframes = CHUNK_BYTES / size;
-	uint8_t *c = chunk_alloc(nframes * size);
+	uint8_t *c = p->nspare ? p->spare[--p->nspare] : chunk_alloc(nframes * size);
 
 	if (p->nchunks == p->cap_chunks) {
 		p->cap_chunks = p->cap_chunks ? 2 * p->cap_chunks : 16;
@@ -67,4 +70,16 @@ void emu_pool_grow(struct emu_pool *p, unsigned cls)
 	}
 	p->allocated += nframes;
 	p->bytes += nframes * size;
+}
+
+void emu_pool_prefault(struct emu_pool *p, unsigned nchunks)
+{
+	p->spare = emu_xrealloc(p->spare, (p->nspare + nchunks) * sizeof(*p->spare));
+	for (unsigned i = 0; i < nchunks; i++) {
+		uint8_t *c = chunk_alloc(CHUNK_BYTES);
+
+		for (size_t o = 0; o < CHUNK_BYTES; o += 4096)
+			((volatile uint8_t *)c)[o] = 0;
+		p->spare[p->nspare++] = c;
+	}
 }

@@ -81,11 +81,21 @@ struct emu_pool {
 	uint64_t allocated;	/* frames carved so far */
 	uint64_t bytes;		/* bytes of chunks carved so far */
 	uint64_t in_use;	/* alloc - free through this pool (may go negative per pool) */
+	void **spare;		/* chunks faulted in ahead (emu_pool_prefault), taken by emu_pool_grow */
+	size_t nspare;
 };
 
 void emu_pool_init(struct emu_pool *p);
 void emu_pool_fini(struct emu_pool *p);
 void emu_pool_grow(struct emu_pool *p, unsigned cls);
+
+/*
+ * emu_pool_prefault - fault in @nchunks chunks now, for emu_pool_grow to
+ * carve later. Real time: a fresh chunk's first touch (a 2 MiB huge page
+ * zeroed, on a virtual machine backed by the host then) stalled a window
+ * 1-6 ms; done before the run starts it costs nothing.
+ */
+void emu_pool_prefault(struct emu_pool *p, unsigned nchunks);
 
 /* emu_fclass - the smallest class whose buffer holds @len bytes */
 static inline unsigned emu_fclass(uint32_t len)
