@@ -103,9 +103,15 @@ def instant():
     return "%.3f" % (time.time() + LEAD)
 
 
+def pinned():
+    """taskset to the last CPU, away from the emulator's worker (pinned to the first), where there are two"""
+    n = os.cpu_count() or 1
+    return ["taskset", "-c", str(n - 1)] if n >= 2 and shutil.which("taskset") else []
+
+
 def host(name, ifname, rank, hosts, algo, extra=(), at=None):
     when = ["--start-at", at] if at else ["--start-delay", "1500ms"]
-    return start(name, [AR, "--interface", ifname, "--rank", str(rank), "--hosts", str(hosts), "--algo", algo,
+    return start(name, pinned() + [AR, "--interface", ifname, "--rank", str(rank), "--hosts", str(hosts), "--algo", algo,
                         "--size", SIZE, "--rate", "100Mbps", "--time-limit", "240s", "--verify", "--json"] + when +
                  list(extra))
 
