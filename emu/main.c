@@ -1367,8 +1367,6 @@ static int check_attach(struct cli *c)
 	if (distributed(c))
 		return fail("--attach", "is not available across processes");
 	cfg->dilation = 1;
-	/* the workers sleep between windows more than 30 us apart (engine.h spin_ns): wake-ups within 1 us */
-	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	if (!c->rate_set)
 		cfg->rate_bps = 100000000;
 	if (!c->workers_set && !cfg->per_node)

@@ -924,6 +924,14 @@ static bool window_stop(struct emu_engine *eng, emu_time_t next)
 	return false;
 }
 
+/* the end of a lookahead window starting at @next (EMU_TIME_INF past the clock's range) */
+static emu_time_t lookahead_end(const struct emu_engine *eng, emu_time_t next)
+{
+	emu_time_t end = next + eng->lookahead;
+
+	return end < next ? EMU_TIME_INF : end;
+}
+
 /* the next window [next, end): routing changes due at @next published, @end cut where it must */
 static void window_bounds(struct emu_engine *eng, emu_time_t next, emu_time_t end)
 {
@@ -982,6 +990,15 @@ static void lagh_add(struct emu_lagh *h, uint64_t v)
 	h->b[lagh_bucket(v)]++;
 	if (v > h->max)
 		h->max = v;
+}
+
+static void lagh_merge(struct emu_lagh *h, const struct emu_lagh *from)
+{
+	for (unsigned i = 0; i < EMU_LAGH_BUCKETS; i++)
+		h->b[i] += from->b[i];
+	h->n += from->n;
+	if (from->max > h->max)
+		h->max = from->max;
 }
 
 /* the smallest bucket top at or above @num/@den of the samples, never above the max */
@@ -1134,7 +1151,6 @@ static emu_time_t watch_wake(struct emu_engine *eng, uint64_t now, bool polled)
  * fabric is idle.
  */
 #define EMU_OVERSLEEP_START 1000000ULL
-#define EMU_RT_SPARE_CHUNKS 32	/* 64 MiB of frame chunks faulted in before a real-time run, at most */
 #define EMU_OVERSLEEP_MAX 4000000ULL
 
 static void learn_oversleep(struct emu_engine *eng, uint64_t late)
@@ -1203,9 +1219,7 @@ static void rt_plan(struct emu_engine *eng, emu_time_t next)
 	if (!eng->pacing) {
 		pace_start(eng, now, next);
 		if (!eng->pacing) {
-			emu_time_t end = next + eng->lookahead;
-
-			window_bounds(eng, next, end < next ? EMU_TIME_INF : end);
+			window_bounds(eng, next, lookahead_end(eng, next));
 			return;
 		}
 		first = true;	/* wall0, emu0 = now, next: not late */
@@ -1240,9 +1254,7 @@ static void plan_window(void *arg)
 		rt_plan(eng, next);
 		return;
 	}
-	emu_time_t end = next + eng->lookahead;
-
-	window_bounds(eng, next, end < next ? EMU_TIME_INF : end);
+	window_bounds(eng, next, lookahead_end(eng, next));
 	window_pace(eng, next);
 }
 
@@ -1534,7 +1546,7 @@ static void *worker_main(void *arg)
 	 * real time: the frame pools' first chunks fault in now, not in the
 	 * first windows (1-3 ms), and spares for a pool that grows (1-6 ms a
 	 * chunk on a virtual machine, at the same emulated instants every run):
-	 * one per 32 nodes, at most EMU_RT_SPARE_CHUNKS
+	 * one per 32 nodes, at most 32 (64 MiB)
 	 */
 	if (eng->realtime) {
 		uint32_t spares = 1 + eng->fab->nnodes / 32;
@@ -1542,7 +1554,7 @@ static void *worker_main(void *arg)
 		for (unsigned c = 0; c < EMU_FCLASS_N; c++)
 			if (!w->pool.free[c])
 				emu_pool_grow(&w->pool, c);
-		emu_pool_prefault(&w->pool, spares < EMU_RT_SPARE_CHUNKS ? spares : EMU_RT_SPARE_CHUNKS);
+		emu_pool_prefault(&w->pool, spares < 32 ? spares : 32);
 	}
 	for (;;) {
 		drain_in(w);
@@ -1651,20 +1663,13 @@ int emu_engine_run(struct emu_engine *eng)
 	free(pus);
 
 	emu_time_t last = 0;
-	struct emu_lagh *inj = NULL;
+	struct emu_lagh inj = { 0 };
 
 	for (unsigned i = 0; i < nw; i++) {
 		struct emu_worker *w = &eng->workers[i];
 
-		for (unsigned b = 0; w->inject_h && b < EMU_LAGH_BUCKETS; b++) {
-			if (!inj)
-				inj = emu_xcalloc(1, sizeof(*inj));
-			inj->b[b] += w->inject_h->b[b];
-		}
-		if (w->inject_h) {
-			inj->n += w->inject_h->n;
-			inj->max = w->inject_h->max > inj->max ? w->inject_h->max : inj->max;
-		}
+		if (w->inject_h)
+			lagh_merge(&inj, w->inject_h);
 
 		if (w->init_rc && !rc)
 			rc = w->init_rc;
@@ -1701,8 +1706,7 @@ int emu_engine_run(struct emu_engine *eng)
 	eng->st.paced_windows = eng->lag_windows;
 	eng->st.kept_up = eng->cfg.clock == EMU_CLOCK_WALL && eng->lag_windows && eng->st.max_lag_ns <= eng->cfg.lag_bound_ns;
 	eng->st.event_lag = lagh_dist(eng->event_h);
-	eng->st.inject_lag = lagh_dist(inj);
-	free(inj);
+	eng->st.inject_lag = lagh_dist(&inj);
 	return rc;
 }
 

@@ -174,25 +174,17 @@ struct nic {
 	size_t nbufs, capbufs;
 };
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static lh_time_t nic_now(const struct nic *n)
 {
-	return (mono_ns() - n->t0_ns) * LH_NS;
+	return (clock_ns(CLOCK_MONOTONIC) - n->t0_ns) * LH_NS;
 }
 
 static uint8_t *t_frame_get(void *ctx, void **handle)
@@ -773,9 +765,10 @@ int main(int argc, char **argv)
 		return rc;
 	if (o.start_at && o.start_delay)
 		return fail("--start-at", "and --start-delay both say when to start: give one");
-	if (o.start_at && o.start_at <= realtime_ns())
-		return fail("--start-at", "the instant is %.3f s in the past",
-			    (double)(realtime_ns() - o.start_at) / 1e9);
+	uint64_t rt = clock_ns(CLOCK_REALTIME);
+
+	if (o.start_at && o.start_at <= rt)
+		return fail("--start-at", "the instant is %.3f s in the past", (double)(rt - o.start_at) / 1e9);
 	peers = lh_xcalloc(o.hosts, sizeof(*peers));
 	if (o.peers_file) {
 		if (read_peers(o.peers_file, peers, o.hosts)) {
@@ -794,11 +787,10 @@ int main(int argc, char **argv)
 		free(peers);
 		return rc;
 	}
-	n.t0_ns = mono_ns();
+	n.t0_ns = clock_ns(CLOCK_MONOTONIC);
 	n.hold_until = o.start_delay;
 	if (o.start_at) {
-		uint64_t rt = realtime_ns();
-
+		rt = clock_ns(CLOCK_REALTIME);
 		n.hold_until = o.start_at > rt ? (o.start_at - rt) * LH_NS : 0;
 	}
 	n.rng = lh_hash64(o.seed ^ ((uint64_t)o.rank << 32 | o.tenant)) | 1;
