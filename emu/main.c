@@ -1630,12 +1630,20 @@ static void rank_line(struct emu_dist *d, const struct emu_scn_result *r)
 		(double)st.bytes_sent / 1e6, (unsigned long long)(st.rejected + st.auth_rejected));
 }
 
+/* next_size - the size of the sweep after @sz, or 0 after the last (sz * F never wraps) */
+static uint64_t next_size(const struct cli *c, uint64_t sz)
+{
+	unsigned f = c->runs.size_factor ? c->runs.size_factor : 2;
+
+	return sz <= c->runs.size_max / f ? sz * f : 0;
+}
+
 /* nruns - runs of the command line: sizes x algorithms x seeds */
 static size_t nruns(const struct cli *c)
 {
 	size_t n = 0;
 
-	for (uint64_t sz = c->runs.size_min; sz <= c->runs.size_max; sz *= c->runs.size_factor ? c->runs.size_factor : 2)
+	for (uint64_t sz = c->runs.size_min; sz; sz = next_size(c, sz))
 		n++;
 	return n * c->nalgo * (size_t)(c->runs.seed_max - c->runs.seed_min + 1);
 }
@@ -1702,18 +1710,18 @@ static int run_one(struct cli *c, struct emu_dist *dist, unsigned ai, struct emu
 static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, struct emu_scn_result *res,
 		   unsigned *nres)
 {
-	unsigned f = c->runs.size_factor ? c->runs.size_factor : 2;
 	int status = 0;
 
-	for (uint64_t sz = c->runs.size_min; sz <= c->runs.size_max; sz *= f)
+	for (uint64_t sz = c->runs.size_min; sz; sz = next_size(c, sz))
 		for (unsigned i = 0; i < c->nalgo; i++) {
 			unsigned first = *nres;
 
-			for (uint64_t seed = c->runs.seed_min; seed <= c->runs.seed_max; seed++) {
+			/* counted, not compared: seed_max may be UINT64_MAX, where seed++ wraps to 0 */
+			for (uint64_t k = 0; k <= c->runs.seed_max - c->runs.seed_min; k++) {
 				bool done;
 
 				c->cfg.size_bytes = sz;
-				c->cfg.seed = seed;
+				c->cfg.seed = c->runs.seed_min + k;
 				int rc = run_one(c, dist, i, &res[*nres], &done);
 
 				if (rc > 0)

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# canary-emu at the edges of its inputs: the largest seed (alone, at the
+# end of --seeds, from a scenario file, with --processes 2) runs once per
+# seed and is exact, the loop over seeds does not wrap.
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import exit_status, ok  # noqa: E402
+from emurun import emu, plan, runs  # noqa: E402
+
+TINY = ["--topology", "fattree2:leaves=2,spines=1,hosts=2", "--hosts", "4", "--size", "4KiB", "--algo", "canary",
+        "--background", "none", "--no-progress"]
+MAX = 2**64 - 1
+N = 4
+
+
+def seeds_ok(args, want):
+    """Run TINY + ARGS with --json: exit 0, one exact run per seed of WANT, in order."""
+    rc, out, err = emu(TINY + args + ["--json"])
+    rs = runs(out)
+    good = rc == 0 and [r.get("seed") for r in rs] == want and all(r.get("result_exact") for r in rs)
+    return good, "rc=%d seeds=%s\n%s" % (rc, [r.get("seed") for r in rs], err)
+
+
+def main():
+    if not plan(N):
+        return 0
+    tmp = tempfile.mkdtemp(prefix="canary-limits-")
+
+    good, why = seeds_ok(["--seed", str(MAX)], [MAX])
+    ok(good, "--seed 2^64-1: one exact run", why)
+    good, why = seeds_ok(["--seeds", "%d-%d" % (MAX - 1, MAX)], [MAX - 1, MAX])
+    ok(good, "--seeds ending at 2^64-1: two exact runs, the loop does not wrap", why)
+    rc, out, err = emu(TINY + ["--seed", str(MAX), "--json"])
+    scn = os.path.join(tmp, "max.json")
+    with open(scn, "w") as f:
+        f.write(out)
+    good, why = seeds_ok(["--scenario", scn], [MAX])
+    ok(good, "a scenario file's seed 2^64-1: one exact run", why)
+    good, why = seeds_ok(["--seed", str(MAX), "--processes", "2"], [MAX])
+    ok(good, "--seed 2^64-1 with --processes 2: one exact run", why)
+    return exit_status(N)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
