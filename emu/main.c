@@ -1742,9 +1742,9 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 }
 
 /*
- * Interrupted (SIGINT) with --json or --csv: the report of the runs that
- * finished, still valid JSON or CSV (text mode prints each row as it
- * comes). SIGINT is blocked in every thread but one that waits for it;
+ * Interrupted (SIGINT, SIGTERM) with --json or --csv: the report of the runs
+ * that finished, still valid JSON or CSV (text mode prints each row as it
+ * comes). The signals are blocked in every thread but one that waits for them;
  * done_lock keeps it from reading the results while a run is being added.
  */
 struct interrupt_ctx {
@@ -1776,7 +1776,7 @@ static void *interrupt_main(void *arg)
 	_exit(128 + sig);
 }
 
-/* catch_interrupt - with --json or --csv, SIGINT prints what finished (call before any thread starts) */
+/* catch_interrupt - with --json or --csv, SIGINT or SIGTERM prints what finished (call before any thread starts) */
 static void catch_interrupt(struct interrupt_ctx *x)
 {
 	pthread_t t;
@@ -1785,6 +1785,7 @@ static void catch_interrupt(struct interrupt_ctx *x)
 		return;
 	sigemptyset(&x->set);
 	sigaddset(&x->set, SIGINT);
+	sigaddset(&x->set, SIGTERM);
 	if (pthread_sigmask(SIG_BLOCK, &x->set, NULL) || pthread_create(&t, NULL, interrupt_main, x)) {
 		pthread_sigmask(SIG_UNBLOCK, &x->set, NULL);
 		return;
