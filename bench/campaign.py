@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# campaign.py - an adversarial random campaign against canary-emu: small
+# scenarios with values drawn from the whole range each option takes (and
+# some beyond it: zero, huge, malformed), each run once and judged by the
+# properties below. The same --seed gives the same cases.
+#
+#   bench/campaign.py [--runs N] [--seconds S] [--seed S] [--emu PATH] [--keep DIR] [-v]
+#
+# Stops after N cases (default 100) or S seconds, whichever comes first;
+# prints a line per failed case (its command, to re-run it) and a summary;
+# exits 1 if any failed. make check runs a few cases (t/0124), CI a few
+# minutes (.ci/run).
+#
+# A case's outcome is (exit status, stdout, stderr, wall seconds, peak RSS);
+# each property is a function of the case and the outcome that returns
+# None or why the case fails. Add one to PROPERTIES to check more.
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+EMU = os.path.join(ROOT, "emu", "canary-emu")
+WALL_LIMIT = 120		# seconds a case may take before it counts as a hang
+RSS_LIMIT = 2 << 30		# peak resident memory of a case (bytes)
+
+FABRICS = ["fattree2:leaves=1,spines=1,hosts=4", "fattree2:leaves=2,spines=1,hosts=2",
+           "fattree2:leaves=2,spines=2,hosts=4", "fattree2:leaves=4,spines=2,hosts=4", "fattree3:k=4",
+           os.path.join(ROOT, "topologies", "two-leaf.topo")]
+ALGOS = ["canary", "ring", "static:1", "static:2", "static:4"]
+MAX_U64 = 2**64 - 1
+
+
+class Case:
+    """One run: its arguments, files it needs (name -> bytes) and what kind of input it is."""
+
+    def __init__(self, kind, args, files=None):
+        self.kind = kind
+        self.args = args
+        self.files = files or {}
+
+    def command(self, emu, tmp):
+        return [emu] + [a.replace("@TMP@", tmp) for a in self.args]
+
+
+def pick(rng, common, rare, p_rare=0.15):
+    """A value of COMMON, or with probability P_RARE (scaled by rng.rare) one of RARE (extremes, malformed)."""
+    return rng.choice(rare) if rare and rng.random() < p_rare * rng.rare else rng.choice(common)
+
+
+def times(rng):
+    n = rng.choice([1, 2, 5, 10, 50, 100, 300, 700])
+    return "%d%s" % (n, rng.choice(["ns", "us", "us", "ms"]))
+
+
+def scenario(rng):
+    """A small scenario as options: every option drawn, most from their ordinary range."""
+    args = ["--topology", pick(rng, FABRICS, ["fattree2:leaves=0,spines=1,hosts=2", "fattree3:k=3", "nosuch.topo",
+                                               "fattree2:leaves=2,spines=1,hosts=99999999999"], 0.05)]
+    args += ["--hosts", pick(rng, ["2", "3", "4", "6", "8", "50%", "100%"], ["0", "1", "100000", "0%", "101%", "-1"])]
+    args += ["--size", pick(rng, ["4", "64", "1KiB", "4KiB", "16KiB", "64KiB", "256B", "1KiB:16KiB:x4"],
+                            ["0", "3", "18446744073709551615", "1GiB", "1KiB:1KiB:x1", "4:8:x1025", "16EiB"])]
+    args += ["--algo", pick(rng, [",".join(rng.sample(ALGOS, rng.randint(1, 3)))],
+                            ["static:0", "static:99", "nosuch", "", ",", "canary,canary"])]
+    args += ["--seed", str(pick(rng, [rng.randrange(1 << 32)], [0, MAX_U64, MAX_U64 - 1, 1 << 63]))]
+    args += ["--background", pick(rng, ["none", "none", "uniform", "random"], ["nosuch"])]
+    # an emulated-time bound keeps a busy background short
+    args += ["--time-limit", pick(rng, ["1ms", "2ms", "5ms"], ["1ns", "0", "10s", "1e30s"], 0.05)]
+    for opt, common, rare, p in [
+            ("--elements", ["1", "7", "32", "256"], ["0", "257"], 0.3),
+            ("--concurrent", ["1", "2", "3"], ["0", "1000"], 0.2),
+            ("--loss", ["0", "0.001", "0.01", "0.05"], ["1", "-0.1", "2", "nan", "1e-300"], 0.25),
+            ("--noise", ["0.001", "0.1"], ["1", "2"], 0.1),
+            ("--timeout", ["300ns", "1us", "3us", "adaptive", "adaptive:300ns-4us"], ["0", "1ps", "1000s", "adaptive:4us-300ns"], 0.3),
+            ("--retx-timeout", ["2us", "10us", "30us", "100us"], ["1ns", "0", "86ns", "1000s"], 0.3),
+            ("--rate", ["1Gbps", "10Gbps", "40Gbps", "100Gbps"], ["0bps", "1bps", "10000Tbps"], 0.3),
+            ("--buffer", ["4KiB", "16KiB", "128KiB"], ["0", "1", "1TiB"], 0.2),
+            ("--bg-load", ["0.1", "0.5", "1"], ["0", "2", "-1"], 0.15),
+            ("--bg-msg", ["4KiB", "64KiB"], ["0", "1GiB"], 0.15),
+            ("--routing", ["adaptive", "ecmp", "leastloaded"], ["nosuch"], 0.2),
+            ("--router", ["fifo", "merlin", "merlin:rr"], ["merlin:x"], 0.15),
+            ("--priority", ["none", "recovery", "collective"], ["x"], 0.15),
+            ("--profile", ["tofino1", "tofino2", "unbounded"], ["tofino9"], 0.15),
+            ("--timer", ["exact", "pktgen"], ["x"], 0.15),
+            ("--sketch", ["0", "4", "16", "auto"], ["17", "-1"], 0.2),
+            ("--window", ["1", "4", "64"], ["0", "4294967296"], 0.15),
+            ("--max-failures", ["0", "1", "3"], ["1000000"], 0.15),
+            ("--stall", ["0", "200us", "1ms"], ["1ps"], 0.15),
+            ("--descriptors", ["16", "1024"], ["0", "1"], 0.1),
+            ("--workers", ["1", "2"], ["0", "1000"], 0.3)]:
+        if rng.random() < p:
+            args += [opt, pick(rng, common, rare)]
+    if rng.random() < 0.2:
+        args += [rng.choice(["--lossy", "--lossless", "--no-run-ahead"])]
+    if rng.random() < 0.25:
+        kind = rng.choice(["switch:S0", "switch:L1", "link:L0/0", "node:H1", "node:H0", "link:L9/99"])
+        down = rng.randint(0, 40)
+        args += ["--fail", "%s@%dus" % (kind, down) + (rng.random() < 0.7 and "-%dus" % (down + rng.randint(1, 60)) or "")]
+    if rng.random() < 0.15:
+        args += ["--drop", "H%d/0#%d" % (rng.randint(0, 5), rng.randint(0, 20))]
+    return args
+
+
+def case_options(rng):
+    # most cases draw every value from its ordinary range; one in three draws extremes too
+    rng.rare = 1 if rng.random() < 0.35 else 0
+    args = scenario(rng) + ["--no-progress"]
+    if rng.random() < 0.1:
+        args += ["--processes", "2"]
+    args += [rng.choice(["--json", "--json", "--csv"])]
+    return Case("options", args)
+
+
+def case_scenario_file(rng, emu, tmp):
+    """A --json or --csv report of a small run, re-run with --scenario, sometimes changed by a byte or a line."""
+    fmt = rng.choice(["--json", "--csv"])
+    base = ["--topology", rng.choice(FABRICS[:4]), "--hosts", "4", "--size", "4KiB", "--algo",
+            rng.choice(ALGOS), "--background", "none", "--seed", str(rng.randrange(1 << 20)), "--no-progress", fmt]
+    p = subprocess.run([emu] + base, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=WALL_LIMIT)
+    text = p.stdout
+    if p.returncode == 0 and text and rng.random() < 0.7:
+        text = mutate(rng, text)
+    return Case("scenario-file", ["--scenario", "@TMP@/scn", "--no-progress", "--json"], {"scn": text})
+
+
+def mutate(rng, text):
+    """TEXT with one random change: a byte flipped, inserted or removed; a line dropped or doubled."""
+    b = bytearray(text)
+    i = rng.randrange(len(b))
+    how = rng.randrange(5)
+    if how == 0:
+        b[i] = rng.randrange(256)
+    elif how == 1:
+        b.insert(i, rng.choice(b"\x00\x07\x1b\r\n\"\\{}[],:0123456789-."))
+    elif how == 2:
+        del b[i]
+    else:
+        lines = bytes(b).split(b"\n")
+        j = rng.randrange(len(lines))
+        if how == 3:
+            del lines[j]
+        else:
+            lines.insert(j, lines[j])
+        return b"\n".join(lines)
+    return bytes(b)
+
+
+def generate(rng, emu, tmp):
+    return case_scenario_file(rng, emu, tmp) if rng.random() < 0.2 else case_options(rng)
+
+
+def run(case, emu, tmp, env=None):
+    """Run CASE: (exit status or None on a hang, stdout, stderr, wall seconds, peak RSS bytes)."""
+    for name, data in case.files.items():
+        with open(os.path.join(tmp, name), "wb") as f:
+            f.write(data)
+    t0 = time.monotonic()
+    p = subprocess.Popen(case.command(emu, tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=WALL_LIMIT)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        out, err = p.communicate()
+        rc = None
+    wall = time.monotonic() - t0
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    return rc, out.decode(errors="replace"), err.decode(errors="replace"), wall, rss
+
+
+# --- properties: each (case, (rc, out, err, wall, rss)) -> None or why it fails
+
+def p_ends(case, o):
+    rc = o[0]
+    if rc is None:
+        return "no exit within %d s (a hang)" % WALL_LIMIT
+    if rc < 0 or rc > 2:
+        return "exit %d (a crash or a signal; 0, 1 or 2 expected)" % rc
+    return None
+
+
+def p_sanitizers(case, o):
+    for sig in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer"):
+        if sig in o[2]:
+            return "a sanitizer report (%s)" % sig
+    return None
+
+
+def p_exact(case, o):
+    """exit 0: a report whose every allreduce is exact."""
+    rc, out = o[0], o[1]
+    if rc != 0 or "--json" not in case.args:
+        return None
+    try:
+        rep = json.loads(out)
+    except ValueError:
+        return "exit 0 without a JSON report"
+    for r in rep["runs"] if "runs" in rep else [rep]:
+        if not r.get("result_exact"):
+            return "exit 0 with a run that is not exact"
+    return None
+
+
+def p_said_why(case, o):
+    """exit 1 or 2: a message on stderr; exit 2 names an option or the file and its line."""
+    rc, err = o[0], o[2]
+    if rc not in (1, 2):
+        return None
+    lines = [ln for ln in err.splitlines() if ln.startswith("canary-emu:")]
+    if not lines:
+        return "exit %d without a message" % rc
+    if rc == 2 and not any("--" in ln or ":" in ln[len("canary-emu:"):] for ln in lines):
+        return "exit 2 naming no option nor file"
+    return None
+
+
+def p_memory(case, o):
+    if o[4] > RSS_LIMIT:
+        return "peak RSS %.0f MiB (more than %d MiB)" % (o[4] / 2**20, RSS_LIMIT >> 20)
+    return None
+
+
+PROPERTIES = [p_ends, p_sanitizers, p_exact, p_said_why, p_memory]
+
+
+def judge(case, outcome):
+    """The failed properties of CASE's OUTCOME, as messages (empty: it passed)."""
+    return [why for why in (p(case, outcome) for p in PROPERTIES) if why]
+
+
+def quote(a):
+    return a if a and all(c.isalnum() or c in "-_=.,:/%@+" for c in a) else "'" + a.replace("'", "'\\''") + "'"
+
+
+def campaign(runs, seconds, seed, emu=EMU, keep=None, verbose=False, each=None):
+    """Run up to RUNS cases (or SECONDS); call EACH(i, case, outcome, whys) per case. Return (cases, failed)."""
+    rng = random.Random(seed)
+    rng.rare = 0
+    t0 = time.monotonic()
+    done = failed = 0
+    with tempfile.TemporaryDirectory(prefix="canary-campaign-") as tmp:
+        while done < runs and time.monotonic() - t0 < seconds:
+            case = generate(rng, emu, tmp)
+            # a separate process measures each case's peak RSS on its own
+            outcome = isolated(case, emu, tmp)
+            whys = judge(case, outcome)
+            done += 1
+            if whys:
+                failed += 1
+                if keep:
+                    save(keep, seed, done, case, outcome)
+            if each:
+                each(done, case, outcome, whys)
+            elif whys or verbose:
+                cmd = " ".join(quote(a) for a in case.command(emu, "DIR"))
+                print("%s %d (%s, exit %s, %.1f s): %s%s" % ("FAIL" if whys else "ok", done, case.kind, outcome[0],
+                                                            outcome[3], cmd,
+                                                            "".join("\n    " + w for w in whys)), flush=True)
+                if whys and case.files:
+                    print("    DIR/%s: %r" % tuple(next(iter(case.files.items()))))
+    return done, failed
+
+
+def isolated(case, emu, tmp):
+    """run() in a child process, so that RUSAGE_CHILDREN is this case's alone."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            data = json.dumps(run(case, emu, tmp)).encode()
+        except BaseException as e:  # noqa: B902 - reported as a hang-free failure
+            data = json.dumps([None, "", "campaign: %r" % e, 0, 0]).encode()
+        os.write(w, data) if len(data) < 65536 else write_all(w, data)
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        c = os.read(r, 1 << 16)
+        if not c:
+            break
+        chunks.append(c)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return tuple(json.loads(b"".join(chunks)))
+
+
+def write_all(fd, data):
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def save(keep, seed, i, case, outcome):
+    d = os.path.join(keep, "seed%d-case%d" % (seed, i))
+    os.makedirs(d, exist_ok=True)
+    for name, data in case.files.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+    with open(os.path.join(d, "cmd"), "w") as f:
+        f.write(" ".join(quote(a) for a in case.command(EMU, d)) + "\n")
+    with open(os.path.join(d, "stderr"), "w") as f:
+        f.write(outcome[2])
+
+
+def main():
+    ap = argparse.ArgumentParser(description="an adversarial random campaign against canary-emu")
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--seconds", type=float, default=1e9)
+    ap.add_argument("--seed", type=int, default=None, help="default: from the clock (printed)")
+    ap.add_argument("--emu", default=EMU)
+    ap.add_argument("--keep", help="save each failed case (command, files, stderr) under this directory")
+    ap.add_argument("-v", "--verbose", action="store_true", help="a line per case, not only per failure")
+    a = ap.parse_args()
+    if not os.access(a.emu, os.X_OK):
+        print("campaign: build emu/canary-emu first")
+        return 2
+    seed = a.seed if a.seed is not None else int(time.time())
+    t0 = time.monotonic()
+    done, failed = campaign(a.runs, a.seconds, seed, a.emu, a.keep, a.verbose)
+    print("campaign: seed %d: %d cases in %.0f s, %d failed" % (seed, done, time.monotonic() - t0, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
