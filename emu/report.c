@@ -5,6 +5,7 @@
 #include "emu/report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,98 @@ static double run_busbw(const struct emu_scn_result *res)
 	return res->nar ? sum / res->nar : 0;
 }
 
+/* the spread of a figure over seeds: mean, sample standard deviation (n - 1), min, max */
+struct spread {
+	double mean, sd, min, max;
+};
+
+static struct spread spread_of(const double *v, unsigned n)
+{
+	struct spread s = { .min = n ? v[0] : 0, .max = n ? v[0] : 0 };
+	double ss = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		s.mean += v[k];
+		s.min = v[k] < s.min ? v[k] : s.min;
+		s.max = v[k] > s.max ? v[k] : s.max;
+	}
+	s.mean = n ? s.mean / n : 0;
+	for (unsigned k = 0; k < n; k++)
+		ss += (v[k] - s.mean) * (v[k] - s.mean);
+	s.sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
+	return s;
+}
+
+/*
+ * row_stats - allreduce @i of @n runs that differ in their seed: the
+ * spread of its time (us) and goodput (Gb/s), and algbw and busbw from the
+ * mean time (nccl-tests: the bandwidths of the mean time, not the mean of
+ * the bandwidths).
+ */
+struct row_stats {
+	struct spread t, gp;
+	double algbw, busbw;
+};
+
+static struct row_stats row_stats(const struct emu_scn_result *res, unsigned n, unsigned i)
+{
+	double *v = emu_xcalloc(n ? n : 1, sizeof(*v));
+	struct row_stats s;
+	const struct emu_scn_ar *a0 = &res[0].ar[i];
+
+	for (unsigned k = 0; k < n; k++)
+		v[k] = (double)res[k].ar[i].runtime / 1e6;
+	s.t = spread_of(v, n);
+	for (unsigned k = 0; k < n; k++)
+		v[k] = res[k].ar[i].goodput_gbps;
+	s.gp = spread_of(v, n);
+	free(v);
+	if (n == 1) {
+		/* one seed: as the run's own figures, to the last bit */
+		s.algbw = algbw(a0->goodput_gbps);
+		s.busbw = busbw(a0->goodput_gbps, a0->hosts);
+		return s;
+	}
+	/* us: bytes per us / 1000 = GB/s */
+	s.algbw = s.t.mean > 0 ? (double)a0->size_bytes / s.t.mean / 1e3 : 0;
+	s.busbw = a0->hosts ? s.algbw * 2 * (a0->hosts - 1) / a0->hosts : 0;
+	return s;
+}
+
+#define AVG_MAX_ALGOS 16
+
+/*
+ * avg_busbw - nccl-tests' closing figure, per algorithm: the mean over the
+ * rows (size, allreduce) of their busbw (from the mean time over the
+ * seeds). The runs come size by size, then algorithm, then seed (main.c's
+ * run_all), @ns of a row next to each other. Return the algorithms found
+ * (their first run in @first[], the mean in @avg[]), at most AVG_MAX_ALGOS.
+ */
+static unsigned avg_busbw(const struct emu_scn_result *res, unsigned n, unsigned ns, unsigned first[AVG_MAX_ALGOS],
+			  double avg[AVG_MAX_ALGOS], unsigned rows[AVG_MAX_ALGOS])
+{
+	unsigned na = 0;
+
+	for (unsigned g = 0; ns && g + ns <= n; g += ns) {
+		unsigned a = 0;
+
+		while (a < na && strcmp(res[first[a]].algo, res[g].algo))
+			a++;
+		if (a == na) {
+			if (na == AVG_MAX_ALGOS)
+				continue;
+			first[na] = g, avg[na] = 0, rows[na] = 0, na++;
+		}
+		for (unsigned i = 0; i < res[g].nar; i++) {
+			avg[a] += row_stats(&res[g], ns, i).busbw;
+			rows[a]++;
+		}
+	}
+	for (unsigned a = 0; a < na; a++)
+		avg[a] = rows[a] ? avg[a] / rows[a] : 0;
+	return na;
+}
+
 void report_header(struct report *r, const struct emu_scn_result *res)
 {
 	const struct emu_scn_cfg *c = r->cfg;
@@ -287,13 +380,19 @@ void report_header(struct report *r, const struct emu_scn_result *res)
 
 	fprintf(r->out, "#\n# %-9s %9s %6s %3s %11s", "algo", "size", "hosts", "ar", "time(us)");
 	if (range)
-		fprintf(r->out, " %11s %11s", "min(us)", "max(us)");
-	fprintf(r->out, " %11s %11s %9s %9s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "barrier(us)", "goodput", "algbw",
-		"busbw", "exact", "frm/host", "ldr-rx", "stragglers", "collisions", "restores", "retx", "fails", "fallbk");
-	fprintf(r->out, "# %-9s %9s %6s %3s %11s", "", "(B/host)", "", "", "");
+		fprintf(r->out, " %9s %11s %11s", "sd(us)", "min(us)", "max(us)");
+	fprintf(r->out, " %11s %11s", "barrier(us)", "goodput");
 	if (range)
-		fprintf(r->out, " %11s %11s", "", "");
-	fprintf(r->out, " %11s %11s %9s %9s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "", "(Gb/s)", "(GB/s)", "(GB/s)",
+		fprintf(r->out, " %8s %8s %8s", "gp-sd", "gp-min", "gp-max");
+	fprintf(r->out, " %9s %9s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "algbw",
+		"busbw", "exact", "frm/host", "ldr-rx", "stragglers", "collisions", "restores", "retx", "fails", "fallbk");
+	fprintf(r->out, "# %-9s %9s %6s %3s %11s", "", "(B/host)", "", "", range ? "(mean)" : "");
+	if (range)
+		fprintf(r->out, " %9s %11s %11s", "", "", "");
+	fprintf(r->out, " %11s %11s", "", range ? "(Gb/s,mean)" : "(Gb/s)");
+	if (range)
+		fprintf(r->out, " %8s %8s %8s", "(Gb/s)", "(Gb/s)", "(Gb/s)");
+	fprintf(r->out, " %9s %9s %6s %8s %8s %10s %10s %8s %6s %6s %6s\n", "(GB/s)", "(GB/s)",
 		"", "", "", "", "", "", "", "", "");
 	report_flush(r);
 }
@@ -313,30 +412,29 @@ static unsigned long long mean_u64(const struct emu_scn_result *res, unsigned n,
 void report_text_run(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
 	for (unsigned i = 0; i < res[0].nar; i++) {
-		double t = 0, tmin = 0, tmax = 0, bar = 0, gp = 0, bb = 0, strag = 0, coll = 0;
+		struct row_stats st = row_stats(res, n, i);
+		double bar = 0, strag = 0, coll = 0;
 		const char *exact = "yes";
 
 		for (unsigned k = 0; k < n; k++) {
 			const struct emu_scn_ar *a = &res[k].ar[i];
-			double rt = (double)a->runtime / 1e6;
 
-			t += rt;
-			tmin = k == 0 || rt < tmin ? rt : tmin;
-			tmax = k == 0 || rt > tmax ? rt : tmax;
 			bar += (double)a->barrier / 1e6;
-			gp += a->goodput_gbps;
-			bb += busbw(a->goodput_gbps, a->hosts);
 			strag += (double)res[k].sw.stragglers;
 			coll += (double)res[k].sw.collisions;
 			if (!a->exact)
 				exact = a->finished && strcmp(exact, "STUCK") ? "WRONG" : "STUCK";
 		}
 		fprintf(r->out, "  %-9s %9llu %6u %3u %11.2f", res[0].algo, (unsigned long long)res[0].ar[i].size_bytes,
-			res[0].ar[i].hosts, res[0].ar[i].tenant, t / n);
+			res[0].ar[i].hosts, res[0].ar[i].tenant, st.t.mean);
 		if (nseeds(r) > 1)
-			fprintf(r->out, " %11.2f %11.2f", tmin, tmax);
-		fprintf(r->out, " %11.2f %11.2f %9.3f %9.3f %6s %8llu %8llu %10.0f %10.0f %8llu %6llu %6llu %6llu\n",
-			bar / n, gp / n, algbw(gp / n), bb / n, exact, MEAN(frames_per_host), MEAN(leader_frames), strag / n,
+			fprintf(r->out, " %9.2f %11.2f %11.2f", st.t.sd, st.t.min, st.t.max);
+		fprintf(r->out, " %11.2f %11.2f", bar / n, st.gp.mean);
+		if (nseeds(r) > 1)
+			fprintf(r->out, " %8.2f %8.2f %8.2f", st.gp.sd, st.gp.min, st.gp.max);
+		/* one seed: algbw = goodput / 8 exactly as before (the time is the mean of one) */
+		fprintf(r->out, " %9.3f %9.3f %6s %8llu %8llu %10.0f %10.0f %8llu %6llu %6llu %6llu\n",
+			st.algbw, st.busbw, exact, MEAN(frames_per_host), MEAN(leader_frames), strag / n,
 			coll / n, MEAN(restorations), MEAN(retransmissions), MEAN(failures), MEAN(fallbacks));
 	}
 	report_flush(r);
@@ -397,8 +495,10 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 			"# collisions: blocks that found their switch slot taken; restores: subtrees a leader rebuilt;\n"
 			"# retx: retransmission requests; fails: failed blocks; fallbk: blocks reduced at the leader\n");
 	if (nseeds(r) > 1)
-		fprintf(r->out, "# --seeds: each row is the mean over its %u seeds (counters rounded), min and max the range of\n"
-				"# its time; below, one row per run\n", nseeds(r));
+		fprintf(r->out, "# --seeds: a row is over its %u seeds: time the mean, sd its sample standard deviation, min\n"
+				"# and max its range; goodput the mean of the seeds' goodputs, gp-sd/min/max its spread;\n"
+				"# algbw and busbw from the mean time (as nccl-tests); counters the mean (rounded); below,\n"
+				"# one row per run\n", nseeds(r));
 	fprintf(r->out, "#\n# fabric: utilization of the %u directed links (busy time / emulated time): mean over all\n"
 			"# links, mean over the busy ones (that carried a frame), idle links, links per 10 %% bucket;\n"
 			"# bg offered/carried: the background's load, share of each background host's line rate\n",
@@ -476,6 +576,16 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 
 	for (unsigned k = 0; k < n; k++)
 		all = all && res[k].exact;
+	if (r->runs && r->runs->size_max > r->runs->size_min) {
+		unsigned first[AVG_MAX_ALGOS], rows[AVG_MAX_ALGOS];
+		double avg[AVG_MAX_ALGOS];
+		unsigned na = avg_busbw(res, n, nseeds(r), first, avg, rows);
+
+		fprintf(r->out, "#\n# average bus bandwidth (the mean of the rows' busbw, as nccl-tests):");
+		for (unsigned a = 0; a < na; a++)
+			fprintf(r->out, "%s %s %.3f GB/s", a ? "," : "", res[first[a]].algo, avg[a]);
+		fputc('\n', r->out);
+	}
 	fprintf(r->out, "#\n# result: %s\n", all ? "every allreduce exact on every host" : "NOT all exact (see above)");
 	report_flush(r);
 }
@@ -774,34 +884,29 @@ static void json_run(const struct report *r, const struct emu_scn_result *res, c
 	json_allreduces(f, res, ind);
 }
 
-/* stat - , "key": {"mean": , "min": , "max": } of @v[0..n) */
-static void stat(FILE *f, const char *key, const double *v, unsigned n)
+/* json_spread - , "key": {"mean": , "stddev": , "min": , "max": } (stddev: the sample's, n - 1) */
+static void json_spread(FILE *f, const char *key, struct spread s, double scale)
 {
-	double sum = 0, lo = v[0], hi = v[0];
-
-	for (unsigned k = 0; k < n; k++) {
-		sum += v[k];
-		lo = v[k] < lo ? v[k] : lo;
-		hi = v[k] > hi ? v[k] : hi;
-	}
-	fprintf(f, ", \"%s\": {\"mean\": %.6f, \"min\": %.6f, \"max\": %.6f}", key, sum / n, lo, hi);
+	fprintf(f, ", \"%s\": {\"mean\": %.6f, \"stddev\": %.6f, \"min\": %.6f, \"max\": %.6f}", key, s.mean * scale,
+		s.sd * scale, s.min * scale, s.max * scale);
 }
 
 /*
- * json_rows - a sweep's rows: one per size, algorithm and allreduce, each
- * figure's mean, min and max over the seeds. The runs come in that order,
- * the seeds of a row next to each other (main.c's run_all).
+ * json_rows - a sweep's rows: one per size, algorithm and allreduce, the
+ * spread of the time and the goodput over the seeds, algbw and busbw from
+ * the mean time. The runs come in that order, the seeds of a row next to
+ * each other (main.c's run_all).
  */
 static void json_rows(const struct report *r, const struct emu_scn_result *res, unsigned n)
 {
 	unsigned ns = nseeds(r);
-	double *v = emu_xcalloc(ns, sizeof(*v));
 	bool first = true;
 
 	fprintf(r->out, "  \"rows\": [");
 	for (unsigned g = 0; g + ns <= n; g += ns)
 		for (unsigned i = 0; i < res[g].nar; i++) {
 			const struct emu_scn_result *x = &res[g];
+			struct row_stats st = row_stats(x, ns, i);
 			bool exact = true;
 
 			fprintf(r->out, "%s\n    {\"algo\": ", first ? "" : ",");
@@ -809,24 +914,27 @@ static void json_rows(const struct report *r, const struct emu_scn_result *res, 
 			json_str(r->out, x->algo);
 			fprintf(r->out, ", \"size_bytes\": %llu, \"tenant\": %u, \"hosts\": %u, \"seeds\": %u",
 				(unsigned long long)x->ar[i].size_bytes, x->ar[i].tenant, x->ar[i].hosts, ns);
-			for (unsigned k = 0; k < ns; k++) {
-				v[k] = (double)x[k].ar[i].runtime / 1e3;
+			for (unsigned k = 0; k < ns; k++)
 				exact = exact && x[k].ar[i].exact;
-			}
-			stat(r->out, "runtime_ns", v, ns);
-			for (unsigned k = 0; k < ns; k++)
-				v[k] = x[k].ar[i].goodput_gbps;
-			stat(r->out, "goodput_gbps", v, ns);
-			for (unsigned k = 0; k < ns; k++)
-				v[k] = algbw(x[k].ar[i].goodput_gbps);
-			stat(r->out, "algbw_GBps", v, ns);
-			for (unsigned k = 0; k < ns; k++)
-				v[k] = busbw(x[k].ar[i].goodput_gbps, x[k].ar[i].hosts);
-			stat(r->out, "busbw_GBps", v, ns);
+			json_spread(r->out, "runtime_ns", st.t, 1e3);
+			json_spread(r->out, "goodput_gbps", st.gp, 1);
+			fprintf(r->out, ", \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f", st.algbw, st.busbw);
 			fprintf(r->out, ", \"result_exact\": %s}", exact ? "true" : "false");
 		}
 	fprintf(r->out, "\n  ],\n");
-	free(v);
+	if (r->runs->size_max > r->runs->size_min) {
+		unsigned fa[AVG_MAX_ALGOS], rows[AVG_MAX_ALGOS];
+		double avg[AVG_MAX_ALGOS];
+		unsigned na = avg_busbw(res, n, ns, fa, avg, rows);
+
+		fprintf(r->out, "  \"average_busbw_GBps\": {");
+		for (unsigned k = 0; k < na; k++) {
+			fputs(k ? ", " : "", r->out);
+			json_str(r->out, res[fa[k]].algo);
+			fprintf(r->out, ": %.6f", avg[k]);
+		}
+		fprintf(r->out, "},\n");
+	}
 }
 
 void report_json(struct report *r, const struct emu_scn_result *res, unsigned n)

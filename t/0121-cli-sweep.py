@@ -4,9 +4,11 @@
 # Sweeps as nccl-tests does them: --size MIN:MAX:xF runs every size MIN,
 # MIN x F, ... up to MAX, --seeds A-B every seed; each run of a sweep gives
 # the results of the same run made alone, to the last bit; the rows (text
-# and JSON "rows") give the mean, min and max over the seeds; algbw is
-# size / time in GB/s and busbw algbw x 2(n-1)/n, in the text, JSON and
-# CSV reports; bad sweeps and an algorithm named twice are exit 2.
+# and JSON "rows") give the mean, sample standard deviation, min and max
+# over the seeds of the time and the goodput, and algbw (size / mean time,
+# GB/s) and busbw (algbw x 2(n-1)/n) from the mean time, as nccl-tests; a
+# size sweep closes with nccl-tests' average bus bandwidth per algorithm;
+# bad sweeps and an algorithm named twice are exit 2.
 import json
 import os
 import sys
@@ -30,11 +32,16 @@ def close(a, b):
     return abs(a - b) <= 1e-5 * max(1.0, abs(a), abs(b))
 
 
+def sd(v):
+    m = sum(v) / len(v)
+    return (sum((x - m) ** 2 for x in v) / (len(v) - 1)) ** 0.5
+
+
 def main():
     if not os.access(EMU, os.X_OK):
         print("1..0 # SKIP emu/canary-emu not built")
         return 0
-    print("1..14")
+    print("1..17")
     rc, out, err = emu(SMALL + ["--algo", ",".join(ALGOS), "--size", "4KiB:16KiB:x2", "--seeds", "3-4", "--json"])
     rep = json.loads(out) if rc == 0 else {}
     rs = rep.get("runs", [])
@@ -69,13 +76,19 @@ def main():
 
     rows = rep.get("rows", [])
     good = len(rows) == len(SIZES) * len(ALGOS)
+    spread = False
     for row in rows:
         mine = [alone[(row["size_bytes"], row["algo"], x)] for x in SEEDS]
         t = [m["runtime_ns"] for m in mine]
+        g = [m["goodput_gbps"] for m in mine]
         good = good and row["seeds"] == 2 and close(row["runtime_ns"]["mean"], sum(t) / 2) and \
-            close(row["runtime_ns"]["min"], min(t)) and close(row["runtime_ns"]["max"], max(t))
-    ok(good, "JSON rows: one per size and algorithm, runtime mean/min/max over the seeds of the single runs",
-       json.dumps(rows)[:500])
+            close(row["runtime_ns"]["min"], min(t)) and close(row["runtime_ns"]["max"], max(t)) and \
+            abs(row["runtime_ns"]["stddev"] - sd(t)) < 0.002 and close(row["goodput_gbps"]["mean"], sum(g) / 2) and \
+            close(row["goodput_gbps"]["min"], min(g)) and close(row["goodput_gbps"]["max"], max(g)) and \
+            abs(row["goodput_gbps"]["stddev"] - sd(g)) < 2e-6
+        spread = spread or row["runtime_ns"]["stddev"] > 0
+    ok(good and spread, "JSON rows: one per size and algorithm, the time's and the goodput's mean, sample standard "
+       "deviation, min and max over the seeds of the single runs (some spread differs from 0)", json.dumps(rows)[:500])
 
     bw = bool(rs)
     for r in rs:
@@ -87,25 +100,57 @@ def main():
     ok(bw, "algbw = size / time (GB/s), busbw = algbw x 2(n-1)/n, per allreduce and per run")
     good = bool(rows)
     for row in rows:
-        good = good and close(row["busbw_GBps"]["mean"], row["algbw_GBps"]["mean"] * 2 * 5 / 6)
-    ok(good, "JSON rows: busbw = algbw x 2(n-1)/n for 6 hosts")
+        mine = [alone[(row["size_bytes"], row["algo"], x)] for x in SEEDS]
+        alg = row["size_bytes"] / (sum(m["runtime_ns"] for m in mine) / 2)
+        good = good and close(row["algbw_GBps"], alg) and close(row["busbw_GBps"], alg * 2 * 5 / 6)
+    ok(good, "JSON rows: algbw = size / the mean time, busbw = algbw x 2(n-1)/n for 6 hosts (nccl-tests)")
+    avg = rep.get("average_busbw_GBps", {})
+    good = sorted(avg) == sorted(ALGOS)
+    for a in ALGOS if good else []:
+        mine = [row["busbw_GBps"] for row in rows if row["algo"] == a]
+        good = good and len(mine) == len(SIZES) and close(avg[a], sum(mine) / len(mine))
+    ok(good, "JSON average_busbw_GBps: per algorithm, the mean of its rows' busbw", json.dumps(avg))
 
     # the text report: a row per size and algorithm, the mean and the range
     rc, out, err = emu(SMALL + ["--algo", ",".join(ALGOS), "--size", "4KiB:16KiB:x2", "--seeds", "3-4"])
     lines = [ln.split() for ln in out.splitlines() if ln.startswith("  ") and ln.split()[0] in ALGOS and
              ln.split()[1].isdigit() and ln.split()[2].isdigit()]
-    good = rc == 0 and len(lines) == 6 and "min(us)" in out and "busbw" in out and "seeds 3-4" in out
+    good = rc == 0 and len(lines) == 6 and "min(us)" in out and "sd(us)" in out and "gp-sd" in out and \
+        "busbw" in out and "seeds 3-4" in out
     for f in lines if good else []:
         mine = [alone[(int(f[1]), f[0], x)] for x in SEEDS]
         t = [m["runtime_ns"] / 1000 for m in mine]
+        g = [m["goodput_gbps"] for m in mine]
         alg = int(f[1]) * 2 / (sum(m["runtime_ns"] for m in mine))
-        good = good and abs(float(f[4]) - sum(t) / 2) < 0.006 and abs(float(f[5]) - min(t)) < 0.006 and \
-            abs(float(f[6]) - max(t)) < 0.006 and f[11] == "yes"
-        good = good and abs(float(f[9]) - sum(m["algbw_GBps"] for m in mine) / 2) < 0.0006
-    ok(good, "text: 6 rows (size x algorithm), time mean, min and max over the seeds, algbw and busbw columns", out[:1500])
+        good = good and abs(float(f[4]) - sum(t) / 2) < 0.006 and abs(float(f[5]) - sd(t)) < 0.006 and \
+            abs(float(f[6]) - min(t)) < 0.006 and abs(float(f[7]) - max(t)) < 0.006 and f[15] == "yes"
+        good = good and abs(float(f[9]) - sum(g) / 2) < 0.006 and abs(float(f[10]) - sd(g)) < 0.006 and \
+            abs(float(f[11]) - min(g)) < 0.006 and abs(float(f[12]) - max(g)) < 0.006
+        good = good and abs(float(f[13]) - alg) < 0.0006 and abs(float(f[14]) - alg * 2 * 5 / 6) < 0.0006
+    ok(good, "text: 6 rows (size x algorithm), time and goodput mean, sd, min and max over the seeds, algbw and busbw "
+       "from the mean time", out[:1500])
+    avg = [ln for ln in out.splitlines() if ln.startswith("# average bus bandwidth")]
+    want = ", ".join("%s %.3f GB/s" % (a, rep.get("average_busbw_GBps", {}).get(a, -1)) for a in ALGOS)
+    ok(len(avg) == 1 and avg[0].endswith(": " + want), "text: a size sweep closes with the average bus bandwidth "
+       "per algorithm, as in JSON", "%s / %s" % (avg, want))
     rc, out, err = emu(SMALL + ["--algo", "canary", "--size", "8KiB"])
-    ok(rc == 0 and "algbw" in out and "busbw" in out and "min(us)" not in out,
-       "text, one seed: algbw and busbw beside goodput, no range columns", out[:800])
+    ok(rc == 0 and "algbw" in out and "busbw" in out and "min(us)" not in out and "sd(us)" not in out and
+       "average bus bandwidth" not in out, "text, one seed and size: algbw and busbw beside goodput, no spread "
+       "columns, no average line", out[:800])
+
+    # seeds whose times differ widely (injected loss): the bandwidths of the mean time, not the mean of the bandwidths
+    lossy = SMALL + ["--algo", "canary", "--size", "16KiB", "--seeds", "1-4", "--loss", "0.02"]
+    rc, out, err = emu(lossy + ["--json"])
+    rep3 = json.loads(out) if rc == 0 else {}
+    row = (rep3.get("rows") or [{}])[0]
+    t = [r["runtime_ns"] for r in rep3.get("runs", [])]
+    per_seed = sum(r["algbw_GBps"] for r in rep3.get("runs", [])) / max(1, len(t))
+    rc, out, err = emu(lossy)
+    f = [ln.split() for ln in out.splitlines() if ln.startswith("  canary ") and ln.split()[2].isdigit()]
+    ok(len(t) == 4 and close(row.get("algbw_GBps", 0), 16384 / (sum(t) / 4)) and
+       abs(row["algbw_GBps"] - per_seed) > 0.002 and len(f) == 1 and abs(float(f[0][13]) - row["algbw_GBps"]) < 0.0006,
+       "seeds far apart (--loss): algbw is size / the mean time in JSON and text, not the mean of the seeds' algbw",
+       "%s %s %s" % (row, per_seed, f))
 
     # CSV: one row per run, algbw and busbw last
     rc, out, err = emu(SMALL + ["--algo", "canary", "--size", "4KiB:8KiB:x2", "--seeds", "3-4", "--csv"])
