@@ -152,6 +152,14 @@ static inline uint32_t sk_pow(uint32_t x, unsigned e)
 }
 
 /*
+ * The adaptive timeout's ceiling, in units of its floor (rto_min): without
+ * one, a block whose result waits for a host stalled on its own timeout
+ * (a static tree completes only when the last host has sent) is an RTT
+ * sample as long as that timeout, which 2 x rttmax doubles at every round.
+ */
+#define LH_RTO_MAX 64
+
+/*
  * The current timeout: 2 x the smoothed block RTT plus 4 deviations, and at
  * least twice the slowest block seen and rto_min. A request for a block
  * that is only slow makes the leader fail it (the paper's rule), so the
@@ -165,6 +173,8 @@ static inline lh_time_t rto(const struct canary *c, const struct lh_req *r)
 
 	if (t < 2 * c->rttmax)
 		t = 2 * c->rttmax;
+	if (t > (double)(c->rto_min * LH_RTO_MAX))
+		return c->rto_min * LH_RTO_MAX;
 	return t > (double)c->rto_min ? (lh_time_t)t : c->rto_min;
 }
 

@@ -292,7 +292,10 @@ static bool lead_again(struct lh_req *r, const struct canary *c, size_t b, struc
 	return !request;
 }
 
-/* a fallback's result to every host, unicast; the pull's room goes to other blocks */
+/*
+ * a fallback's result to every host, unicast; the pull's room goes to other
+ * blocks. No RTT sample (Karn's rule): its time is the recovery's.
+ */
 void lh_lead_result(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
 {
 	uint32_t id = attempt_id(r, c, b, l->attempt);
@@ -300,8 +303,8 @@ void lh_lead_result(struct lh_req *r, struct canary *c, size_t b, struct clead *
 	lead_pull_end(c, l);
 	for (unsigned k = 0; k < r->P; k++)
 		if (k != r->rank)
-			lh_canary_send_small(r, k, id, EMU_CANARY_OP_RETX_DATA, 0, (uint16_t)r->P, l->acc,
-				   (unsigned)block_len(r, c, b));
+			lh_canary_send_small(r, k, id, EMU_CANARY_OP_RETX_DATA, EMU_CANARY_BCAST_NOSAMPLE, (uint16_t)r->P,
+					     l->acc, (unsigned)block_len(r, c, b));
 	lead_pull(r, c);
 }
 
