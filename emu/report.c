@@ -484,6 +484,32 @@ static void wall_line(FILE *f, const struct emu_run_stats *st)
 	lag_line(f, "injected frames", &st->inject_lag);
 }
 
+/*
+ * text_completion - per run and allreduce, the distribution of the hosts'
+ * completion times and the last hosts
+ */
+static void text_completion(struct report *r, const struct emu_scn_result *res, unsigned n)
+{
+	char lb[96];
+
+	fprintf(r->out, "#\n# hosts' completion (us, the start to a host holding its whole result; nearest-rank "
+			"percentiles over the\n# emulated hosts that finished): min, p50, p99, max, and the last hosts, "
+			"slowest first\n");
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned i = 0; i < res[k].nar; i++) {
+			const struct emu_scn_ar *a = &res[k].ar[i];
+
+			fprintf(r->out, "  %-*s ar %-3u %u hosts", LABEL_W(r), label(r, &res[k], lb, sizeof(lb)), a->tenant,
+				a->done_hosts);
+			if (a->done_hosts)
+				fprintf(r->out, ": min %.2f p50 %.2f p99 %.2f max %.2f; last", (double)a->done_min / 1e6,
+					(double)a->done_p50 / 1e6, (double)a->done_p99 / 1e6, (double)a->done_max / 1e6);
+			for (unsigned j = 0; j < a->nlast; j++)
+				fprintf(r->out, "%s %s %.2f", j ? "," : "", a->last[j].host, (double)a->last[j].t / 1e6);
+			fputc('\n', r->out);
+		}
+}
+
 void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
 	char lb[96];
@@ -499,6 +525,7 @@ void report_text_end(struct report *r, const struct emu_scn_result *res, unsigne
 				"# and max its range; goodput the mean of the seeds' goodputs, gp-sd/min/max its spread;\n"
 				"# algbw and busbw from the mean time (as nccl-tests); counters the mean (rounded); below,\n"
 				"# one row per run\n", nseeds(r));
+	text_completion(r, res, n);
 	fprintf(r->out, "#\n# fabric: utilization of the %u directed links (busy time / emulated time): mean over all\n"
 			"# links, mean over the busy ones (that carried a frame), idle links, links per 10 %% bucket;\n"
 			"# bg offered/carried: the background's load, share of each background host's line rate\n",
@@ -836,6 +863,20 @@ static void json_engine(FILE *f, const struct emu_scn_result *res, const struct 
 		json_attached(f, res, ind);
 }
 
+/* json_completion - "completion": the hosts' completion times of allreduce @a and its last hosts */
+static void json_completion(FILE *f, const struct emu_scn_ar *a)
+{
+	fprintf(f, "\"completion\": {\"hosts\": %u, \"min_ns\": %.3f, \"p50_ns\": %.3f, \"p99_ns\": %.3f, "
+		   "\"max_ns\": %.3f, \"last\": [", a->done_hosts, (double)a->done_min / 1e3, (double)a->done_p50 / 1e3,
+		(double)a->done_p99 / 1e3, (double)a->done_max / 1e3);
+	for (unsigned k = 0; k < a->nlast; k++) {
+		fprintf(f, "%s{\"host\": ", k ? ", " : "");
+		json_str(f, a->last[k].host);
+		fprintf(f, ", \"ns\": %.3f}", (double)a->last[k].t / 1e3);
+	}
+	fputs("]}", f);
+}
+
 /* json_allreduces - one object per allreduce */
 static void json_allreduces(FILE *f, const struct emu_scn_result *res, const char *ind)
 {
@@ -850,7 +891,7 @@ static void json_allreduces(FILE *f, const struct emu_scn_result *res, const cha
 			   "\"retransmissions\": %llu, \"failures\": %llu, \"reissues\": %llu, \"fallbacks\": %llu, "
 			   "\"polls\": %llu, "
 			   "\"restorations\": %llu, \"collisions_seen\": %llu, \"noise_delays\": %llu, \"window\": %u, "
-			   "\"retx_timeout_ns\": %.3f}%s\n",
+			   "\"retx_timeout_ns\": %.3f, ",
 			ind, a->tenant, a->hosts, (unsigned long long)a->size_bytes, (double)a->runtime / 1e3,
 			(double)a->barrier / 1e3, a->goodput_gbps, algbw(a->goodput_gbps), busbw(a->goodput_gbps, a->hosts),
 			a->exact ? "true" : "false",
@@ -859,8 +900,9 @@ static void json_allreduces(FILE *f, const struct emu_scn_result *res, const cha
 			(unsigned long long)a->retransmissions, (unsigned long long)a->failures,
 			(unsigned long long)a->reissues, (unsigned long long)a->fallbacks,
 			(unsigned long long)a->polls, (unsigned long long)a->restorations, (unsigned long long)a->collisions_seen,
-			(unsigned long long)a->noise_delays, a->window, (double)a->retx_timeout / 1e3,
-			i + 1 < res->nar ? "," : "");
+			(unsigned long long)a->noise_delays, a->window, (double)a->retx_timeout / 1e3);
+		json_completion(f, a);
+		fprintf(f, "}%s\n", i + 1 < res->nar ? "," : "");
 	}
 	fprintf(f, "%s  ]\n%s}", ind, ind);
 }

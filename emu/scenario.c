@@ -1662,6 +1662,65 @@ static void tally_host(const struct emu_scn_cfg *cfg, lh_time_t hold, const stru
 	}
 }
 
+static int cmp_time(const void *a, const void *b)
+{
+	emu_time_t x = *(const emu_time_t *)a, y = *(const emu_time_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* nearest_rank - the @p-th percentile (0 < p <= 100) of the sorted @v[0..n), n > 0 */
+static emu_time_t nearest_rank(const emu_time_t *v, unsigned n, unsigned p)
+{
+	unsigned k = (unsigned)(((uint64_t)p * n + 99) / 100);
+
+	return v[k ? k - 1 : 0];
+}
+
+/*
+ * tally_completion - the distribution of tenant @t's hosts' completion
+ * times (start to the whole result) and its last hosts, slowest first
+ * (ties: the lower rank first)
+ */
+static void tally_completion(const struct scn *s, unsigned t, struct emu_scn_ar *a)
+{
+	const struct tenant *T = &s->ten[t];
+	emu_time_t *v = emu_xcalloc(T->P ? T->P : 1, sizeof(*v));
+	unsigned n = 0;
+
+	for (unsigned r = 0; r < T->P; r++) {
+		const struct host_rec *h = &s->recs->host[T->hosts[r]];
+		lh_time_t start;
+
+		if (h->attached || !h->has_req || !h->data_done)
+			continue;
+		start = s->cfg->nattach && h->st.start < s->hold ? s->hold : h->st.start;
+		v[n++] = h->st.data_done - start;
+		/* insert among the slowest, kept sorted (slowest first) */
+		unsigned k = a->nlast < EMU_SCN_LAST ? a->nlast++ : EMU_SCN_LAST;
+
+		while (k > 0 && a->last[k - 1].t < v[n - 1]) {
+			if (k < EMU_SCN_LAST)
+				a->last[k] = a->last[k - 1];
+			k--;
+		}
+		if (k < EMU_SCN_LAST) {
+			snprintf(a->last[k].host, sizeof(a->last[k].host), "%s",
+				 s->fab->nodes[s->fab->hosts[T->hosts[r]]].name);
+			a->last[k].t = v[n - 1];
+		}
+	}
+	a->done_hosts = n;
+	if (n) {
+		qsort(v, n, sizeof(*v), cmp_time);
+		a->done_min = v[0];
+		a->done_p50 = nearest_rank(v, n, 50);
+		a->done_p99 = nearest_rank(v, n, 99);
+		a->done_max = v[n - 1];
+	}
+	free(v);
+}
+
 /* scn_tally_allreduces - each tenant's results, exactness, goodput, and why a run is stuck */
 static void scn_tally_allreduces(struct scn *s, emu_time_t T)
 {
@@ -1683,6 +1742,7 @@ static void scn_tally_allreduces(struct scn *s, emu_time_t T)
 			tally_host(cfg, s->hold, &s->recs->host[s->ten[t].hosts[r]], a, &nonleader_frames,
 				   &nonleader);
 		a->frames_per_host = nonleader ? nonleader_frames / nonleader : 0;
+		tally_completion(s, t, a);
 		a->exact = a->finished && a->mismatches == 0;
 		if (!a->exact)
 			res->exact = false;

@@ -31,6 +31,8 @@
 
 #define EMU_SCN_MAX_FAIL 32
 #define EMU_SCN_MAX_ATTACH 32
+/* the slowest hosts an allreduce's result names */
+#define EMU_SCN_LAST 3
 /* cfg.sketch: the sketch where the run can lose frames, none where it cannot (emu_scenario_sketch) */
 #define EMU_SCN_SKETCH_AUTO UINT_MAX
 
@@ -181,6 +183,18 @@ struct emu_scn_ar {
 	unsigned window;		/* the largest window a host used (Canary, adaptive timeout: it moves) */
 	uint64_t window_sum, window_n;	/* the hosts' windows at block completions: sum, count */
 	emu_time_t retx_timeout;
+	/*
+	 * Each emulated host's completion (start to its whole result), over
+	 * the done_hosts that finished (attached hosts are not counted):
+	 * nearest-rank percentiles, and the last hosts, slowest first.
+	 */
+	unsigned done_hosts;
+	emu_time_t done_min, done_p50, done_p99, done_max;
+	unsigned nlast;
+	struct {
+		char host[EMU_NAME_MAX];
+		emu_time_t t;
+	} last[EMU_SCN_LAST];
 };
 
 /* A directed link by its two ends, "NODE/PORT" each. */
