@@ -13,6 +13,9 @@
  *   of the same input for a congested output (the FIFO model does not);
  * - credits: an incast delivers everything, drops nothing, and no ingress
  *   buffer ever holds more than its size;
+ * - timing: a frame reaches the next hop one latency after its first bit
+ *   left under merlin (SST's links: cut-through), after its last bit under
+ *   FIFO (store-and-forward);
  * - the same results with 1 and 3 workers.
  */
 #include "helpers.h"
@@ -211,7 +214,8 @@ static void fair_share(enum emu_xbar_arb arb, unsigned workers, uint64_t out[3])
 /*
  * A quiet input. One switch: H1 and H2 (and H3 when @three) flood H0; at
  * 50 us, when the queues are long, H4 sends one frame to H0. Its wait at
- * the switch (its latency less the unloaded 2 frame times + 2 latencies)
+ * the switch (its latency less the unloaded 2 latencies, + 2 frame times
+ * under FIFO)
  * is at most one frame time per competing input under merlin with an output
  * buffer of one frame (2 KiB: what waits is then the crossbar's doing); under
  * FIFO it waits for the whole egress queue.
@@ -233,7 +237,7 @@ static emu_time_t quiet(enum emu_router router, bool three, unsigned workers)
 
 	emu_engine_run(eng);
 	struct sh_state *t = host(eng, fab, 0);
-	emu_time_t F = frame_time(G100), unloaded = 2 * F + 2 * LAT;
+	emu_time_t F = frame_time(G100), unloaded = (router == EMU_ROUTER_MERLIN ? 0 : 2 * F) + 2 * LAT;
 	emu_time_t wait = t->lat_max[4] - unloaded;
 
 	is_u64(t->recv[4], 1, "%s: the quiet frame arrived", model_name(&cfg));
@@ -273,8 +277,8 @@ static void hol(enum emu_router router)
 
 	emu_engine_run(eng);
 	emu_time_t F = frame_time(G100), slow = frame_time(10000000000ULL);
-	/* the second frame leaves H1 one frame time after the first */
-	emu_time_t unloaded = 3 * F + 2 * LAT, lat = host(eng, fab, 3)->lat_max[1];
+	/* the second frame leaves H1 one frame time after the first (and, under FIFO, takes two more) */
+	emu_time_t unloaded = (router == EMU_ROUTER_MERLIN ? F : 3 * F) + 2 * LAT, lat = host(eng, fab, 3)->lat_max[1];
 
 	is_u64(host(eng, fab, 3)->recv[1], 1, "%s: the frame for the idle output arrived", model_name(&cfg));
 	if (router == EMU_ROUTER_MERLIN)
@@ -285,6 +289,32 @@ static void hol(enum emu_router router)
 		is_u64(lat, unloaded, "fifo: no head-of-line blocking: the frame for an idle output is not delayed");
 	emu_engine_destroy(eng);
 	emu_fabric_destroy(fab);
+}
+
+/*
+ * Timing. S0 - S1 - S2 with H0 on S0 and H1 on S2; H0 sends @count frames
+ * to H1 at once. Return the last one's latency; the first's must be 4
+ * latencies (merlin: each hop delivers at the first bit; the crossbar adds
+ * no latency) or 4 latencies and 4 frame times (FIFO).
+ */
+static emu_time_t timing(enum emu_router router, uint32_t count)
+{
+	static const unsigned per[] = { 1, 0, 1 };
+	struct emu_fabric *fab = line_fabric(3, per, NULL);
+	struct emu_engine_cfg cfg = { .workers = 1, .seed = 1, .router = router };
+	struct sh_cfg hc[2];
+
+	memset(hc, 0, sizeof(hc));
+	hc[0] = (struct sh_cfg){ .step = { { .t = EMU_US, .dst = 1, .count = count } }, .nstep = 1 };
+	struct emu_engine *eng = plug(fab, &cfg, hc);
+
+	emu_engine_run(eng);
+	emu_time_t lat = host(eng, fab, 1)->lat_max[0];
+
+	is_u64(host(eng, fab, 1)->recv[0], count, "%s: %u frame(s) over 3 switches arrived", model_name(&cfg), count);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+	return lat;
 }
 
 /* Credits: 6 hosts flood one through one switch with small buffers; everything arrives, no buffer overflows. */
@@ -335,7 +365,7 @@ int main(void)
 {
 	uint64_t a[3], b[3];
 
-	plan(2 * 4 + 1 + 2 * 5 + 1 + 2 * 2 + 3 * 3);
+	plan(2 * 4 + 1 + 2 * 5 + 1 + 2 * 2 + 3 * 3 + 4 + 4);
 	fair_share(EMU_XBAR_LRS, 1, a);
 	fair_share(EMU_XBAR_LRS, 3, b);
 	ok(!memcmp(a, b, sizeof(a)), "merlin:lrs: the same frames in the window with 1 and 3 workers");
@@ -347,6 +377,14 @@ int main(void)
 	quiet(EMU_ROUTER_FIFO, false, 1);
 	hol(EMU_ROUTER_MERLIN);
 	hol(EMU_ROUTER_FIFO);
+	emu_time_t F = frame_time(G100);
+
+	is_u64(timing(EMU_ROUTER_MERLIN, 1), 4 * LAT, "merlin: one frame over 3 switches takes 4 latencies (cut-through)");
+	is_u64(timing(EMU_ROUTER_FIFO, 1), 4 * LAT + 4 * F,
+	       "fifo: one frame over 3 switches takes 4 latencies and 4 frame times (store-and-forward)");
+	/* back to back, the 10th leaves H0 9 frame times after the first; each hop's wire keeps pace */
+	is_u64(timing(EMU_ROUTER_MERLIN, 10), 9 * F + 4 * LAT, "merlin: the 10th of a burst arrives 9 frame times later");
+	is_u64(timing(EMU_ROUTER_FIFO, 10), 13 * F + 4 * LAT, "fifo: the 10th of a burst arrives 9 frame times later");
 	credits(EMU_XBAR_LRS, 1);
 	credits(EMU_XBAR_LRS, 2);
 	credits(EMU_XBAR_RR, 1);

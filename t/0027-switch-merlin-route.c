@@ -7,9 +7,13 @@
  *
  * One switch; its hosts A and B send, Q and the candidates P0, P1, P2 (1G
  * links, so that their output buffers fill) receive. A frame flagged
- * "anycast" may leave on any of P0..P2; its natural port is P1. Output
+ * "anycast" may leave on any of P0..P2; its natural port is topo_fattree's
+ * destination rule's, the (dst % 3)-th of them (dst the host index): P1
+ * for a frame addressed to P1; its flow hash would name P2. Output
  * buffers of 8000 bytes; frames of 1500.
  *
+ * - the natural port: frames addressed to A, B, Q (indices 0, 1, 2) at idle
+ *   buffers leave on P0, P1, P2, whatever the flow hash;
  * - the decision is taken at the head of the queue: a frame stuck behind
  *   others at A's input sees the buffers of its own time, not of its
  *   arrival (both ways: P1 loaded at arrival and drained at the head, and
@@ -32,7 +36,7 @@ enum { A, B, Q, P0, P1, P2 };
 
 struct step {
 	emu_time_t t;
-	uint32_t dst;		/* host index; anycast: any of P0..P2 */
+	uint32_t dst;		/* host index; anycast: its address (the frame may leave on any of P0..P2) */
 	uint32_t count;
 	bool any;
 };
@@ -76,7 +80,7 @@ static void rh_timer(struct emu_node *n, uint64_t cookie)
 	const struct step *st = &s->cfg->step[cookie];
 
 	for (uint32_t k = 0; k < st->count; k++)
-		rh_send(n, st->any ? P0 : st->dst, st->any);
+		rh_send(n, st->dst, st->any);
 }
 
 static void rh_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
@@ -97,11 +101,16 @@ static const struct emu_model_ops rh_ops = {
 	.timer = rh_timer,
 };
 
-/* the switch: anycast frames to any of P0..P2 (natural P1) by emu_send_pick, the rest by the route table */
+/*
+ * the switch: anycast frames to any of P0..P2 by emu_send_pick, the rest by
+ * the route table. The natural port is the destination's (topo_fattree's
+ * rule on a leaf: the (dst % 3)-th of P0..P2), not the flow hash's: the
+ * hash given names P2.
+ */
 struct rs_state {
 	struct emu_fwd_stats st;
 	uint64_t mask;
-	uint64_t hash;		/* a flow hash whose natural port is P1's */
+	uint64_t hash;		/* a flow hash whose port (emu_route_pick, ecmp) is P2's */
 };
 
 static void rs_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
@@ -113,7 +122,7 @@ static void rs_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	if (!s->mask) {
 		for (uint32_t h = P0; h <= P2; h++)
 			s->mask |= emu_route(n, h);
-		unsigned want = (unsigned)__builtin_ctzll(emu_route(n, P1));
+		unsigned want = (unsigned)__builtin_ctzll(emu_route(n, P2));
 
 		while (emu_route_pick(n, s->mask, s->hash, EMU_ROUTE_ECMP) != want)
 			s->hash++;
@@ -227,7 +236,7 @@ static int head_case(bool late, unsigned workers, struct outcome *out)
 
 	memset(hc, 0, sizeof(hc));
 	hc[A] = (struct rh_cfg){ .step = { { .t = 1 * EMU_US, .dst = Q, .count = 7 },
-					   { .t = 1 * EMU_US, .count = 1, .any = true } }, .nstep = 2 };
+					   { .t = 1 * EMU_US, .dst = P1, .count = 1, .any = true } }, .nstep = 2 };
 	hc[B] = (struct rh_cfg){ .step = { { .t = late ? 5 * EMU_US : 0, .dst = P1, .count = 4 } }, .nstep = 1 };
 	*out = run(hc, 0, workers);
 	return took(out);
@@ -243,11 +252,22 @@ static int load_case(const unsigned load[3], double thresh, unsigned workers, st
 	struct rh_cfg hc[NH];
 
 	memset(hc, 0, sizeof(hc));
-	hc[A] = (struct rh_cfg){ .step = { { .t = 3 * EMU_US, .count = 1, .any = true } }, .nstep = 1 };
+	hc[A] = (struct rh_cfg){ .step = { { .t = 3 * EMU_US, .dst = P1, .count = 1, .any = true } }, .nstep = 1 };
 	for (unsigned i = 0; i < 3; i++)
 		if (load[i])
 			hc[B].step[hc[B].nstep++] = (struct step){ .t = 0, .dst = P0 + i, .count = load[i] + 1 };
 	*out = run(hc, thresh, workers);
+	return took(out);
+}
+
+/* Natural port: X addressed to host @dst at 3 us, every buffer idle. Return the port X took. */
+static int dest_case(uint32_t dst, unsigned workers, struct outcome *out)
+{
+	struct rh_cfg hc[NH];
+
+	memset(hc, 0, sizeof(hc));
+	hc[A] = (struct rh_cfg){ .step = { { .t = 3 * EMU_US, .dst = dst, .count = 1, .any = true } }, .nstep = 1 };
+	*out = run(hc, 0, workers);
 	return took(out);
 }
 
@@ -256,9 +276,15 @@ static const char *pname(int i)
 	return i == 0 ? "P0" : i == 1 ? "P1" : i == 2 ? "P2" : "none";
 }
 
-static void cases(unsigned workers, struct outcome all[9])
+static void cases(unsigned workers, struct outcome all[12])
 {
 	int k;
+
+	for (uint32_t d = A; d <= Q; d++) {
+		k = dest_case(d, workers, &all[9 + d]);
+		is_int(k, (int)d, "%u workers: idle buffers: X addressed to host %u leaves on its destination's natural "
+		       "port %s, not the hash's P2 (took %s)", workers, d, pname((int)d), pname(k));
+	}
 
 	k = head_case(false, workers, &all[0]);
 	is_int(k, 1, "%u workers: P1 loaded when X arrives, drained to 2 frames (5000 B free of 8000) when it reaches "
@@ -293,8 +319,8 @@ static void incast(unsigned workers, struct outcome *o)
 	struct rh_cfg hc[NH];
 
 	memset(hc, 0, sizeof(hc));
-	hc[A] = (struct rh_cfg){ .step = { { .t = 0, .count = 60, .any = true } }, .nstep = 1 };
-	hc[B] = (struct rh_cfg){ .step = { { .t = 0, .count = 60, .any = true }, { .t = 0, .dst = Q, .count = 20 } },
+	hc[A] = (struct rh_cfg){ .step = { { .t = 0, .dst = P1, .count = 60, .any = true } }, .nstep = 1 };
+	hc[B] = (struct rh_cfg){ .step = { { .t = 0, .dst = P1, .count = 60, .any = true }, { .t = 0, .dst = Q, .count = 20 } },
 				 .nstep = 2 };
 	*o = run(hc, 0, workers);
 	ok(o->recv == 140 && o->got[0] + o->got[1] + o->got[2] == 120 && o->got[0] && o->got[1] && o->got[2],
@@ -307,9 +333,9 @@ static void incast(unsigned workers, struct outcome *o)
 
 int main(void)
 {
-	struct outcome w1[9], w2[9];
+	struct outcome w1[12], w2[12];
 
-	plan(2 * (8 + 2) + 1);
+	plan(2 * (3 + 8 + 2) + 1);
 	cases(1, w1);
 	incast(1, &w1[8]);
 	cases(2, w2);

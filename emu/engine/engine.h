@@ -594,9 +594,10 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 /*
  * emu_send_pick - emu_send() @f on a port of @mask (non-zero) chosen under
  * @policy with flow hash @hash. FIFO router: emu_route_pick() now. Merlin
- * router: a frame that came in on a port is routed when it reaches the
- * head of its input queue, on the output buffers' occupancy then; one the
- * switch made, now (xbar.h). Return as emu_send().
+ * router: the natural port is the destination host's (xbar.h; @hash only
+ * for a frame with none); a frame that came in on a port is routed when it
+ * reaches the head of its input queue, on the output buffers' occupancy
+ * then; one the switch made, now (xbar.h). Return as emu_send().
  */
 int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f);
 

@@ -9,7 +9,8 @@
  * priority); it occupies the wire for (max(len, 60) + 24) * 8 / rate
  * (padded to Ethernet's minimum; preamble, FCS and gap: emu_wire_bytes)
  * and arrives at the peer one latency after its last bit left
- * (store-and-forward).
+ * (store-and-forward); under the merlin router one latency after its
+ * first bit left, as SST's links deliver a packet (cut-through).
  *
  * One event per frame-hop. A queued frame is *committed* to the wire as
  * soon as its start is known: when it is queued (or a credit or a wake
@@ -702,8 +703,9 @@ static void commit(struct emu_node *n, struct emu_port *p, struct emu_frame *f, 
 	f->gen = p->gen;
 	f->t_sent = start;
 	f->hops++;
+	/* merlin: at the peer one latency after its first bit left (SST's links, cut-through) */
 	struct emu_ev ev = {
-		.t = p->busy_until + p->latency,
+		.t = (n->eng->cfg.router == EMU_ROUTER_MERLIN ? start : p->busy_until) + p->latency,
 		.frame = f,
 		.node = p->peer_node,
 		.type = EMU_EV_FRAME,

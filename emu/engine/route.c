@@ -16,6 +16,8 @@
 #include "emu/engine/engine_internal.h"
 #include "emu/engine/fabric.h"
 #include "emu/engine/util.h"
+#include "emu/engine/xbar.h"
+#include "libhost/wire.h"
 
 #include <urcu-qsbr.h>
 
@@ -223,17 +225,24 @@ int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_rou
 	if (!n->xb || cnt == 1)
 		return emu_send(n, emu_route_pick(n, mask, hash, policy), f);
 	/*
-	 * merlin: the natural port now (the hash's, as emu_route_pick()),
-	 * the choice when the crossbar sees the frame at the head of its
-	 * queue. The frame moves to its smallest buffer here, so that what
-	 * emu_send() keeps is this frame with its mask (emu_pool_fit()
-	 * copies the header only up to cls).
+	 * merlin: the natural port now, topo_fattree's destination rule
+	 * (emu_xbar_natural(): the frame's destination host, the hash only
+	 * for a frame with none), the choice when the crossbar sees the
+	 * frame at the head of its queue. The frame moves to its smallest
+	 * buffer here, so that what emu_send() keeps is this frame with its
+	 * mask (emu_pool_fit() copies the header only up to cls).
 	 */
 	uint16_t in = f->xin;
+	uint32_t dip, dst = EMU_NONE32;
+	uint64_t fh;
+
+	if (lh_wire_dst(f->data, f->len, &dip, &fh) == LH_WIRE_OK)
+		dst = emu_fabric_host_by_ip(n->eng->fab, dip);
+	unsigned natural = emu_xbar_natural(n, mask, dst, hash);
 
 	f = emu_pool_fit(&n->w->pool, f);
 	f->xin = in;
 	f->xmask = mask;
 	f->xpol = (uint8_t)policy;
-	return emu_send(n, nth_bit(mask, (unsigned)(emu_hash64(hash) % cnt)), f);
+	return emu_send(n, natural, f);
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "emu/engine/fabric.h"
 #include "emu/engine/port.h"
 
 struct xfifo {
@@ -48,10 +49,45 @@ struct emu_xbar {
 	bool lossy;
 	unsigned nc;			/* classes in use: EMU_TC_N unless cfg.tc_mode is EMU_TC_ONE, else 1 */
 	unsigned nports;
+	uint32_t drf;			/* hosts below one down port (topo_fattree's down_route_factor) */
 	uint32_t mtu_frame;		/* the largest frame any port takes */
 	struct emu_xin *in;
 	struct emu_xout *out;
 };
+
+/* the hosts below node @id of @fab: itself if a host, else those below its down ports (lower level) */
+static uint32_t hosts_below(const struct emu_fabric *fab, uint32_t id)
+{
+	const struct emu_fab_node *fn = &fab->nodes[id];
+	uint32_t sum = 0;
+
+	if (fn->kind == EMU_NODE_HOST)
+		return 1;
+	for (unsigned p = 0; p < fn->nports; p++) {
+		const struct emu_fab_port *fp = &fab->ports[fn->port0 + p];
+
+		if (fp->link != EMU_NONE32 && fab->nodes[fp->peer_node].level < fn->level)
+			sum += hosts_below(fab, fp->peer_node);
+	}
+	return sum;
+}
+
+/* the hosts below the first down port of switch @id: 1 on a leaf, a leaf's hosts one level up */
+static uint32_t down_route_factor(const struct emu_fabric *fab, uint32_t id)
+{
+	const struct emu_fab_node *fn = &fab->nodes[id];
+
+	for (unsigned p = 0; p < fn->nports; p++) {
+		const struct emu_fab_port *fp = &fab->ports[fn->port0 + p];
+
+		if (fp->link != EMU_NONE32 && fab->nodes[fp->peer_node].level < fn->level) {
+			uint32_t h = hosts_below(fab, fp->peer_node);
+
+			return h ? h : 1;
+		}
+	}
+	return 1;
+}
 
 struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engine_cfg *cfg, uint64_t xbar_bps)
 {
@@ -66,6 +102,7 @@ struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engi
 	xb->arb = cfg->xbar_arb;
 	xb->lossy = cfg->lossy;
 	xb->nports = n->nports;
+	xb->drf = down_route_factor(n->eng->fab, n->id);
 	xb->nc = cfg->tc_mode != EMU_TC_ONE ? EMU_TC_N : 1;
 	for (unsigned p = 0; p < n->nports; p++)
 		if (n->ports[p].mtu_frame > xb->mtu_frame)
@@ -89,6 +126,16 @@ void emu_xbar_destroy(struct emu_xbar *xb)
 	free(xb->in);
 	free(xb->out);
 	free(xb);
+}
+
+unsigned emu_xbar_natural(const struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t hash)
+{
+	unsigned cnt = emu_popcount64(mask);
+	unsigned k = dst != EMU_NONE32 ? (dst / n->xb->drf) % cnt : (unsigned)(emu_hash64(hash) % cnt);
+
+	while (k--)
+		mask &= mask - 1;
+	return (unsigned)__builtin_ctzll(mask);
 }
 
 static void fifo_push(struct xfifo *q, struct emu_frame *f)

@@ -17,10 +17,12 @@
  * Routing. A frame sent with a choice of ports (emu_send_pick: the up ports
  * of a fat tree toward its destination) is routed when it becomes the head
  * of its input FIFO, as topo_fattree::route_packet() is called for the new
- * head of an input VC: the natural port (the flow hash's) is kept while its
- * output buffer of the frame's class has at least thresh = adaptive_threshold
- * x obuf bytes free (--adaptive-threshold, 0.5), else the port with the most
- * free bytes wins, ties to the natural port, then to the lower port. A frame
+ * head of an input VC: the natural port (topo_fattree's destination rule,
+ * emu_xbar_natural(): the ((dst / down_route_factor) % up ports)-th up
+ * port; the flow hash's for a frame with no host destination) is kept
+ * while its output buffer of the frame's class has at least thresh =
+ * adaptive_threshold x obuf bytes free (--adaptive-threshold, 0.5), else
+ * the port with the most free bytes wins, ties to the natural port, then to the lower port. A frame
  * with one port (down routes, static trees) is routed already. A frame the
  * switch makes is routed when it is made (it queues at its output).
  *
@@ -40,6 +42,13 @@
  * free bytes are hr_router's xbar_in_credits (taken when a packet crosses
  * the crossbar, returned when it leaves on the link). The crossbar adds no
  * latency of its own; it limits rates and orders inputs.
+ *
+ * Timing. Under merlin a frame reaches the next hop (switch or host) one
+ * link latency after its first bit left (port.c), as SST's PortControl
+ * and LinkControl send a whole packet on the link when its transmission
+ * starts: cut-through in effect, while the wire stays busy for the frame
+ * time. (SST adds one cycle of the link's time base, which is left out.)
+ * The FIFO model stays store-and-forward: one latency after the last bit.
  *
  * Arbitration is event-driven: on a new head, when an output's crossbar
  * transfer or an input's ends (EMU_EV_XBAR, posted only when someone
@@ -69,6 +78,14 @@ int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsign
 void emu_xbar_out_ready(struct emu_node *n, unsigned port);
 /* emu_xbar_wake - EMU_EV_XBAR for @port (@input: the input side, else the output side) */
 void emu_xbar_wake(struct emu_node *n, unsigned port, bool input);
+/*
+ * emu_xbar_natural - the natural port of a frame for host index @dst among
+ * @mask (two or more ports): topo_fattree's up route, the
+ * ((dst / down_route_factor) % ports)-th port of @mask, down_route_factor
+ * being the hosts below one down port of the switch (1 on a leaf). A
+ * frame with no host destination (@dst EMU_NONE32) takes the flow hash's.
+ */
+unsigned emu_xbar_natural(const struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t hash);
 /* emu_xbar_link_down - @port's link died: frames waiting at any input for it are lost */
 void emu_xbar_link_down(struct emu_node *n, unsigned port);
 
