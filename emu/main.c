@@ -593,10 +593,24 @@ static const char *o_attach_hold(struct cli *c, const char *a)
 	return emu_parse_time(a, &c->cfg.attach_hold) ? "is not a time with a unit (e.g. 2s)" : NULL;
 }
 
+/* realtime_ns - CLOCK_REALTIME in ns (--start-at's clock) */
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static const char *o_start_at(struct cli *c, const char *a)
 {
+	uint64_t now = realtime_ns();
+
 	if (lh_parse_epoch(a, &c->cfg.start_at_ns) || !c->cfg.start_at_ns)
 		return "is not an instant in seconds since the Unix epoch (e.g. $(($(date +%s) + 2)))";
+	/* the hold until then, in emulated ps, must fit: checked here, once (check_attach bounds it further) */
+	if (c->cfg.start_at_ns > now && c->cfg.start_at_ns - now > EMU_TIME_INF / EMU_NS / 2)
+		return "is too far ahead (more than 106 days from now)";
 	return NULL;
 }
 
@@ -1344,6 +1358,28 @@ static int parse_algos(struct cli *c)
 }
 
 /*
+ * check_hold - the hosts' hold (--attach-hold, or until --start-at) ends
+ * before --time-limit, with room to run: 0 or 2 (said why)
+ */
+static int check_hold(const struct cli *c)
+{
+	const struct emu_scn_cfg *cfg = &c->cfg;
+	char hold[32], limit[32];
+	emu_time_t h = cfg->attach_hold;
+	uint64_t now = realtime_ns();
+
+	if (cfg->start_at_ns)
+		h = cfg->start_at_ns > now ? (cfg->start_at_ns - now) * EMU_NS : 0;	/* fits: o_start_at */
+	if (h < cfg->limit)
+		return 0;
+	emu_fmt_time(h, hold, sizeof(hold));
+	emu_fmt_time(cfg->limit, limit, sizeof(limit));
+	return fail(cfg->start_at_ns ? "--start-at" : "--attach-hold",
+		    "the hosts would wait %s, not less than --time-limit %s: the run would end before they send", hold,
+		    limit);
+}
+
+/*
  * check_attach - --attach needs the wall clock at dilation 1, one algorithm,
  * one process; it changes some defaults: links of 100 Mb/s, one worker,
  * a time limit of 10 minutes and a stall watchdog of 10 s (real time),
@@ -1377,7 +1413,7 @@ static int check_attach(struct cli *c)
 		cfg->stall = 10 * EMU_S;
 	if (!c->lag_set)
 		cfg->lag_max_ns = 1000000000ULL;
-	return 0;
+	return check_hold(c);
 }
 
 /*

@@ -1353,6 +1353,7 @@ static void program_attached(struct scn *s)
 	s->hold = cfg->attach_hold;
 	for (uint32_t i = 0; i < s->nh; i++)
 		s->hc[i].cfg.hold = s->hold;
+	emu_engine_set_stall_origin(s->eng, s->hold);	/* the hold is not a stall */
 	for (unsigned i = 0; i < cfg->nattach; i++)
 		emu_engine_set_model(s->eng, emu_fabric_find(s->fab, s->att[i].node), &emu_attach_ops, &s->att[i]);
 }
@@ -1564,9 +1565,10 @@ static int start_at(struct scn *s)
 			 (double)(rt - s->cfg->start_at_ns) / 1e9);
 		return -EINVAL;
 	}
-	s->hold = (emu_time_t)(s->cfg->start_at_ns - rt) * EMU_NS;
+	s->hold = (emu_time_t)(s->cfg->start_at_ns - rt) * EMU_NS;	/* fits: canary-emu's --start-at bounds it */
 	for (uint32_t i = 0; i < s->nh; i++)
 		s->hc[i].cfg.hold = s->hold;
+	emu_engine_set_stall_origin(s->eng, s->hold);
 	emu_engine_set_wall_origin(s->eng, mono);
 	return 0;
 }

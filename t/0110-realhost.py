@@ -158,6 +158,14 @@ def options():
            ([EMU, "--clock", "wall", "--attach", "H0=lo", "--start-at", "1764230000", "--attach-hold", "1s",
              "--topology", "fattree2:leaves=2,spines=2,hosts=2"], "--start-at", "--attach-hold"),
            ([EMU, "--start-at", "2s"], "--start-at", "Unix epoch"),
+           # a hold as long as the run, or one whose picoseconds would not fit
+           ([EMU, "--clock", "wall", "--attach", "H0=lo", "--algo", "canary", "--attach-hold", "15s", "--time-limit",
+             "10s", "--topology", "fattree2:leaves=2,spines=2,hosts=2"], "--attach-hold", "--time-limit"),
+           ([EMU, "--clock", "wall", "--attach", "H0=lo", "--algo", "canary", "--start-at", "%.0f" % (time.time() + 700),
+             "--topology", "fattree2:leaves=2,spines=2,hosts=2"], "--start-at", "--time-limit 600"),
+           ([EMU, "--clock", "wall", "--attach", "H0=lo", "--algo", "canary", "--start-at",
+             "%.0f" % (time.time() + 213.5 * 86400), "--time-limit", "1.8e7s",
+             "--topology", "fattree2:leaves=2,spines=2,hosts=2"], "--start-at", "too far ahead"),
            ([AR, "--rank", "0", "--hosts", "2", "--interface", "lo", "--start-at", past], "--start-at", "past"),
            ([AR, "--rank", "0", "--hosts", "2", "--interface", "lo", "--start-at", "2s"], "--start-at", "Unix epoch"),
            ([AR, "--rank", "0", "--hosts", "2", "--interface", "lo", "--start-at", past, "--start-delay", "1s"],
@@ -169,8 +177,8 @@ def options():
         if p.returncode != 2 or len(lines) != 1 or opt not in lines[0] or why not in lines[0]:
             good = False
             detail += "%s: rc %d, %s\n" % (argv[1:], p.returncode, p.stderr)
-    ok(good, "--start-at: an instant past, not an instant, or with --start-delay / --attach-hold / without --attach: "
-       "one line naming the option, exit 2", detail)
+    ok(good, "--start-at: an instant past, not an instant, too far ahead, or with --start-delay / --attach-hold / "
+       "without --attach; a hold not shorter than --time-limit: one line naming the option, exit 2", detail)
 
 
 def ring_veth():
@@ -309,8 +317,9 @@ def mixed():
         real = [(1, 0), (6, 1)]	# (host index = rank, namespace / veth index)
         peers = "/tmp/canary-peers-%d" % ID	# written by the emulator, read by the real hosts
         at = instant()
+        # a watchdog shorter than the hold until @at: the hold is not a stall
         e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
-                     at, ["--attach-peers", peers])
+                     at, ["--attach-peers", peers, "--stall", "1s"])
         said = wait_attached(e, 2)
         hs = [host(ns(i), "ch%d" % i, h, 8, "canary", ["--peers", peers], at) for h, i in real]
         # junk both ways: from host 0's namespace into the emulator, from the emulator's into host 1
@@ -326,8 +335,8 @@ def mixed():
         except OSError:
             pass
         ok(all(r[0] for r in res) and rc == 0 and j and j["result_exact"] and j["allreduces"][0]["hosts"] == 8,
-           "2 real + 6 emulated hosts, canary (their peers from --attach-peers): exact on the real hosts and on "
-           "every emulated one",
+           "2 real + 6 emulated hosts, canary (their peers from --attach-peers), held longer than --stall: exact on "
+           "the real hosts and on every emulated one",
            "".join(said) + err + "\n".join(r[2] for r in res))
         # the real hosts did a host's share as the emulated ones do: blocks of 256 elements (no sketch beside real
         # hosts by default), every 8th led

@@ -491,6 +491,11 @@ void emu_engine_set_wall_origin(struct emu_engine *eng, uint64_t wall_ns)
 	eng->wall_origin = wall_ns;
 }
 
+void emu_engine_set_stall_origin(struct emu_engine *eng, emu_time_t t)
+{
+	eng->stall_origin = t;
+}
+
 void emu_engine_expect_done(struct emu_engine *eng, uint64_t count)
 {
 	eng->expect_done = count;
@@ -889,7 +894,7 @@ static bool window_watchdog(struct emu_engine *eng, const struct emu_dist_sum *s
 			eng->st.last_progress = sum->progress - 1;
 		if (!eng->stall_armed) {
 			eng->stall_armed = true;
-			eng->st.last_progress = next;
+			eng->st.last_progress = next > eng->stall_origin ? next : eng->stall_origin;
 		}
 		emu_time_t deadline = eng->st.last_progress + stall_limit(eng);
 

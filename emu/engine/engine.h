@@ -458,6 +458,13 @@ int emu_engine_schedule_node(struct emu_engine *eng, uint32_t node, emu_time_t t
  */
 void emu_engine_set_wall_origin(struct emu_engine *eng, uint64_t wall_ns);
 
+/*
+ * emu_engine_set_stall_origin - the stall watchdog counts from emulated
+ * time @t at the earliest: the nodes hold their sends until then on
+ * purpose (--attach-hold, --start-at), which is not a stall. Before run.
+ */
+void emu_engine_set_stall_origin(struct emu_engine *eng, emu_time_t t);
+
 /* emu_engine_expect_done - stop once @count emu_node_done() calls happened. Before run. */
 void emu_engine_expect_done(struct emu_engine *eng, uint64_t count);
 
