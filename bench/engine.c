@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 		}
 	}
 	char err[256];
-	struct emu_fabric *fab = topo_from_spec(spec, err, sizeof(err));
+	struct emu_fabric *fab = emu_topo_from_spec(spec, err, sizeof(err));
 
 	if (!fab) {
 		fprintf(stderr, "bench/engine: %s\n", err);

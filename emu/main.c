@@ -382,7 +382,7 @@ static const char *o_drop(struct cli *c, const char *a)
 
 static const char *o_profile(struct cli *c, const char *a)
 {
-	if (!tofino_profile_get(a))
+	if (!emu_tofino_profile_get(a))
 		return "is not tofino1, tofino2 or unbounded";
 	c->cfg.profile = a;
 	return NULL;
@@ -1025,7 +1025,7 @@ static int apply_kv(void *ctx, const char *key, const char *val, char *err, size
 	for (size_t i = 0; i < NOPTS && !d; i++)
 		if (opt_table[i].name && !strcmp(opt_table[i].name, key))
 			d = &opt_table[i];
-	if (!d || !scnfile_known(key)) {
+	if (!d || !emu_scnfile_known(key)) {
 		snprintf(err, errlen, "'%s' is not a key of a scenario", key);
 		return -EINVAL;
 	}
@@ -1059,7 +1059,7 @@ static const char *o_scenario(struct cli *c, const char *a)
 	static char why[640];
 
 	/* fail() prints "--scenario: 'FILE' WHY" */
-	return scnfile_read(a, apply_kv, c, why, sizeof(why)) ? why : NULL;
+	return emu_scnfile_read(a, apply_kv, c, why, sizeof(why)) ? why : NULL;
 }
 
 /* fail - the one-line error about @opt; returns the exit status 2 */
@@ -1209,7 +1209,7 @@ static uint64_t fingerprint(const struct cli *c)
 
 	h = hash_str(h, source_id_p);
 	char err[512];
-	struct emu_fabric *fab = topo_load(s->topology, err, sizeof(err));
+	struct emu_fabric *fab = emu_topo_load(s->topology, err, sizeof(err));
 
 	/* a topology that does not load fails the same way on every rank */
 	h = fab ? hash_fabric(h, fab) : hash_str(h, s->topology);
@@ -1428,7 +1428,7 @@ static void resolve_sketch(struct emu_scn_cfg *cfg)
 
 	if (cfg->sketch != EMU_SCN_SKETCH_AUTO)
 		return;
-	fab = topo_load(cfg->topology, err, sizeof(err));
+	fab = emu_topo_load(cfg->topology, err, sizeof(err));
 	if (fab)
 		cfg->sketch = emu_scenario_sketch(cfg, fab);
 	emu_fabric_destroy(fab);
@@ -1486,7 +1486,7 @@ static int resources(struct cli *c)
 	/* the reason in one line first, then the table */
 	if (!res.need.fits)
 		fprintf(stderr, "canary-emu: the switch program does not fit %s: %s\n", res.prof->name, res.need.why);
-	tofino_report(stdout, res.prof, &res.need);
+	emu_tofino_report(stdout, res.prof, &res.need);
 	return res.need.fits ? 0 : 2;
 }
 
@@ -1770,8 +1770,8 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 			}
 			if (c->out == OUT_TEXT && *nres > first) {
 				if (first == 0)
-					report_header(rep, &res[0]);
-				report_text_run(rep, &res[first], *nres - first);
+					emu_report_header(rep, &res[0]);
+				emu_report_text_run(rep, &res[first], *nres - first);
 			}
 		}
 	return status;
@@ -1833,11 +1833,11 @@ static void catch_interrupt(struct interrupt_ctx *x)
 static void report(const struct cli *c, struct report *rep, struct emu_scn_result *res, unsigned nres)
 {
 	if (c->out == OUT_TEXT && nres)
-		report_text_end(rep, res, nres);
+		emu_report_text_end(rep, res, nres);
 	else if (c->out == OUT_JSON && nres)
-		report_json(rep, res, nres);
+		emu_report_json(rep, res, nres);
 	else if (c->out == OUT_CSV)
-		report_csv(rep, res, nres);
+		emu_report_csv(rep, res, nres);
 }
 
 /*
@@ -1893,7 +1893,7 @@ int main(int argc, char **argv)
 	struct scnfile scn;
 
 	c.runs.algos = c.algos;
-	scnfile_describe(&scn, &c.cfg, &c.runs);
+	emu_scnfile_describe(&scn, &c.cfg, &c.runs);
 
 	struct report rep = { .out = stdout, .cfg = &c.cfg, .scn = &scn, .runs = &c.runs, .version = CANARY_VERSION };
 
@@ -1908,7 +1908,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nres; i++)
 		emu_scenario_result_fini(&res[i]);
 	free(res);
-	scnfile_fini(&scn);
+	emu_scnfile_fini(&scn);
 	/* a report that did not reach its file is a failure */
 	if (flush_stdout("the report", rep.werrno))
 		status = status ? status : 1;

@@ -317,7 +317,7 @@ static unsigned avg_busbw(const struct emu_scn_result *res, unsigned n, unsigned
 	return na;
 }
 
-void report_header(struct report *r, const struct emu_scn_result *res)
+void emu_report_header(struct report *r, const struct emu_scn_result *res)
 {
 	const struct emu_scn_cfg *c = r->cfg;
 	char sz[80], to[96], rate[48], lat[48], buf[32], bg[32];
@@ -409,7 +409,7 @@ static unsigned long long mean_u64(const struct emu_scn_result *res, unsigned n,
 
 #define MEAN(field) mean_u64(res, n, i, offsetof(struct emu_scn_ar, field))
 
-void report_text_run(struct report *r, const struct emu_scn_result *res, unsigned n)
+void emu_report_text_run(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
 	for (unsigned i = 0; i < res[0].nar; i++) {
 		struct row_stats st = row_stats(res, n, i);
@@ -510,7 +510,7 @@ static void text_completion(struct report *r, const struct emu_scn_result *res, 
 		}
 }
 
-void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n)
+void emu_report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
 	char lb[96];
 
@@ -655,7 +655,7 @@ static void json_attached(FILE *f, const struct emu_scn_result *res, const char 
 static void json_scenario(const struct report *r, const struct emu_scn_result *res, const char *ind)
 {
 	const struct emu_scn_cfg *c = r->cfg;
-	const struct tofino_profile *prof = tofino_profile_get(c->profile);
+	const struct tofino_profile *prof = emu_tofino_profile_get(c->profile);
 	FILE *f = r->out;
 
 	fprintf(f, "%s\"scenario\": {\n%s  \"version\": ", ind, ind);
@@ -979,7 +979,7 @@ static void json_rows(const struct report *r, const struct emu_scn_result *res, 
 	}
 }
 
-void report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
+void emu_report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
 	if (n == 1 && !sweep(r) && !r->list) {
 		json_run(r, &res[0], "", true);
@@ -999,7 +999,7 @@ void report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
 	fprintf(r->out, "  ]\n}\n");
 }
 
-void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n)
+void emu_report_csv(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
 	if (r->scn)
 		csv_scenario(r);

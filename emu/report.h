@@ -23,12 +23,12 @@ struct report {
 	bool list;				/* JSON: a list of runs even for one (more were to come) */
 };
 
-/* report_header - the scenario (from the first run's @res) and the column names */
-void report_header(struct report *r, const struct emu_scn_result *res);
-/* report_text_run - the rows of @n runs that differ only in their seed: the means, and the time's range */
-void report_text_run(struct report *r, const struct emu_scn_result *res, unsigned n);
-void report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n);
-void report_json(struct report *r, const struct emu_scn_result *res, unsigned n);
-void report_csv(struct report *r, const struct emu_scn_result *res, unsigned n);
+/* emu_report_header - the scenario (from the first run's @res) and the column names */
+void emu_report_header(struct report *r, const struct emu_scn_result *res);
+/* emu_report_text_run - the rows of @n runs that differ only in their seed: the means, and the time's range */
+void emu_report_text_run(struct report *r, const struct emu_scn_result *res, unsigned n);
+void emu_report_text_end(struct report *r, const struct emu_scn_result *res, unsigned n);
+void emu_report_json(struct report *r, const struct emu_scn_result *res, unsigned n);
+void emu_report_csv(struct report *r, const struct emu_scn_result *res, unsigned n);
 
 #endif /* EMU_REPORT_H */

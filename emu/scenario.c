@@ -978,7 +978,7 @@ static int scn_check_cfg(struct scn *s)
 {
 	const struct emu_scn_cfg *cfg = s->cfg;
 
-	s->res->prof = tofino_profile_get(cfg->profile ? cfg->profile : "tofino1");
+	s->res->prof = emu_tofino_profile_get(cfg->profile ? cfg->profile : "tofino1");
 	if (!s->res->prof) {
 		snprintf(s->err, s->errlen, "--profile: unknown profile '%s' (tofino1, tofino2, unbounded)", cfg->profile);
 		return -EINVAL;
@@ -1104,7 +1104,7 @@ static int scn_build(struct scn *s)
 	struct emu_scn_result *res = s->res;
 	unsigned maxports = 0;
 
-	s->fab = topo_load(cfg->topology, s->err, s->errlen);
+	s->fab = emu_topo_load(cfg->topology, s->err, s->errlen);
 	if (!s->fab)
 		return -EINVAL;
 	if (cfg->rate_bps)
@@ -1129,7 +1129,7 @@ static int scn_build(struct scn *s)
 			 "a slot; use --descriptors %u or more", s->descriptors, cfg->concurrent, cfg->concurrent);
 		return -EINVAL;
 	}
-	tofino_need_ato(res->prof, cfg->elements, s->descriptors, maxports, cfg->shards,
+	emu_tofino_need_ato(res->prof, cfg->elements, s->descriptors, maxports, cfg->shards,
 			cfg->routing != EMU_ROUTE_ECMP, cfg->timeout_adaptive, &res->need);
 	if (cfg->resources_only)
 		return res->need.fits ? 1 : -ENOSPC;
@@ -1938,7 +1938,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 	res->size_bytes = cfg->size_bytes;
 	if (cfg->sketch == EMU_SCN_SKETCH_AUTO) {
 		/* canary-emu resolves it first (its report names K); other callers get it here */
-		struct emu_fabric *fab = topo_load(cfg->topology, err, errlen);
+		struct emu_fabric *fab = emu_topo_load(cfg->topology, err, errlen);
 
 		if (!fab)
 			return -EINVAL;

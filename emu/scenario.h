@@ -240,7 +240,7 @@ struct emu_scn_result {
 	double bg_carried;		/* ...and carried (sent) */
 	struct emu_run_stats run;
 	uint64_t peak_rss;
-	struct tofino_need need;
+	struct emu_tofino_need need;
 	const struct tofino_profile *prof;
 	char stuck[256];		/* why the run did not finish */
 	bool partial;			/* a rank other than 0: results are at rank 0 */

@@ -29,7 +29,7 @@ static const char *const keys[] = {
 	"max-lag",
 };
 
-bool scnfile_known(const char *key)
+bool emu_scnfile_known(const char *key)
 {
 	for (size_t i = 0; i < EMU_ARRAY_SIZE(keys); i++)
 		if (!strcmp(key, keys[i]))
@@ -268,7 +268,7 @@ static void describe_run(struct scnfile *d, const struct emu_scn_cfg *c)
 		str(d, "max-lag", "0");
 }
 
-void scnfile_describe(struct scnfile *d, const struct emu_scn_cfg *cfg, const struct scnfile_runs *runs)
+void emu_scnfile_describe(struct scnfile *d, const struct emu_scn_cfg *cfg, const struct scnfile_runs *runs)
 {
 	d->n = 0;
 	describe_runs(d, cfg, runs);
@@ -277,7 +277,7 @@ void scnfile_describe(struct scnfile *d, const struct emu_scn_cfg *cfg, const st
 	describe_run(d, cfg);
 }
 
-void scnfile_fini(struct scnfile *d)
+void emu_scnfile_fini(struct scnfile *d)
 {
 	for (unsigned i = 0; d && i < d->n; i++)
 		free(d->item[i].val);
@@ -615,7 +615,7 @@ static int read_csv(struct reader *r)
 	return 0;
 }
 
-int scnfile_read(const char *path, int (*apply)(void *ctx, const char *key, const char *val, char *err, size_t errlen),
+int emu_scnfile_read(const char *path, int (*apply)(void *ctx, const char *key, const char *val, char *err, size_t errlen),
 		 void *ctx, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");

@@ -50,17 +50,17 @@ struct scnfile {
 };
 
 /*
- * scnfile_describe - @cfg and @runs as key/value pairs into @d (every
- * scenario option, defaults included). Free with scnfile_fini().
+ * emu_scnfile_describe - @cfg and @runs as key/value pairs into @d (every
+ * scenario option, defaults included). Free with emu_scnfile_fini().
  */
-void scnfile_describe(struct scnfile *d, const struct emu_scn_cfg *cfg, const struct scnfile_runs *runs);
-void scnfile_fini(struct scnfile *d);
+void emu_scnfile_describe(struct scnfile *d, const struct emu_scn_cfg *cfg, const struct scnfile_runs *runs);
+void emu_scnfile_fini(struct scnfile *d);
 
-/* scnfile_known - is @key one that scnfile_describe() writes? */
-bool scnfile_known(const char *key);
+/* emu_scnfile_known - is @key one that emu_scnfile_describe() writes? */
+bool emu_scnfile_known(const char *key);
 
 /*
- * scnfile_read - read the scenario of a canary-emu report at @path (the
+ * emu_scnfile_read - read the scenario of a canary-emu report at @path (the
  * JSON report's "scenario" object, or a CSV report's "# key=value" lines)
  * and call @apply(ctx, key, value) for each value in order (for a flag:
  * "true" or "false"). "version" and "resolved" are skipped. Return 0, or
@@ -68,7 +68,7 @@ bool scnfile_known(const char *key);
  * be read; @apply's own refusal, which it writes into its @err, follows
  * the line).
  */
-int scnfile_read(const char *path, int (*apply)(void *ctx, const char *key, const char *val, char *err, size_t errlen),
+int emu_scnfile_read(const char *path, int (*apply)(void *ctx, const char *key, const char *val, char *err, size_t errlen),
 		 void *ctx, char *err, size_t errlen);
 
 #endif /* EMU_SCNFILE_H */

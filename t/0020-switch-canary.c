@@ -332,13 +332,13 @@ int main(void)
 	}
 
 	/* resource model: the paper's prototype */
-	struct tofino_need need;
+	struct emu_tofino_need need;
 
-	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, &need);
+	emu_tofino_need(emu_tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, &need);
 	ok(need.salu == 39 && need.fits, "tofino1, 32 elements, 32K descriptors, 32 ports, ECMP: 39 stateful ALUs (hw/canary.p4 -DCANARY_NO_ADAPTIVE)");
 	ok(need.stages == 11, "... in 11 of 12 stages, as bf-p4c placed hw/canary.p4 (%u)", need.stages);
 	ok(fabs(100.0 * need.salu / 48 - 81.25) < 0.01, "...= 81.25 %% of 48, the paper's prototype");
-	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, &need);
+	emu_tofino_need(emu_tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, &need);
 	ok(need.salu == 42 && need.stages == 12 && need.fits,
 	   "with adaptive routing (hw/canary.p4's default build): 42 stateful ALUs in 12 stages (%u, %u)", need.salu,
 	   need.stages);

@@ -61,35 +61,35 @@ int main(void)
 	ok(ta * 10 < te * 9, "adaptive delivers everything sooner (%.1f us vs %.1f us)", (double)ta / 1e6,
 	   (double)te / 1e6);
 
-	const struct tofino_profile *t1 = tofino_profile_get("tofino1");
-	struct tofino_need n;
+	const struct tofino_profile *t1 = emu_tofino_profile_get("tofino1");
+	struct emu_tofino_need n;
 
-	ok(t1 && tofino_profile_get("tofino2") && tofino_profile_get("unbounded") && !tofino_profile_get("tofino3"),
+	ok(t1 && emu_tofino_profile_get("tofino2") && emu_tofino_profile_get("unbounded") && !emu_tofino_profile_get("tofino3"),
 	   "profiles: tofino1, tofino2, unbounded");
-	tofino_need(t1, 32, 32768, 64, 0, false, &n);
+	emu_tofino_need(t1, 32, 32768, 64, 0, false, &n);
 	ok(n.fits && n.salu == 40, "64 ports need a second children register: 40 ALUs (%u)", n.salu);
-	tofino_need(t1, 32, 32768, 64, 0, true, &n);
+	emu_tofino_need(t1, 32, 32768, 64, 0, true, &n);
 	ok(n.fits && n.salu == 43 && n.stages == 12, "... 43 ALUs in 12 stages with adaptive routing (%u, %u)", n.salu,
 	   n.stages);
-	tofino_need(t1, 256, 32768, 64, 0, false, &n);
+	emu_tofino_need(t1, 256, 32768, 64, 0, false, &n);
 	ok(n.fits && n.passes == 8, "256 elements on tofino1: 8 passes (7 recirculations), still fits");
-	tofino_need(t1, 32, 65536, 32, 0, false, &n);
+	emu_tofino_need(t1, 32, 65536, 32, 0, false, &n);
 	ok(!n.fits && strstr(n.why, "descriptors"), "65536 descriptors on tofino1: refused (%s)", n.why);
-	tofino_need(t1, 32, 32768, 64, 4, false, &n);
+	emu_tofino_need(t1, 32, 32768, 64, 4, false, &n);
 	ok(n.mcast_entries == 262144, "64 ports in 4 shards: 2^16 x 4 = 262144 multicast entries");
-	tofino_need(t1, 32, 32768, 64, 2, false, &n);
+	emu_tofino_need(t1, 32, 32768, 64, 2, false, &n);
 	ok(!n.fits && strstr(n.why, "multicast"), "64 ports in 2 shards: refused (%s)", n.why);
 
 	char buf[4096];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 
-	tofino_need(t1, 32, 32768, 32, 0, false, &n);
-	tofino_report(f, t1, &n);
+	emu_tofino_need(t1, 32, 32768, 32, 0, false, &n);
+	emu_tofino_report(f, t1, &n);
 	fclose(f);
 	ok(strstr(buf, "stateful ALUs") && strstr(buf, "81.25%"), "the report shows stateful ALUs at 81.25%%");
 	f = fmemopen(buf, sizeof(buf), "w");
-	tofino_need(t1, 32, 65536, 32, 0, false, &n);
-	tofino_report(f, t1, &n);
+	emu_tofino_need(t1, 32, 65536, 32, 0, false, &n);
+	emu_tofino_report(f, t1, &n);
 	fclose(f);
 	ok(strstr(buf, "<-- over") && strstr(buf, "DOES NOT FIT"), "an over-budget report marks the line");
 	return done_testing();

@@ -398,12 +398,12 @@ static void scenario_level(void)
 
 static void resources(void)
 {
-	const struct tofino_profile *t1 = tofino_profile_get("tofino1");
-	struct tofino_need a, n;
+	const struct tofino_profile *t1 = emu_tofino_profile_get("tofino1");
+	struct emu_tofino_need a, n;
 
 	/* hw/canary.p4's configuration: 32 elements, 32K descriptors, 32 ports */
-	tofino_need_ato(t1, 32, 32768, 32, 0, true, false, &n);
-	tofino_need_ato(t1, 32, 32768, 32, 0, true, true, &a);
+	emu_tofino_need_ato(t1, 32, 32768, 32, 0, true, false, &n);
+	emu_tofino_need_ato(t1, 32, 32768, 32, 0, true, true, &a);
 	ok(a.salu == n.salu + 1 && a.salu == 43, "adaptive timeout: 1 more stateful ALU (43 of 48 with adaptive routing)");
 	ok(a.stages == 13 && !a.fits && strstr(a.why, "MAU stages: 13 needed, 12 available") &&
 		   strstr(a.why, "--routing ecmp"),
@@ -412,7 +412,7 @@ static void resources(void)
 	ok(a.sram_blocks == n.sram_blocks + 1, "...SRAM: r_ato's 512 words, one block (%llu vs %llu)",
 	   (unsigned long long)a.sram_blocks, (unsigned long long)n.sram_blocks);
 	ok(a.tables == n.tables + 2, "...2 more logical tables (the register, the sample mirror)");
-	tofino_need_ato(t1, 32, 32768, 32, 0, false, true, &a);
+	emu_tofino_need_ato(t1, 32, 32768, 32, 0, false, true, &a);
 	ok(a.salu == 40 && a.stages == 12 && a.fits,
 	   "ECMP + adaptive timeout: 40 stateful ALUs, 12 stages, as bf-p4c placed hw/canary.p4: fits");
 }

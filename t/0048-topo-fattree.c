@@ -58,10 +58,10 @@ int main(void)
 		emu_routes_destroy(r);
 		emu_fabric_destroy(f);
 	}
-	ok(!topo_from_spec("fattree3:k=5", err, sizeof(err)) && strstr(err, "--topology"), "odd k refused: %s", err);
-	ok(!topo_from_spec("fattree2:leaves=4,spines=40,hosts=30", err, sizeof(err)) && strstr(err, "ports"),
+	ok(!emu_topo_from_spec("fattree3:k=5", err, sizeof(err)) && strstr(err, "--topology"), "odd k refused: %s", err);
+	ok(!emu_topo_from_spec("fattree2:leaves=4,spines=40,hosts=30", err, sizeof(err)) && strstr(err, "ports"),
 	   "a leaf with too many ports refused: %s", err);
-	ok(!topo_from_spec("fattree2:leaves=4,color=red", err, sizeof(err)) && strstr(err, "color"),
+	ok(!emu_topo_from_spec("fattree2:leaves=4,color=red", err, sizeof(err)) && strstr(err, "color"),
 	   "unknown parameter named: %s", err);
 	return done_testing();
 }

@@ -180,14 +180,14 @@ int main(void)
 	ops = ops && strstr(src, op);
 	ok(ops, "opcodes REDUCE, BCAST, RESTORE have wire.h's values");
 
-	struct tofino_need need, ecmp;
+	struct emu_tofino_need need, ecmp;
 
-	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, &need);
-	tofino_need(tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, &ecmp);
+	emu_tofino_need(emu_tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, &need);
+	emu_tofino_need(emu_tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, &ecmp);
 	is_int(define(src, "N_DESC"), need.descriptors, "N_DESC = the tofino1 table (%u)", need.descriptors);
-	struct tofino_need ato;
+	struct emu_tofino_need ato;
 
-	tofino_need_ato(tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, true, &ato);
+	emu_tofino_need_ato(emu_tofino_profile_get("tofino1"), 32, 32768, 32, 0, true, true, &ato);
 	int regs = count(src, "Register<"), adapt = count_in(src, "#ifndef CANARY_NO_ADAPTIVE", "Register<"),
 	    atoregs = count_in(src, "#ifdef CANARY_ADAPTIVE_TIMEOUT", "Register<"),
 	    sels = count(src, "ActionSelector(ecmp_members");
@@ -203,9 +203,9 @@ int main(void)
 	       sels, ato.salu);
 	ok(!ato.fits && ato.stages == 13, "...which does not fit tofino1 beside the adaptive next hop (%u stages; bf-p4c: 15)",
 	   ato.stages);
-	struct tofino_need ato_ecmp;
+	struct emu_tofino_need ato_ecmp;
 
-	tofino_need_ato(tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, true, &ato_ecmp);
+	emu_tofino_need_ato(emu_tofino_profile_get("tofino1"), 32, 32768, 32, 0, false, true, &ato_ecmp);
 	ok(regs - adapt + sels == (int)ato_ecmp.salu && ato_ecmp.stages == 12 && ato_ecmp.fits,
 	   "-DCANARY_ADAPTIVE_TIMEOUT -DCANARY_NO_ADAPTIVE (compiled): %d + %d = the model's %u with ECMP, in %u stages",
 	   regs - adapt, sels, ato_ecmp.salu, ato_ecmp.stages);

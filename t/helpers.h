@@ -21,7 +21,7 @@
 static inline struct emu_fabric *t_fabric(const char *spec)
 {
 	char err[256];
-	struct emu_fabric *fab = topo_from_spec(spec, err, sizeof(err));
+	struct emu_fabric *fab = emu_topo_from_spec(spec, err, sizeof(err));
 
 	if (!fab) {
 		diag("topology %s: %s", spec, err);

@@ -25,7 +25,7 @@ struct params {
 	uint64_t mtu;
 };
 
-int topo_is_spec(const char *s)
+int emu_topo_is_spec(const char *s)
 {
 	return !strncmp(s, "fattree2:", 9) || !strncmp(s, "fattree3:", 9) ||
 	       !strcmp(s, "fattree2") || !strcmp(s, "fattree3");
@@ -187,7 +187,7 @@ static struct emu_fabric *fattree3(const struct params *p, char *err, size_t err
 	return fab;
 }
 
-struct emu_fabric *topo_from_spec(const char *spec, char *err, size_t errlen)
+struct emu_fabric *emu_topo_from_spec(const char *spec, char *err, size_t errlen)
 {
 	struct params p = {
 		.leaves = 32, .spines = 32, .hosts = 32, .k = 4,

@@ -228,11 +228,11 @@ static int topo_finish(struct emu_fabric *fab, const char *path, char *err, size
 }
 
 /*
- * topo_from_file - a fabric from a topology file: each line checked,
+ * emu_topo_from_file - a fabric from a topology file: each line checked,
  * split into words and declared (decl_parse), then the whole checked
  * (topo_finish). NULL with one line in @err naming path:line.
  */
-struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen)
+struct emu_fabric *emu_topo_from_file(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, why[256];
@@ -287,11 +287,11 @@ fail:
 	return NULL;
 }
 
-struct emu_fabric *topo_load(const char *s, char *err, size_t errlen)
+struct emu_fabric *emu_topo_load(const char *s, char *err, size_t errlen)
 {
-	bool spec = topo_is_spec(s) || (strchr(s, ':') && access(s, F_OK) != 0);
+	bool spec = emu_topo_is_spec(s) || (strchr(s, ':') && access(s, F_OK) != 0);
 	/* "name:params" that is not a file is meant as a generator */
-	struct emu_fabric *fab = spec ? topo_from_spec(s, err, errlen) : topo_from_file(s, err, errlen);
+	struct emu_fabric *fab = spec ? emu_topo_from_spec(s, err, errlen) : emu_topo_from_file(s, err, errlen);
 
 	if (fab && fab->nhosts < 2) {
 		snprintf(err, errlen, "%s%s: the fabric has %u host%s; an allreduce needs at least 2", spec ? "--topology " : "",

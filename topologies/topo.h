@@ -24,16 +24,16 @@
 struct emu_fabric;
 
 /*
- * topo_from_spec - build and finalize the fabric @spec describes.
+ * emu_topo_from_spec - build and finalize the fabric @spec describes.
  * Return it, or NULL with a one-line reason in @err.
  */
-struct emu_fabric *topo_from_spec(const char *spec, char *err, size_t errlen);
+struct emu_fabric *emu_topo_from_spec(const char *spec, char *err, size_t errlen);
 
-/* topo_is_spec - does @s look like a generator spec (rather than a file)? */
-int topo_is_spec(const char *s);
+/* emu_topo_is_spec - does @s look like a generator spec (rather than a file)? */
+int emu_topo_is_spec(const char *s);
 
 /*
- * topo_from_file - read a topology file (format in topologies/README.md):
+ * emu_topo_from_file - read a topology file (format in topologies/README.md):
  *   # comment
  *   defaults rate=100G latency=300ns mtu=1500
  *   switch NAME [level=N]
@@ -41,13 +41,13 @@ int topo_is_spec(const char *s);
  *   link A[:PORT] B[:PORT] [rate=R] [latency=T] [mtu=N] [loss=P]
  * Errors come back as "FILE:LINE: what is wrong".
  */
-struct emu_fabric *topo_from_file(const char *path, char *err, size_t errlen);
+struct emu_fabric *emu_topo_from_file(const char *path, char *err, size_t errlen);
 
 /*
- * topo_load - a generator spec or a file, whichever @s is, that an
+ * emu_topo_load - a generator spec or a file, whichever @s is, that an
  * allreduce can run on: a fabric with fewer than two hosts is refused
  * ("FILE: the fabric has 1 host; ...").
  */
-struct emu_fabric *topo_load(const char *s, char *err, size_t errlen);
+struct emu_fabric *emu_topo_load(const char *s, char *err, size_t errlen);
 
 #endif /* TOPO_H */

@@ -37,7 +37,7 @@ static const struct tofino_profile profiles[] = {
 	},
 };
 
-const struct tofino_profile *tofino_profile_get(const char *name)
+const struct tofino_profile *emu_tofino_profile_get(const char *name)
 {
 	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
 		if (!strcmp(profiles[i].name, name))
@@ -54,23 +54,23 @@ static uint64_t mcast_entries(unsigned ports, unsigned shards)
 	return ((uint64_t)1 << per) * shards;
 }
 
-void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
-		 unsigned shards, bool adaptive, struct tofino_need *n)
+void emu_tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
+		 unsigned shards, bool adaptive, struct emu_tofino_need *n)
 {
-	tofino_need_ato(p, elements, descriptors, ports, shards, adaptive, false, n);
+	emu_tofino_need_ato(p, elements, descriptors, ports, shards, adaptive, false, n);
 }
 
 /* stateful ALUs of the adaptive next hop: the depth per up port, the least-loaded up port, the last depth reported */
 #define SALU_ADAPTIVE 3
 
-/* MAU stages for @salu stateful ALUs: @first stages as bf-p4c placed them (tofino_need_ato), then @spp a stage */
+/* MAU stages for @salu stateful ALUs: @first stages as bf-p4c placed them (emu_tofino_need_ato), then @spp a stage */
 static unsigned stages(unsigned salu, unsigned first, unsigned spp)
 {
 	return first + (salu - first + spp - 1) / spp;
 }
 
-void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
-		     unsigned shards, bool adaptive, bool adaptive_timeout, struct tofino_need *n)
+void emu_tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
+		     unsigned shards, bool adaptive, bool adaptive_timeout, struct emu_tofino_need *n)
 {
 	memset(n, 0, sizeof(*n));
 	n->elements = elements;
@@ -163,7 +163,7 @@ static void line(FILE *f, const char *what, uint64_t used, uint64_t avail, bool 
 		avail ? 100.0 * (double)used / (double)avail : 0, used > avail ? "  <-- over" : "");
 }
 
-void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_need *n)
+void emu_tofino_report(FILE *f, const struct tofino_profile *p, const struct emu_tofino_need *n)
 {
 	bool u = p->unbounded;
 

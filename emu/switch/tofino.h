@@ -2,9 +2,9 @@
 /*
  * DOC: tofino.h - the Tofino resource model.
  *
- * A profile says what one switch pipeline offers; tofino_need() computes
+ * A profile says what one switch pipeline offers; emu_tofino_need() computes
  * what the Canary switch program needs for a run's configuration, and
- * tofino_report() prints it in the spirit of bf-p4c's resource summary
+ * emu_tofino_report() prints it in the spirit of bf-p4c's resource summary
  * (used / available / %), marking every line over budget. A run whose
  * program does not fit refuses to start.
  *
@@ -67,7 +67,7 @@ struct tofino_profile {
 	bool unbounded;
 };
 
-struct tofino_need {
+struct emu_tofino_need {
 	unsigned elements;
 	unsigned passes;
 	unsigned ports;
@@ -85,22 +85,22 @@ struct tofino_need {
 	char why[160];			/* first resource over budget */
 };
 
-/* tofino_profile_get - profile by name (tofino1, tofino2, unbounded), or NULL. */
-const struct tofino_profile *tofino_profile_get(const char *name);
+/* emu_tofino_profile_get - profile by name (tofino1, tofino2, unbounded), or NULL. */
+const struct tofino_profile *emu_tofino_profile_get(const char *name);
 
 /*
- * tofino_need - what the program needs for @elements per packet, a table of
+ * emu_tofino_need - what the program needs for @elements per packet, a table of
  * @descriptors, @ports switch ports and @shards multicast shards (0: the
  * smallest count that fits). Sets ->fits and ->why.
  */
-void tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
-		 unsigned shards, bool adaptive, struct tofino_need *out);
+void emu_tofino_need(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
+		 unsigned shards, bool adaptive, struct emu_tofino_need *out);
 
-/* tofino_need_ato - tofino_need(), plus the adaptive timeout if @adaptive_timeout. */
-void tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
-		     unsigned shards, bool adaptive, bool adaptive_timeout, struct tofino_need *out);
+/* emu_tofino_need_ato - emu_tofino_need(), plus the adaptive timeout if @adaptive_timeout. */
+void emu_tofino_need_ato(const struct tofino_profile *p, unsigned elements, uint32_t descriptors, unsigned ports,
+		     unsigned shards, bool adaptive, bool adaptive_timeout, struct emu_tofino_need *out);
 
-/* tofino_report - the bf-p4c-style table, over-budget lines marked "<-- over". */
-void tofino_report(FILE *f, const struct tofino_profile *p, const struct tofino_need *n);
+/* emu_tofino_report - the bf-p4c-style table, over-budget lines marked "<-- over". */
+void emu_tofino_report(FILE *f, const struct tofino_profile *p, const struct emu_tofino_need *n);
 
 #endif /* EMU_TOFINO_H */

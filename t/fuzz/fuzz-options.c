@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	default: {
 		char err[256] = "";
-		struct emu_fabric *fab = topo_from_spec(s, err, sizeof(err));
+		struct emu_fabric *fab = emu_topo_from_spec(s, err, sizeof(err));
 
 		if (fab) {
 			FUZZ_CHECK(fab->finalized && fab->nhosts >= 1 && fab->nswitches >= 1);
@@ -113,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			FUZZ_CHECK(err[0]);
 		}
-		(void)topo_is_spec(s);
+		(void)emu_topo_is_spec(s);
 		break;
 	}
 	}

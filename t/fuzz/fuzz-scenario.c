@@ -115,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		c.topology = line;
 	}
 	/* tiny fabrics only: the run's cost must not follow the input's numbers */
-	struct emu_fabric *fab = topo_load(c.topology, err, sizeof(err));
+	struct emu_fabric *fab = emu_topo_load(c.topology, err, sizeof(err));
 
 	if (!fab) {
 		FUZZ_CHECK(err[0]);

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512] = "";
 
 	FUZZ_CHECK(path);
-	struct emu_fabric *fab = topo_from_file(path, err, sizeof(err));
+	struct emu_fabric *fab = emu_topo_from_file(path, err, sizeof(err));
 
 	if (!fab) {
 		FUZZ_CHECK(err[0]);
