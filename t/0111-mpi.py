@@ -28,7 +28,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from buildcfg import config  # noqa: E402
-from tap import count, exit_status, ok  # noqa: E402
+from tap import count, exit_status, ok, skip  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
@@ -203,7 +203,7 @@ def on_fabric():
 
 def on_fabric_py():
     if subprocess.run([PYTHON, "-c", "import mpi4py"], stderr=subprocess.DEVNULL).returncode:
-        print("ok %d # SKIP no mpi4py for %s (apt-get install python3-mpi4py)" % (count() + 1, PYTHON))
+        skip("no mpi4py for %s (apt-get install python3-mpi4py)" % PYTHON)
         return
     e, said = emulator("canary")
     res = mpirun(4, [PYTHON, PYCHECK, "--float"], fabric_env())
@@ -237,7 +237,8 @@ def killed():
 
 
 def main():
-    if not os.path.exists(LIB) or not os.path.exists(CHECK) or not shutil.which("mpirun"):
+    if not config().get("MPI_LIBS") or not os.path.exists(LIB) or not os.path.exists(CHECK) or \
+            not shutil.which("mpirun"):
         print("1..0 # SKIP libcanarympi.so not built (no MPI: apt-get install openmpi-bin libopenmpi-dev, "
               "then ./configure)")
         return 0
@@ -246,9 +247,8 @@ def main():
     root = os.geteuid() == 0 and shutil.which("ip") and \
         sh("ip netns add %s_p && ip netns del %s_p" % (NS, NS)) == 0
     if not root:
-        for k in range(count() + 1, PLAN + 1):
-            print("ok %d # SKIP network namespaces and AF_PACKET: not root or not permitted here" % k)
-        return 0
+        skip("network namespaces and AF_PACKET: not root or not permitted here", PLAN - count())
+        return exit_status(PLAN)
     try:
         if not setup(4):
             ok(False, "namespace and veth pairs set up")
