@@ -200,26 +200,32 @@ static void hardening(void)
 	rc = sh(EMU SMALL " --algo canary --processes 16");
 	ok(rc == 2 && one_line() && strstr(sh_out, "--workers"), "--processes 16 on 8 nodes: one line, exit 2");
 	/*
-	 * SIGINT during the second run (the wall clock stretches it: canary
-	 * ends within about 1 s, the ring would take 9 s): --json and --csv
-	 * print the run that finished, still valid, exit 130
+	 * SIGINT during the second run (the wall clock stretches them: 1 KiB
+	 * ends within about 1 s, 1 MiB would take 17 s at least): --json and
+	 * --csv print the run that finished, still valid, exit 130. The signal
+	 * goes once a progress line (5 s into the second run; the first is too
+	 * short to print one) says the first run is over, however slow the
+	 * machine.
 	 */
 	static const char *const fmt[] = { "--json", "--csv", "--json" };
 	static const char *const check[] = {
 		"j = json.load(sys.stdin); r = j[\"runs\"]; sys.exit(0 if len(r) == 1 and r[0][\"algo\"] == \"canary\" "
-		"and r[0][\"result_exact\"] else 3)",
-		"r = list(csv.DictReader(l for l in sys.stdin if l[0] != \"#\")); sys.exit(0 if len(r) == 1 and r[0][\"algo\"] == \"canary\" else 3)",
+		"and r[0][\"size_bytes\"] == 1024 and r[0][\"result_exact\"] else 3)",
+		"r = list(csv.DictReader(l for l in sys.stdin if l[0] != \"#\")); sys.exit(0 if len(r) == 1 and r[0][\"algo\"] == \"canary\" "
+		"and r[0][\"size_bytes\"] == \"1024\" else 3)",
 	};
 	/* SIGTERM (what kill and timeout send) keeps them too: 128 + 15 */
 	static const char *const sig[] = { "INT", "INT", "TERM" };
 	static const char *const end[] = { "status 130 0", "status 130 0", "status 143 0" };
 
 	for (int i = 0; i < 3; i++) {
-		rc = sh(EMU " --topology fattree2:leaves=8,spines=8,hosts=8 --hosts 64 --size 1KiB --elements 16 --workers 1 "
-			"--background none --algo canary,ring --clock wall --dilation 100000 --no-progress %s "
-			"> /tmp/canary-cli-int.%d & p=$!; sleep 3; kill -%s $p; wait $p; s=$?; python3 -c 'import csv, json, sys; "
-			"%s' < /tmp/canary-cli-int.%d; echo status $s $?", fmt[i], (int)getpid(), sig[i], check[i % 2],
-			(int)getpid());
+		rc = sh(EMU " --topology fattree2:leaves=8,spines=8,hosts=8 --hosts 64 --elements 16 --workers 1 "
+			"--background none --algo canary --size 1KiB:1MiB:x1024 --clock wall --dilation 100000 --progress %s "
+			"> /tmp/canary-cli-int.%d 2> /tmp/canary-cli-int.%d.err & p=$!; "
+			"until grep -q '^canary-emu: canary:' /tmp/canary-cli-int.%d.err || ! kill -0 $p 2>/dev/null; do sleep 0.1; done; "
+			"kill -%s $p; wait $p; s=$?; cat /tmp/canary-cli-int.%d.err; python3 -c 'import csv, json, sys; "
+			"%s' < /tmp/canary-cli-int.%d; echo status $s $?", fmt[i], (int)getpid(), (int)getpid(), (int)getpid(),
+			sig[i], (int)getpid(), check[i % 2], (int)getpid());
 		ok(rc == 0 && strstr(sh_out, end[i]) &&
 		   strstr(sh_out, "interrupted: the report has the 1 run(s) that finished"),
 		   "SIG%s in the second run with %s: the first run's report, valid, exit %.3s", sig[i], fmt[i],
@@ -227,7 +233,7 @@ static void hardening(void)
 		if (!strstr(sh_out, end[i]))
 			diag("%s", sh_out);
 	}
-	sh("rm -f /tmp/canary-cli-int.%d", (int)getpid());
+	sh("rm -f /tmp/canary-cli-int.%d /tmp/canary-cli-int.%d.err", (int)getpid(), (int)getpid());
 	rc = sh(EMU SMALL " --algo canary --pcap /dev/full > /dev/null");
 	ok(rc == 1 && strstr(sh_out, "--pcap: writing '/dev/full' failed"), "--pcap /dev/full: exit 1 and says so");
 	if (rc != 1)
