@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 #
 # One non-recursive Makefile. ./configure writes config.mk; every directory
-# adds its objects below. Objects depend on their headers through -MMD -MP.
+# adds its objects below. Objects depend on their headers through -MMD -MP,
+# and on config.flags: the part of config.mk they are built with, which
+# ./configure rewrites only when it changes (a new --prefix rebuilds
+# nothing: no object uses the installation directories).
 
 -include config.mk
 
@@ -50,15 +53,23 @@ DEPS = $(OBJS:.o=.d)
 PROVE ?= prove
 PROVE_FLAGS ?= -j2
 
+# nothing built is an intermediate to delete: the objects of the tests and
+# fuzz targets stay, so that a second make does nothing (t/0081)
+.SECONDARY:
+
+# a tree configured before config.flags existed: derive it once
+config.flags:
+	grep -Ev '^(#|(PREFIX|BINDIR|LIBDIR|INCLUDEDIR|MANDIR) =)' config.mk > $@
+
 .PHONY: all check bench bench-paper run clean install uninstall distclean
 
 all: $(PROGS) $(LIBS_BUILT) $(TESTS) $(FUZZ_REPLAY) $(MPI_CHECK)
 
-%.o: %.c config.mk
+%.o: %.c config.flags
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
 
 # position-independent objects for libcanaryhost.so
-%.pic.o: %.c config.mk
+%.pic.o: %.c config.flags
 	$(CC) $(CFLAGS_ALL) -fPIC -c -o $@ $<
 
 emu/main.o: TARGET_CFLAGS = -DCANARY_VERSION='"$(VERSION)"'
@@ -115,9 +126,18 @@ INSTALLED = $(BINDIR)/canary-emu $(BINDIR)/canary-allreduce $(MANDIR)/man1/canar
 	$(if $(MPI_SO),$(LIBDIR)/libcanarympi.so $(MANDIR)/man7/libcanarympi.7) \
 	$(SHAREDIR)/wireshark/canary.lua $(SHAREDIR)/examples/loopback.c $(addprefix $(SHAREDIR)/,$(wildcard topologies/*.topo))
 
+# the directories install creates; those that did not exist before (and
+# their parents) are listed in $(CREATED), which uninstall removes when empty
+INSTALL_DIRS = $(BINDIR) $(LIBDIR) $(INCLUDEDIR) $(PKGCONFIGDIR) $(MANDIR)/man1 $(MANDIR)/man3 \
+	$(if $(MPI_SO),$(MANDIR)/man7) $(SHAREDIR)/wireshark $(SHAREDIR)/examples $(SHAREDIR)/topologies
+CREATED = $(SHAREDIR)/installed-dirs
+
 install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhost/tools/canary-allreduce.1 libhost/libcanaryhost.3
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	@new=$$(for d in $(INSTALL_DIRS); do while [ -n "$$d" ] && [ ! -d "$(DESTDIR)$$d" ]; do echo "$$d"; d=$${d%/*}; done; \
+		done | sort -u); \
+	old=$$(cat "$(DESTDIR)$(CREATED)" 2>/dev/null || true); \
+	install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS)) && \
+	printf '%s\n' $$old $$new | sed '/^$$/d' | sort -u > "$(DESTDIR)$(CREATED)"
 	install -m 755 emu/canary-emu $(DESTDIR)$(BINDIR)/canary-emu
 	install -m 755 libhost/tools/canary-allreduce $(DESTDIR)$(BINDIR)/canary-allreduce
 	install -m 644 $(LIBHOST_A) $(DESTDIR)$(LIBDIR)/libcanaryhost.a
@@ -132,11 +152,9 @@ install: $(PROGS) $(LIBS_BUILT) libhost/canaryhost.pc.in emu/canary-emu.1 libhos
 	install -m 644 libhost/tools/canary-allreduce.1 $(DESTDIR)$(MANDIR)/man1/canary-allreduce.1
 	install -m 644 libhost/libcanaryhost.3 $(DESTDIR)$(MANDIR)/man3/libcanaryhost.3
 ifneq ($(MPI_SO),)
-	install -d $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(MPI_SO) $(DESTDIR)$(LIBDIR)/libcanarympi.so
 	install -m 644 libhost/mpi/libcanarympi.7 $(DESTDIR)$(MANDIR)/man7/libcanarympi.7
 endif
-	install -d $(DESTDIR)$(SHAREDIR)/wireshark $(DESTDIR)$(SHAREDIR)/examples $(DESTDIR)$(SHAREDIR)/topologies
 	install -m 644 hw/wireshark/canary.lua $(DESTDIR)$(SHAREDIR)/wireshark/canary.lua
 	install -m 644 libhost/examples/loopback.c $(DESTDIR)$(SHAREDIR)/examples/loopback.c
 	install -m 644 $(wildcard topologies/*.topo) $(DESTDIR)$(SHAREDIR)/topologies/
@@ -147,12 +165,15 @@ endif
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	rmdir $(addprefix $(DESTDIR)$(SHAREDIR)/,wireshark examples topologies) $(DESTDIR)$(SHAREDIR) 2>/dev/null || true
+	@dirs=$$(cat "$(DESTDIR)$(CREATED)" 2>/dev/null || true); rm -f "$(DESTDIR)$(CREATED)"; \
+	for d in $$(printf '%s\n' $$dirs $(addprefix $(SHAREDIR)/,wireshark examples topologies) $(SHAREDIR) | \
+		sed '/^$$/d' | sort -ru); do rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done
 
 clean:
-	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY) $(MPI_CHECK)
+	rm -f $(OBJS) $(DEPS) $(LIBEMU) $(LIBS_BUILT) $(PROGS) $(TESTS) $(FUZZ_REPLAY) libhost/mpi/libcanarympi.so \
+		libhost/mpi/*.o libhost/mpi/*.d t/mpi/mpi-check t/mpi/*.o t/mpi/*.d
 
 distclean: clean fuzz-clean
-	rm -f config.mk
+	rm -f config.mk config.flags
 
 -include $(DEPS)

@@ -51,6 +51,10 @@ def files_under(d):
     return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs)
 
 
+def dirs_under(d):
+    return sorted(os.path.relpath(os.path.join(r, s), d) for r, ds, _ in os.walk(d) for s in ds)
+
+
 PLAN = 16
 
 
@@ -142,10 +146,11 @@ def main():
         ok(rc == 0 and rc2 == 0 and "exact on every host" in out2, "linked with the installed libcanaryhost.a: exact",
            out + out2)
 
-        # 3. make uninstall with the same variables removes every file
+        # 3. make uninstall with the same variables removes every file and the directories install made
         rc, out = run(["make", "--no-print-directory", "-s", "uninstall", "DESTDIR=" + stage, "PREFIX=" + prefix])
-        left = files_under(stage)
-        ok(rc == 0 and left == [], "make uninstall DESTDIR= PREFIX=: no file left", out + "\nleft: %s" % left)
+        left = files_under(stage) + dirs_under(stage)
+        ok(rc == 0 and left == [], "make uninstall DESTDIR= PREFIX=: no file and no directory left",
+           out + "\nleft: %s" % left)
 
         # 4. PREFIX without DESTDIR, LIBDIR and INCLUDEDIR elsewhere (as configure --libdir/--includedir write them)
         p2 = os.path.join(tmp, "prefix")
@@ -161,9 +166,12 @@ def main():
         rc3, out3 = run([exe], env={"LD_LIBRARY_PATH": p2 + "/lib64"}, cwd=tmp) if rc2 == 0 else (1, "")
         ok(rc == 0 and "-I%s/include/canary" % p2 in flags and rc2 == 0 and rc3 == 0 and "exact" in out3,
            "pkg-config finds them; the program builds and runs", flags + out + out3)
+        os.makedirs(p2 + "/share/mine")	# a directory install did not make stays, with its parents
         rc, out = run(["make", "--no-print-directory", "-s", "uninstall"] + var)
-        left = files_under(p2)
-        ok(rc == 0 and left == [], "make uninstall with the same variables: no file left", out + "\nleft: %s" % left)
+        left = files_under(p2) + dirs_under(p2)
+        ok(rc == 0 and left == ["share", "share/mine"],
+           "make uninstall with the same variables: no file left, nor a directory install made",
+           out + "\nleft: %s" % left)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return exit_status(PLAN)

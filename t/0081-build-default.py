@@ -6,6 +6,9 @@
 # `make -n all` plans, and that plan links every program, both libraries
 # and the tests. The folders' Makefile.inc define rules before `all:`, so
 # without .DEFAULT_GOAL the first of them would be the goal.
+# A second make does nothing: after the full build make check starts with,
+# `make -q all` finds the tree up to date (no object deleted as an
+# intermediate). A new --prefix rebuilds no object; new compiler flags do.
 import os
 import re
 import shutil
@@ -14,10 +17,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from tap import exit_status, ok  # noqa: E402
+from tap import exit_status, ok, skip  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-PLAN = 3
+PLAN = 6
 
 
 def run(cmd, cwd):
@@ -64,8 +67,26 @@ def main():
         missing = [w for w in want if not re.search(r"(-o |rcs )%s\b" % re.escape(w), bare)]
         missing += [] if re.search(r"-o libhost/libcanaryhost\.so\.\d", bare) else ["libhost/libcanaryhost.so.*"]
         ok(not missing, "...which builds the programs, both libraries and the tests", "not built: %s" % missing)
+
+        rc, out = run(["make", "--no-print-directory", "emu/units.o"], tmp)
+        rc2, out2 = run(["./configure", "--prefix=/opt/canary-elsewhere"], tmp)
+        rc3, out3 = run(["make", "-q", "emu/units.o"], tmp)
+        ok(rc == 0 and rc2 == 0 and rc3 == 0, "./configure --prefix=OTHER: the objects stay up to date",
+           out + out2 + "make -q emu/units.o: exit %d" % rc3)
+        rc2, out2 = run(["./configure", "--enable-debug"], tmp)
+        rc3, out3 = run(["make", "-q", "emu/units.o"], tmp)
+        ok(rc == 0 and rc2 == 0 and rc3 == 1, "./configure --enable-debug: the objects are out of date",
+           out2 + "make -q emu/units.o: exit %d" % rc3)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    # the tree itself: make check built everything before this test
+    if not os.path.exists(os.path.join(ROOT, "emu", "canary-emu")):
+        skip("the tree is not built: make all first")
+    else:
+        rc, out = run(["make", "-q", "--no-print-directory", "all"], ROOT)
+        rc2, plan = run(["make", "-n", "--no-print-directory", "all"], ROOT)
+        ok(rc == 0, "a second make does nothing: make -q all after the full build",
+           "make -q all: exit %d; make -n all plans:\n%s" % (rc, plan[-3000:]))
     return exit_status(PLAN)
 
 
