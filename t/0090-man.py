@@ -5,7 +5,9 @@
 # canary-emu(1) documents exactly the options canary-emu --help lists (both
 # come from the option table, so a new option without its paragraph fails
 # here); so does canary-allreduce(1) with canary-allreduce --help;
-# libcanaryhost(3) names every function of canary_host.h.
+# libcanaryhost(3) names every function of canary_host.h. canary-emu(1)'s
+# lists of the CSV columns are the columns --csv prints, and it and the
+# README count the text report's header lines as the report has them.
 import os
 import re
 import shutil
@@ -33,7 +35,7 @@ def main():
     if not shutil.which("man"):
         print("1..0 # SKIP man not installed (apt-get install man-db)")
         return 0
-    print("1..12")
+    print("1..14")
     for page in PAGES:
         rc, out, err = render(page)
         name = os.path.basename(page)
@@ -81,6 +83,30 @@ def main():
     missing = sorted(v for v in envs if v not in section)
     ok(len(envs) > 10 and not missing, "libcanarympi(7) ENVIRONMENT names all %d variables libcanarympi reads"
        % len(envs), "missing: %s" % missing)
+
+    small = [EMU, "--topology", "fattree2:leaves=2,spines=2,hosts=2", "--hosts", "4", "--background", "none",
+             "--algo", "canary", "--size", "1KiB", "--no-progress"]
+    p = subprocess.run(small + ["--csv"], stdout=subprocess.PIPE, text=True)
+    header = [l for l in p.stdout.splitlines() if not l.startswith("#")][:1]
+    cols = header[0].split(",") if header else []
+    with open(PAGES[0]) as f:
+        src = f.read()
+    lists = [[c.strip() for c in m.replace("\n", " ").split(",")]
+             for m in re.findall(r"\balgo,\s+topology,([^.]*)\.", src)]
+    lists = [["algo", "topology"] + [c for c in l if c] for l in lists]
+    bad = [l for l in lists if l != cols]
+    ok(p.returncode == 0 and len(cols) > 20 and len(lists) >= 2 and not bad,
+       "canary-emu(1) lists the %d CSV columns --csv prints, in order (%d lists)" % (len(cols), len(lists)),
+       "--csv: %s\nthe page: %s" % (cols, bad))
+    p = subprocess.run(small, stdout=subprocess.PIPE, text=True)
+    lines = p.stdout.splitlines()
+    n = lines.index("#") if "#" in lines else 0
+    word = {3: "three", 4: "four", 5: "five"}.get(n, str(n))
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    ok(p.returncode == 0 and n >= 3 and ("starts with %s lines" % word) in src and
+       ("%s header lines" % word.capitalize()) in readme,
+       "the text report's %d header lines: canary-emu(1) and the README say %s" % (n, word), "\n".join(lines[:n + 1]))
     return exit_status()
 
 
