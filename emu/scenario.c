@@ -57,7 +57,7 @@ unsigned emu_scenario_sketch(const struct emu_scn_cfg *cfg, const struct emu_fab
 {
 	if (cfg->sketch != EMU_SCN_SKETCH_AUTO)
 		return cfg->sketch;
-	/* beside real hosts: their default (canary-allreduce(1) --sketch: not trusted over real interfaces) */
+	/* beside real hosts: their default (canary-allreduce(1) --sketch 0; libcanarympi has no sketch) */
 	if (cfg->nattach)
 		return 0;
 	return emu_scenario_can_lose(cfg, fab) ? LH_SKETCH_LOSSY(cfg->elements) : 0;

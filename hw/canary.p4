@@ -136,7 +136,7 @@ header ethernet_h {
     bit<16> ether_type;
 }
 
-/* DESIGN section 5, the paper's field order; 19 bytes */
+/* libhost/wire.h (struct emu_canary_hdr), the paper's field order; 19 bytes */
 header canary_h {
     bit<32> dst;         /* IPv4 address of the block's leader */
     bit<32> id;          /* tenant (8) | sequence (24) */

@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
 -- Wireshark/tshark dissector for Canary frames (EtherType 0x88B5), the wire
--- format of libhost/wire.h (DESIGN section 5): after Ethernet, 19 bytes in the
+-- format of libhost/wire.h: after Ethernet, 19 bytes in the
 -- paper's field order, then big-endian int32 elements.
 --
 --   tshark -X lua_script:hw/wireshark/canary.lua -r run.pcap -V
