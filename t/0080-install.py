@@ -55,7 +55,7 @@ def dirs_under(d):
     return sorted(os.path.relpath(os.path.join(r, s), d) for r, ds, _ in os.walk(d) for s in ds)
 
 
-PLAN = 16
+PLAN = 17
 
 
 def main():
@@ -76,6 +76,10 @@ def main():
             if f.endswith((".c", ".h"))]
     reach = [f for f in srcs if re.search(r'#include "(emu|topologies)/', open(f).read())]
     ok(not reach, "libhost/*.[ch], libhost/tools/*.[ch] include nothing of emu/ or topologies/", "reach: %s" % reach)
+    with open(os.path.join(ROOT, "README.md")) as f:
+        named = set(re.findall(r"libcanaryhost\.so\.[0-9][0-9.]*[0-9]", f.read()))
+    ok(named and named <= {SO, SOV}, "README.md names the library make install puts in place (%s, soname %s)" % (SOV, SO),
+       "README.md names: %s" % sorted(named))
     rc, out = run(["nm", "-g", "--defined-only", os.path.join(lib, "libcanaryhost.a")])
     # (a sanitizer build adds its own markers, e.g. ASan's __odr_asan.<name>: not the library's names)
     foreign = sorted(set(s for s in re.findall(r" [TDBRW] (\S+)", out)
