@@ -219,13 +219,15 @@ static void hardening(void)
 	static const char *const end[] = { "status 130 0", "status 130 0", "status 143 0" };
 
 	for (int i = 0; i < 3; i++) {
-		rc = sh(EMU " --topology fattree2:leaves=8,spines=8,hosts=8 --hosts 64 --elements 16 --workers 1 "
+		/* the last run's progress file goes first: the loop could read it before the shell truncates it */
+		rc = sh("rm -f /tmp/canary-cli-int.%d.err; "
+			EMU " --topology fattree2:leaves=8,spines=8,hosts=8 --hosts 64 --elements 16 --workers 1 "
 			"--background none --algo canary --size 1KiB:1MiB:x1024 --clock wall --dilation 100000 --progress %s "
 			"> /tmp/canary-cli-int.%d 2> /tmp/canary-cli-int.%d.err & p=$!; "
 			"until grep -q '^canary-emu: canary:' /tmp/canary-cli-int.%d.err || ! kill -0 $p 2>/dev/null; do sleep 0.1; done; "
 			"kill -%s $p; wait $p; s=$?; cat /tmp/canary-cli-int.%d.err; python3 -c 'import csv, json, sys; "
-			"%s' < /tmp/canary-cli-int.%d; echo status $s $?", fmt[i], (int)getpid(), (int)getpid(), (int)getpid(),
-			sig[i], (int)getpid(), check[i % 2], (int)getpid());
+			"%s' < /tmp/canary-cli-int.%d; echo status $s $?", (int)getpid(), fmt[i], (int)getpid(), (int)getpid(),
+			(int)getpid(), sig[i], (int)getpid(), check[i % 2], (int)getpid());
 		ok(rc == 0 && strstr(sh_out, end[i]) &&
 		   strstr(sh_out, "interrupted: the report has the 1 run(s) that finished"),
 		   "SIG%s in the second run with %s: the first run's report, valid, exit %.3s", sig[i], fmt[i],
