@@ -106,12 +106,11 @@ check:
 bench: $(PROGS)
 	bench/run-quick
 
-# the whole evaluation of the paper (long: see bench/README.md); SEEDS="1 2 3 4 5",
-# JOBS=N: N runs side by side (bench/lib.sh)
+# the whole evaluation of the paper (long: see bench/README.md) into a new
+# directory bench/results/paper-DATE-TIME with its means and plots;
+# SEEDS="1 2 3 4 5", JOBS=N: N runs side by side (bench/lib.sh)
 bench-paper: $(PROGS)
 	bench/paper.sh
-	perl bench/summarize.pl bench/results > bench/results/summary.md
-	gnuplot bench/plot.gp
 
 run: $(PROGS)
 	emu/canary-emu $(RUN_ARGS)

@@ -6,10 +6,15 @@
 #
 #   bench/paper.sh [EXPERIMENT...]      1..8 (8: not in the paper), default all; SEEDS="1 2 3 4 5"
 #
-# CSV rows go to bench/results/expN*.csv (appended: remove them for a fresh
-# run), plots to bench/results/*.png (bench/plot.gp).
+# Every run writes to a directory of its own, RESULTS (default
+# bench/results/paper-DATE-TIME): the CSV rows (expN*.csv), then the means
+# over the seeds it measured (bench/summarize.pl: summary.md, *.dat, *.wide)
+# and the plots drawn from them (bench/plot.gp: *.png). A RESULTS that
+# already holds an experiment's rows is refused, so that no seed is counted
+# twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+RESULTS=${RESULTS:-bench/results/paper-$(date +%Y%m%d-%H%M%S)}
 . bench/lib.sh
 
 exp1() {	# motivation: 1 % and 75 % of the hosts, with and without congestion
@@ -107,6 +112,16 @@ exp8() {	# not in the paper: the congestion experiments with collective frames i
 }
 
 exps=${*:-1 2 3 4 5 6 7 8}
+for e in $exps; do
+	declare -F "exp$e" >/dev/null || { echo "bench/paper.sh: no experiment '$e' (1..8)" >&2; exit 2; }
+	f=$(sed -n "/^exp$e()/,/^}/p" bench/paper.sh | grep -o 'f=$RESULTS/exp[^ ]*\.csv' | head -1)
+	f=${f#f=\$RESULTS/}
+	if [ -s "$RESULTS/$f" ]; then
+		echo "bench/paper.sh: $RESULTS/$f has rows already (a re-run would count its seeds twice): give another RESULTS= or remove it" >&2
+		exit 2
+	fi
+done
+echo "== results in $RESULTS"
 start=$(date +%s)
 for e in $exps; do
 	echo "== experiment $e ($(date +%T))"
@@ -114,4 +129,10 @@ for e in $exps; do
 	bench_flush
 done
 echo "== done in $(( $(date +%s) - start )) s"
-command -v gnuplot >/dev/null && gnuplot bench/plot.gp 2>/dev/null && echo "plots: $RESULTS/*.png"
+perl bench/summarize.pl "$RESULTS" > "$RESULTS/summary.md"
+echo "means over the seeds: $RESULTS/summary.md"
+if command -v gnuplot >/dev/null; then
+	gnuplot -e "R='$RESULTS/'" bench/plot.gp && echo "plots: $RESULTS/*.png"
+else
+	echo "no gnuplot: no plots (apt-get install gnuplot-nox)"
+fi

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # bench/plot.gp - the paper's figures from the pivoted tables
 # bench/summarize.pl writes (bench/results/*.wide, *.dat).
-#   gnuplot bench/plot.gp
+#   gnuplot bench/plot.gp                       (bench/results/)
+#   gnuplot -e "R='DIR/'" bench/plot.gp         (another directory, as bench/paper.sh does)
 #
 # A .wide table is "key C1 .. Cn C1_min C1_max .. Cn_min Cn_max": the mean
 # goodput over seeds per column, then its minimum and maximum over seeds,
@@ -12,7 +13,7 @@ set grid ytics
 set key outside below center horizontal
 set bmargin 5
 set ylabel "goodput (Gb/s)"
-R = "bench/results/"
+if (!exists("R")) R = "bench/results/"
 have(f) = int(system("[ -s '".f."' ] && echo 1 || echo 0"))
 
 # colour-blind-safe colours (Okabe-Ito), one per series, in column order
