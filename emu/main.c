@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -58,6 +59,8 @@ static const char source_id[] = "canary-source-id:" CANARY_SOURCE_ID;
 static const char *volatile source_id_p = source_id;
 
 #define MAX_ALGOS 8
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define MAX_SIZES 64		/* sizes of a --size sweep */
 #define MAX_SEEDS 1000		/* seeds of --seeds */
 
@@ -80,6 +83,15 @@ struct cli {
 	unsigned nalgo;
 	bool limit_set, stall_set, rate_set, workers_set, lag_set, hold_set;	/* given, not the defaults (--attach changes those) */
 	struct scnfile_runs runs;	/* --size MIN:MAX:xF and --seeds A-B: the runs per algorithm */
+	struct scn_origin {		/* what the last --scenario report said of itself */
+		const char *report;		/* its path */
+		const char *topology;		/* the --topology it set (NULL: none, or no file's hash) */
+		char version[SCNFILE_VAL], source[SCNFILE_VAL];
+		char hash[SCNFILE_VAL], path[SCNFILE_VAL];
+		char *content;			/* the topology file's lines, each ended */
+		size_t len;
+	} origin;
+	bool topology_changed;		/* --topology-changed: run a topology file that differs from the report's */
 };
 
 /*
@@ -800,6 +812,7 @@ static const char *o_peer_timeout(struct cli *c, const char *a)
 
 static const char *o_help(struct cli *c, const char *a);
 static const char *o_scenario(struct cli *c, const char *a);
+static const char *o_topology_changed(struct cli *c, const char *a);
 
 static const char *o_version(struct cli *c, const char *a)
 {
@@ -837,6 +850,8 @@ static const struct cli_opt opt_table[] = {
 	    "range over the seeds"),
 	OPT("scenario", "FILE", o_scenario, NULL,
 	    "the scenario of a --json or --csv report FILE (options given after it override it); the same results"),
+	OPT("topology-changed", NULL, o_topology_changed, NULL,
+	    "with --scenario: run its topology file although its content differs from the report's"),
 	{ .help = "network:" },
 	OPT("routing", "NAME", o_routing, "adaptive", "adaptive | ecmp | leastloaded"),
 	OPT("router", "NAME", o_router, "fifo",
@@ -1016,12 +1031,53 @@ static const char *o_help(struct cli *c, const char *a)
 static char **scn_values;
 static size_t scn_nvalues;
 
+/*
+ * apply_identity - a key of a scenario that names the report rather than
+ * an option (report.c's json_identity): kept in c->origin. Return 1 if
+ * @key is one (0 or -EINVAL in *@rc), 0 if not.
+ */
+static int apply_identity(struct cli *c, const char *key, const char *val, char *err, size_t errlen, int *rc)
+{
+	struct scn_origin *o = &c->origin;
+
+	*rc = 0;
+	if (!strcmp(key, "version"))
+		snprintf(o->version, sizeof(o->version), "%s", val);
+	else if (!strcmp(key, "source"))
+		snprintf(o->source, sizeof(o->source), "%s", val);
+	else if (!strcmp(key, "topology_hash"))
+		snprintf(o->hash, sizeof(o->hash), "%s", val);
+	else if (!strcmp(key, "topology_path"))
+		snprintf(o->path, sizeof(o->path), "%s", val);
+	else if (!strcmp(key, "topology_content")) {
+		size_t n = strlen(val);
+
+		o->content = emu_xrealloc(o->content, o->len + n + 2);
+		memcpy(o->content + o->len, val, n);
+		o->len += n;
+		o->content[o->len++] = '\n';
+		o->content[o->len] = 0;
+	} else if (!strcmp(key, "format")) {
+		if (strcmp(val, STR(SCNFILE_FORMAT))) {
+			snprintf(err, errlen, "format: '%s': this canary-emu reads scenario format %d only", val,
+				 SCNFILE_FORMAT);
+			*rc = -EINVAL;
+		}
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 /* apply_kv - one "key": value of a scenario file, as --key value; 0, or -EINVAL with the reason in @err */
 static int apply_kv(void *ctx, const char *key, const char *val, char *err, size_t errlen)
 {
 	struct cli *c = ctx;
 	const struct cli_opt *d = NULL;
+	int rc;
 
+	if (apply_identity(c, key, val, err, errlen, &rc))
+		return rc;
 	for (size_t i = 0; i < NOPTS && !d; i++)
 		if (opt_table[i].name && !strcmp(opt_table[i].name, key))
 			d = &opt_table[i];
@@ -1057,9 +1113,123 @@ static int apply_kv(void *ctx, const char *key, const char *val, char *err, size
 static const char *o_scenario(struct cli *c, const char *a)
 {
 	static char why[640];
+	struct scn_origin *o = &c->origin;
 
+	free(o->content);
+	*o = (struct scn_origin){ .report = a };
 	/* fail() prints "--scenario: 'FILE' WHY" */
-	return emu_scnfile_read(a, apply_kv, c, why, sizeof(why)) ? why : NULL;
+	if (emu_scnfile_read(a, apply_kv, c, why, sizeof(why)))
+		return why;
+	if (o->hash[0])
+		o->topology = c->cfg.topology;
+	if (o->version[0] && (strcmp(o->version, CANARY_VERSION) || (o->source[0] && strcmp(o->source, CANARY_SOURCE_ID))))
+		fprintf(stderr, "canary-emu: warning: --scenario '%s' was written by canary-emu %s (sources %s), this is "
+			"%s (sources %s): the results may differ\n", a, o->version, o->source[0] ? o->source : "unknown",
+			CANARY_VERSION, CANARY_SOURCE_ID);
+	return NULL;
+}
+
+static const char *o_topology_changed(struct cli *c, const char *a)
+{
+	(void)a;
+	c->topology_changed = true;
+	return NULL;
+}
+
+static int fail(const char *opt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* file_hash - the hash of the file at @path into @out (emu_report_topo_hash); false if it cannot be read */
+static bool file_hash(const char *path, char out[32])
+{
+	struct report_topo t;
+	bool ok = !emu_report_topo_init(&t, path) && t.file;
+
+	if (ok)
+		memcpy(out, t.hash, 32);
+	emu_report_topo_fini(&t);
+	return ok;
+}
+
+/* the topology rebuilt from a report's copy, removed at exit */
+static char topo_copy[64];
+
+static void topo_copy_remove(void)
+{
+	if (topo_copy[0])
+		unlink(topo_copy);
+}
+
+/* write_topo_copy - the report's copy of its topology file into a temporary file; its path, or NULL */
+static const char *write_topo_copy(const struct scn_origin *o)
+{
+	snprintf(topo_copy, sizeof(topo_copy), "%s", "/tmp/canary-topology-XXXXXX");
+	int fd = mkstemp(topo_copy);
+
+	if (fd < 0) {
+		topo_copy[0] = 0;
+		return NULL;
+	}
+	atexit(topo_copy_remove);
+	bool ok = write(fd, o->content, o->len) == (ssize_t)o->len;
+
+	return close(fd) == 0 && ok ? topo_copy : NULL;
+}
+
+/*
+ * resolve_topology - the topology file of a --scenario report (not
+ * overridden by a later --topology): the first of the path relative to the
+ * report, as written (relative to here) and the absolute path it was run
+ * from whose content has the report's hash; else, with --topology-changed,
+ * the first that exists; else the report's copy of it, if it has one.
+ * Return 0 or the exit status (2: refused, naming both hashes).
+ */
+static int resolve_topology(struct cli *c)
+{
+	const struct scn_origin *o = &c->origin;
+	const char *cand[3] = { NULL, NULL, NULL }, *found = NULL;
+	char rel[PATH_MAX], h[32], found_hash[32] = "";
+
+	if (!o->topology || c->cfg.topology != o->topology)
+		return 0;
+	const char *slash = strrchr(o->report, '/');
+
+	if (o->topology[0] != '/' && slash &&
+	    snprintf(rel, sizeof(rel), "%.*s/%s", (int)(slash - o->report), o->report, o->topology) < (int)sizeof(rel))
+		cand[0] = rel;
+	cand[1] = o->topology;
+	cand[2] = o->path[0] ? o->path : NULL;
+	for (unsigned i = 0; i < 3; i++) {
+		if (!cand[i] || !file_hash(cand[i], h))
+			continue;
+		if (!strcmp(h, o->hash)) {
+			c->cfg.topology = cand[i];
+			return 0;
+		}
+		if (!found) {
+			found = cand[i];
+			memcpy(found_hash, h, sizeof(h));
+		}
+	}
+	if (found && c->topology_changed) {
+		fprintf(stderr, "canary-emu: warning: --scenario '%s': topology '%s' has content %s, the report's was %s "
+			"(--topology-changed: running it)\n", o->report, found, found_hash, o->hash);
+		c->cfg.topology = found;
+		return 0;
+	}
+	if (found)
+		return fail("--scenario", "'%s': topology '%s' has content %s, the report's was %s (it changed since; "
+			    "--topology-changed runs it anyway)", o->report, found, found_hash, o->hash);
+	const char *copy = o->content ? write_topo_copy(o) : NULL;
+
+	if (copy && file_hash(copy, h) && !strcmp(h, o->hash)) {
+		fprintf(stderr, "canary-emu: --scenario '%s': topology '%s' not found; running the report's copy of it\n",
+			o->report, o->topology);
+		c->cfg.topology = copy;
+		return 0;
+	}
+	return fail("--scenario", "'%s': topology '%s' (content %s) not found%s%s%s and the report has no copy of it",
+		    o->report, o->topology, o->hash, cand[0] ? " beside the report" : "", ", here",
+		    o->path[0] ? " nor at its path" : "");
 }
 
 /* fail - the one-line error about @opt; returns the exit status 2 */
@@ -1439,7 +1609,7 @@ static int check_options(struct cli *c)
 {
 	int rc = check_dist(c);
 
-	if (rc)
+	if (rc || (rc = resolve_topology(c)))
 		return rc;
 	if (distributed(c) && c->cfg.per_node)
 		return fail("--workers", "'per-node' is not available across processes");
@@ -1895,7 +2065,12 @@ int main(int argc, char **argv)
 	c.runs.algos = c.algos;
 	emu_scnfile_describe(&scn, &c.cfg, &c.runs);
 
-	struct report rep = { .out = stdout, .cfg = &c.cfg, .scn = &scn, .runs = &c.runs, .version = CANARY_VERSION };
+	struct report_topo topo;
+
+	if (emu_report_topo_init(&topo, c.cfg.topology))
+		topo.file = false;	/* unreadable: the run says why */
+	struct report rep = { .out = stdout, .cfg = &c.cfg, .scn = &scn, .runs = &c.runs, .version = CANARY_VERSION,
+			      .source = CANARY_SOURCE_ID, .topo = &topo };
 
 	res = emu_xcalloc(nruns(&c), sizeof(*res));
 	static struct interrupt_ctx intr;
@@ -1909,6 +2084,7 @@ int main(int argc, char **argv)
 		emu_scenario_result_fini(&res[i]);
 	free(res);
 	emu_scnfile_fini(&scn);
+	emu_report_topo_fini(&topo);
 	/* a report that did not reach its file is a failure */
 	if (flush_stdout("the report", rep.werrno))
 		status = status ? status : 1;

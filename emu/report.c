@@ -9,8 +9,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "emu/units.h"
+#include "topologies/topo.h"
 #include "emu/engine/util.h"
 
 /* what the banner says of the traffic classes: nothing for the default (recovery) */
@@ -94,6 +96,83 @@ static void json_str(FILE *f, const char *s)
 		}
 	}
 	fputc('"', f);
+}
+
+void emu_report_topo_hash(const void *p, size_t len, char out[32])
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a, 64 bits: a change detector, not a signature */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	snprintf(out, 32, "fnv1a64:%016llx", (unsigned long long)h);
+}
+
+/* embeddable - lines of printable ASCII (tabs too) of at most REPORT_TOPO_LINE_MAX bytes, the last ended */
+static bool embeddable(const char *p, size_t len)
+{
+	size_t col = 0;
+
+	if (len > REPORT_TOPO_CONTENT_MAX || (len && p[len - 1] != '\n'))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] == '\n') {
+			col = 0;
+			continue;
+		}
+		if ((p[i] < 0x20 && p[i] != '\t') || p[i] > 0x7e || ++col > REPORT_TOPO_LINE_MAX)
+			return false;
+	}
+	return true;
+}
+
+int emu_report_topo_init(struct report_topo *t, const char *topology)
+{
+	char *buf = NULL, *abs;
+	size_t n = 0, cap = 0, k;
+	FILE *f;
+
+	memset(t, 0, sizeof(*t));
+	if (emu_topo_is_spec(topology) || (strchr(topology, ':') && access(topology, F_OK) != 0))
+		return 0;	/* a generator (topo_load's rule) */
+	if (!(f = fopen(topology, "rb")))
+		return -errno;
+	do {
+		if (n == cap)
+			buf = emu_xrealloc(buf, cap = cap ? 2 * cap : 65536);
+		k = fread(buf + n, 1, cap - n, f);
+		n += k;
+	} while (k);
+	if (ferror(f)) {
+		int e = errno ? errno : EIO;
+
+		fclose(f);
+		free(buf);
+		return -e;
+	}
+	fclose(f);
+	t->file = true;
+	emu_report_topo_hash(buf, n, t->hash);
+	if ((abs = realpath(topology, NULL))) {
+		if (strlen(abs) < sizeof(t->path))
+			snprintf(t->path, sizeof(t->path), "%s", abs);
+		free(abs);
+	}
+	if (embeddable(buf, n)) {
+		t->content = emu_xrealloc(buf, n + 1);
+		t->content[n] = 0;
+	} else {
+		free(buf);
+	}
+	return 0;
+}
+
+void emu_report_topo_fini(struct report_topo *t)
+{
+	if (!t)
+		return;
+	free(t->content);
+	t->content = NULL;
 }
 
 /* csv_str - @s as a quoted CSV field (RFC 4180: a quote is doubled). */
@@ -649,6 +728,40 @@ static void json_attached(FILE *f, const struct emu_scn_result *res, const char 
 }
 
 /*
+ * json_identity - what makes the report stand alone, read back by
+ * --scenario: the scenario format, the sources, the topology file's hash,
+ * path and (small) content as a list of lines
+ */
+static void json_identity(const struct report *r, const char *ind)
+{
+	FILE *f = r->out;
+
+	fprintf(f, "%s  \"format\": %d,\n%s  \"source\": ", ind, SCNFILE_FORMAT, ind);
+	json_str(f, r->source ? r->source : "unknown");
+	fputs(",\n", f);
+	if (!r->topo || !r->topo->file)
+		return;
+	fprintf(f, "%s  \"topology_hash\": \"%s\",\n", ind, r->topo->hash);
+	if (r->topo->path[0]) {
+		fprintf(f, "%s  \"topology_path\": ", ind);
+		json_str(f, r->topo->path);
+		fputs(",\n", f);
+	}
+	if (!r->topo->content)
+		return;
+	fprintf(f, "%s  \"topology_content\": [", ind);
+	for (const char *p = r->topo->content, *e; *p; p = e + 1) {
+		char line[REPORT_TOPO_LINE_MAX + 1];
+
+		e = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s", (int)(e - p), p);
+		fputs(p == r->topo->content ? "" : ", ", f);
+		json_str(f, line);
+	}
+	fputs("],\n", f);
+}
+
+/*
  * json_scenario - the "scenario" member (scnfile.h): "version", the
  * options that made the report, and what their defaults resolved to
  */
@@ -679,6 +792,7 @@ static void json_scenario(const struct report *r, const struct emu_scn_result *r
 		}
 		fputs(",\n", f);
 	}
+	json_identity(r, ind);
 	fprintf(f, "%s  \"resolved\": {\"hosts_total\": %u, \"allreduce_hosts\": %u, \"background_hosts\": %u, "
 		   "\"link_rate_bps\": [%llu, %llu], \"link_latency_ns\": [%.3f, %.3f], \"buffer_bytes\": %llu, "
 		   "\"xbar_bps\": %llu, \"descriptors\": %u, \"workers\": %u}\n%s},\n",
@@ -696,6 +810,16 @@ static void csv_scenario(const struct report *r)
 	for (unsigned i = 0; i < r->scn->n; i++)
 		for (unsigned k = 0; k < r->scn->item[i].nval; k++)
 			fprintf(r->out, "# %s=%s\n", r->scn->item[i].key, r->scn->item[i].val[k]);
+	fprintf(r->out, "# format=%d\n# source=%s\n", SCNFILE_FORMAT, r->source ? r->source : "unknown");
+	if (!r->topo || !r->topo->file)
+		return;
+	fprintf(r->out, "# topology_hash=%s\n", r->topo->hash);
+	if (r->topo->path[0])
+		fprintf(r->out, "# topology_path=%s\n", r->topo->path);
+	for (const char *p = r->topo->content, *e; p && *p; p = e + 1) {
+		e = strchr(p, '\n');
+		fprintf(r->out, "# topology_content=%.*s\n", (int)(e - p), p);
+	}
 }
 
 /* json_what - what ran: algorithm, fabric, sizes, seed, and its outcome */

@@ -535,7 +535,7 @@ static int scenario(struct reader *r)
 	while (more > 0) {
 		if (member_key(r, key, sizeof(key)))
 			return -EINVAL;
-		if (!strcmp(key, "version") || !strcmp(key, "resolved")) {
+		if (!strcmp(key, "resolved")) {
 			if (skip(r, 1))
 				return -EINVAL;
 		} else if (value(r, key)) {
@@ -604,7 +604,7 @@ static int read_csv(struct reader *r)
 			return bad(r, "not '# key=value'");
 		}
 		*eq = 0;
-		if (strcmp(kv, "version") && give(r, at, kv, eq + 1))
+		if (give(r, at, kv, eq + 1))
 			return -EINVAL;
 		n++;
 	}

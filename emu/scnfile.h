@@ -24,6 +24,8 @@
 
 #include "emu/scenario.h"
 
+/* the scenario format reports write ("format"); --scenario refuses another */
+#define SCNFILE_FORMAT 1
 #define SCNFILE_MAX_ITEMS 64
 #define SCNFILE_VAL 96
 
@@ -63,7 +65,7 @@ bool emu_scnfile_known(const char *key);
  * emu_scnfile_read - read the scenario of a canary-emu report at @path (the
  * JSON report's "scenario" object, or a CSV report's "# key=value" lines)
  * and call @apply(ctx, key, value) for each value in order (for a flag:
- * "true" or "false"). "version" and "resolved" are skipped. Return 0, or
+ * "true" or "false"); "version" too. "resolved" is skipped. Return 0, or
  * -EINVAL with the reason in @err ("line 3: ...", or why the file cannot
  * be read; @apply's own refusal, which it writes into its @err, follows
  * the line).

@@ -30,7 +30,7 @@ BUSY = SMALL + ["--size", "16KiB", "--algo", "canary,ring", "--loss", "0.001", "
 # the options of --help that a scenario does not hold: output, distribution, real hosts, information
 NOT_SCENARIO = {"workers", "no-run-ahead", "json", "csv", "progress", "no-progress", "pcap", "pcap-links", "processes", "rank",
                 "ranks", "coordinator", "bind", "curve", "curve-keygen", "peer-timeout", "help", "version",
-                "resources", "scenario", "attach", "attach-hold", "start-at", "attach-peers", "attach-quiet", "attach-poll"}
+                "resources", "scenario", "topology-changed", "attach", "attach-hold", "start-at", "attach-peers", "attach-quiet", "attach-poll"}
 
 
 def same_scn(a, b):
@@ -61,9 +61,11 @@ def main():
     helped = set(re.findall(r"^  (?:-h, )?--([a-z][a-z-]*)", subprocess.run([EMU, "--help"], stdout=subprocess.PIPE,
                                                                               text=True).stdout, re.M))
     want = helped - NOT_SCENARIO - {"seeds"}
-    ok(rc == 0 and set(scn) - {"version", "resolved"} == want and scn.get("version"),
-       "one run: \"scenario\" holds version, resolved and every scenario option of --help",
-       "missing: %s\nextra: %s" % (sorted(want - set(scn)), sorted(set(scn) - want - {"version", "resolved"})))
+    ident = {"version", "resolved", "format", "source"}
+    ok(rc == 0 and set(scn) - ident == want and scn.get("version") and scn.get("format") == 1 and
+       re.match(r"^[0-9a-f]{16}$", scn.get("source", "")),
+       "one run: \"scenario\" holds version, format, source, resolved and every scenario option of --help",
+       "missing: %s\nextra: %s" % (sorted(want - set(scn)), sorted(set(scn) - want - ident)))
     ok(scn.get("size") == "8KiB" and scn.get("timeout") == "1us" and scn.get("buffer") == "128KiB" and
        scn.get("profile") == "tofino1" and scn.get("hosts") == "6" and scn.get("rate") == "auto" and
        scn.get("lossy") is False and scn.get("fail") == [] and
