@@ -11,6 +11,9 @@
 #   bench/instr.sh [WORKLOAD...]   (default: canary forwarding lockstep)
 #   ROUTER=merlin bench/instr.sh canary lockstep   (the switch model of the
 #              canary-emu workloads; default fifo)
+#   PARTS=1 bench/instr.sh ...   count with callgrind instead and also print
+#              each part's instructions per frame-hop (engine, host, switch,
+#              copies: bench/parts.py) and the costliest functions of each
 #   CACHE=1 bench/instr.sh ...   also simulate the caches (a 32 KiB 8-way L1
 #              data cache, 64-byte lines) and print L1 data misses per
 #              frame-hop: how many cache lines a hop touches that the L1
@@ -39,12 +42,17 @@ count() {
 		--workers 1 --time-limit "${t}us" --json --no-progress ;;
 	*) echo "bench/instr.sh: unknown workload $name" >&2; exit 2 ;;
 	esac
-	local sim=no
+	local sim=no ir
 	[ "${CACHE:-0}" = 1 ] && sim="yes --D1=32768,8,64 --LL=33554432,16,64"
-	# shellcheck disable=SC2086
-	valgrind --tool=cachegrind --cache-sim=$sim --cachegrind-out-file=/dev/null "$@" >"$out" 2>"$out.err" || true
-	local ir hops ev qev d1=0
-	ir=$(sed -n 's/.*I *refs: *//p' "$out.err" | tr -d ,)
+	if [ "${PARTS:-0}" = 1 ]; then
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/$name.$t.cg" "$@" >"$out" 2>"$out.err" || true
+		ir=$(sed -n 's/.*Collected : *//p' "$out.err" | tr -d ,)
+	else
+		# shellcheck disable=SC2086
+		valgrind --tool=cachegrind --cache-sim=$sim --cachegrind-out-file=/dev/null "$@" >"$out" 2>"$out.err" || true
+		ir=$(sed -n 's/.*I *refs: *//p' "$out.err" | tr -d ,)
+	fi
+	local hops ev qev d1=0
 	[ "${CACHE:-0}" = 1 ] && d1=$(sed -n 's/.*D1  misses: *\([0-9,]*\).*/\1/p' "$out.err" | tr -d ,)
 	if [ "$name" = forwarding ]; then
 		hops=$(tail -1 "$out" | awk -F, '{print $(NF-8)}')
@@ -69,5 +77,8 @@ for w in "${@:-canary forwarding lockstep}"; do
 			-v q1="$q1" -v q2="$q2" -v m1="$m1" -v m2="$m2" -v c="${CACHE:-0}" 'BEGIN {
 			printf "  %-11s %14.0f %14.0f %10.0f %12.2f %17.2f %12s\n", n, i2 - i1, h2 - h1, (i2 - i1) / (h2 - h1),
 				(q2 - q1) / (h2 - h1), (e2 - e1) / (h2 - h1), c == 1 ? sprintf("%.2f", (m2 - m1) / (h2 - h1)) : "-" }'
+		if [ "${PARTS:-0}" = 1 ]; then
+			python3 bench/parts.py "$tmp/$name.$t1.cg" "$tmp/$name.$t2.cg" $((h2 - h1)) "${TOP:-6}"
+		fi
 	done
 done

@@ -138,7 +138,7 @@ static void list_ifaces(struct emu_pcap *p)
 			struct emu_node *n = emu_engine_node(p->eng, i);
 
 			for (unsigned k = 0; k < n->nports; k++) {
-				if (!n->ports[k].tap)
+				if (!(n->ports[k].rare & EMU_PORT_RARE_TAP))
 					continue;
 				if (pass)
 					p->ifs[p->nifs] = (struct iface){ .node = i, .port = (uint16_t)k };

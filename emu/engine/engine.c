@@ -368,6 +368,8 @@ static void engine_nodes(struct emu_engine *eng)
 			ep->latency = l->latency[d];
 			ep->mtu_frame = l->mtu + 14;
 			ep->loss_thresh = l->loss[d] >= 1 ? UINT64_MAX : (uint64_t)(l->loss[d] * 18446744073709551616.0);
+			if (ep->loss_thresh)
+				ep->rare |= EMU_PORT_RARE_LOSS;
 			ep->peer_node = fp->peer_node;
 			ep->peer_port = fp->peer_port;
 			ep->peer = &eng->ports[fab->nodes[fp->peer_node].port0 + fp->peer_port];
@@ -468,7 +470,7 @@ int emu_engine_tap_port(struct emu_engine *eng, uint32_t node, unsigned port)
 {
 	if (node >= eng->fab->nnodes || port >= eng->nodes[node].nports || !eng->nodes[node].ports[port].connected)
 		return -EINVAL;
-	eng->nodes[node].ports[port].tap = true;
+	eng->nodes[node].ports[port].rare |= EMU_PORT_RARE_TAP;
 	return 0;
 }
 
@@ -478,6 +480,8 @@ int emu_engine_drop_nth(struct emu_engine *eng, uint32_t node, unsigned port, ui
 	    n == 0)
 		return -EINVAL;
 	eng->nodes[node].ports[port].drop_nth = n;
+	if (n)
+		eng->nodes[node].ports[port].rare |= EMU_PORT_RARE_LOSS;
 	return 0;
 }
 

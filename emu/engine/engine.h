@@ -139,6 +139,10 @@ struct emu_txrec {
 	uint32_t tc;
 };
 
+/* struct emu_port's rare bits: what commit() does only when set */
+#define EMU_PORT_RARE_TAP 1u	/* captured (pcap) */
+#define EMU_PORT_RARE_LOSS 2u	/* loss_thresh or drop_nth set */
+
 struct emu_port {
 	/*
 	 * Laid out by what a frame-hop touches, a cache line each (the array
@@ -203,7 +207,12 @@ struct emu_port {
 	uint32_t commit_ps;
 	bool stalled;			/* waits for credit (mirrored in the ring's rq_stalled) */
 	bool txdone_pending;		/* a wake (EMU_EV_TXDONE) is queued */
-	bool tap;
+	/*
+	 * What a frame committed here must do besides the common case
+	 * (EMU_PORT_RARE_*): a capture, a loss draw, a forced drop. 0 on
+	 * the fast path: commit() tests it once.
+	 */
+	uint8_t rare;
 	alignas(EMU_CACHELINE) struct emu_port_stats st;
 	/* seldom read, and the committed frames not yet started */
 	uint64_t rate_bps;

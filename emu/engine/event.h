@@ -193,6 +193,28 @@ static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 }
 
 /*
+ * emu_evq_reserve - the slot for an event at @t in the common case of
+ * emu_evq_push() (a later slot of the wheel whose chunk has room), to be
+ * filled in by the caller at once; NULL otherwise (then emu_evq_push()).
+ * The event is counted as queued.
+ */
+static inline struct emu_ev *emu_evq_reserve(struct emu_evq *q, emu_time_t t)
+{
+	uint64_t sl = t >> EMU_EVQ_GRAIN_BITS;
+
+	if (__builtin_expect(sl > q->cur && sl < q->cur + EMU_EVQ_SLOTS, 1)) {
+		struct emu_evslot *s = &q->slot[sl & (EMU_EVQ_SLOTS - 1)];
+
+		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {
+			q->nwheel++;
+			q->n++;
+			return &s->last->ev[s->n++];
+		}
+	}
+	return NULL;
+}
+
+/*
  * emu_evq_pop_before - pop the smallest event into @out if its time is
  * before @end. Return true if one was popped.
  */

@@ -307,23 +307,27 @@ static inline __attribute__((always_inline)) void ingress_release_at(struct emu_
 	 * lazily depends on the partition, the count must not.
 	 */
 	n->w->events++;
+	emu_time_t ct = t + ip->latency;
+	uint64_t arg = CREDIT_ARG(f->len, f->in_tc, ip->gen);
+
+	if (emu_likely(!ip->chan) && emu_likely(!ip->rq_stalled)) {
+		credq_push(n->w, ip, ip->peer, ct, n->key++, arg);
+		return;
+	}
 	struct emu_ev ev = {
-		.t = t + ip->latency,
-		.arg = CREDIT_ARG(f->len, f->in_tc, ip->gen),
+		.t = ct,
+		.arg = arg,
 		.node = ip->peer_node,
 		.type = EMU_EV_CREDIT,
 		.port = ip->peer_port,
 	};
 
-	if (emu_unlikely(ip->chan)) {
+	if (ip->chan) {
 		emu_post(n, &ev, ip->chan);
 		return;
 	}
 	ev.key = n->key++;
-	if (emu_unlikely(ip->rq_stalled))
-		emu_evq_push(&n->w->q, &ev);
-	else
-		credq_push(n->w, ip, ip->peer, ev.t, ev.key, ev.arg);
+	emu_evq_push(&n->w->q, &ev);
 }
 
 void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f)
@@ -470,7 +474,7 @@ static void arm_wake(struct emu_node *n, unsigned pi, struct emu_port *p)
 		.type = EMU_EV_TXDONE,
 		.port = (uint16_t)pi,
 	};
-	if (emu_unlikely(n->open_loop) && n->w->in_process && !n->w->ahead_n && !p->tap) {
+	if (emu_unlikely(n->open_loop) && n->w->in_process && !n->w->ahead_n && !(p->rare & EMU_PORT_RARE_TAP)) {
 		/* the key it would have had: later posts of the node keep theirs */
 		ev.key = n->key++;
 		n->w->ahead_ev = ev;
@@ -675,11 +679,31 @@ void emu_node_hold_until(struct emu_node *n, emu_time_t t)
 }
 
 /*
+ * What commit() does on a port with rare bits: the capture, then the loss
+ * draw and the forced drop. True if @f was lost (and freed).
+ */
+static __attribute__((noinline)) bool commit_rare(struct emu_node *n, struct emu_port *p, struct emu_frame *f,
+						   emu_time_t start)
+{
+	struct emu_worker *w = n->w;
+
+	if (p->rare & EMU_PORT_RARE_TAP)
+		n->eng->tap(n->eng->tap_ctx, w->id, n->id, (unsigned)(p - n->ports), f, start);
+	if ((p->loss_thresh && emu_rng_next(&n->rng) < p->loss_thresh) ||
+	    (p->drop_nth && p->st.tx_frames == p->drop_nth)) {
+		p->st.drops_loss++;
+		emu_pool_put(&w->pool, f);
+		return true;
+	}
+	return false;
+}
+
+/*
  * Commit @f to @p's wire, its first bit leaving at @start (>= now, and
  * not before the serializer is free): the arrival at the peer is posted
  * now, the one event of this hop.
  */
-static void commit(struct emu_node *n, struct emu_port *p, struct emu_frame *f, emu_time_t start)
+static inline __attribute__((always_inline)) void commit(struct emu_node *n, struct emu_port *p, struct emu_frame *f, emu_time_t start)
 {
 	struct emu_worker *w = n->w;
 	emu_time_t ft = emu_port_tx_time(n, (unsigned)(p - n->ports), f->len);
@@ -690,22 +714,29 @@ static void commit(struct emu_node *n, struct emu_port *p, struct emu_frame *f, 
 	p->st.tx_bytes += f->len;
 	w->frame_hops++;
 	cq_push(p, w->now, start, f->len, f->tc);
-	if (emu_unlikely(p->tap))
-		n->eng->tap(n->eng->tap_ctx, w->id, n->id, (unsigned)(p - n->ports), f, start);
-	if ((p->loss_thresh && emu_rng_next(&n->rng) < p->loss_thresh) ||
-	    emu_unlikely(p->drop_nth && p->st.tx_frames == p->drop_nth)) {
-		p->st.drops_loss++;
-		emu_pool_put(&w->pool, f);
+	if (emu_unlikely(p->rare) && commit_rare(n, p, f, start))
 		return;
-	}
 	if (!n->eng->cfg.lossy)
 		p->credits[f->tc] -= f->len;
 	f->gen = p->gen;
 	f->t_sent = start;
 	f->hops++;
 	/* merlin: at the peer one latency after its first bit left (SST's links, cut-through) */
+	emu_time_t t = (n->eng->cfg.router == EMU_ROUTER_MERLIN ? start : p->busy_until) + p->latency;
+	struct emu_ev *e;
+
+	if (emu_likely(!p->chan) && (e = emu_evq_reserve(&w->q, t))) {
+		/* the common case of emu_post(): written in place */
+		e->t = t;
+		e->key = n->key++;
+		e->frame = f;
+		e->node = p->peer_node;
+		e->type = EMU_EV_FRAME;
+		e->port = p->peer_port;
+		return;
+	}
 	struct emu_ev ev = {
-		.t = (n->eng->cfg.router == EMU_ROUTER_MERLIN ? start : p->busy_until) + p->latency,
+		.t = t,
 		.frame = f,
 		.node = p->peer_node,
 		.type = EMU_EV_FRAME,
@@ -798,10 +829,42 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 								  struct emu_frame *f, unsigned c)
 {
 	struct emu_port *p = &n->ports[port];
+	struct emu_worker *w = n->w;
+	emu_time_t now = w->now;
 
 	f->tc = (uint8_t)c;
 	f->next = NULL;
-	f->t_sent = n->w->hold;	/* the earliest start; 0: none */
+	/*
+	 * The fast path: nothing queued, the serializer free within the
+	 * window, the peer with room for the frame. pump() would take this
+	 * frame off the queue at once and commit it: do so without queueing
+	 * it, to the same state (the queue's counters net to zero).
+	 */
+	if (!p->qframes && !n->xb &&
+	    p->busy_until <= now + (c || now < p->quiet_until ? 0 : p->commit_ps) &&
+	    (n->eng->cfg.lossy || p->credits[c] >= (int64_t)f->len)) {
+		if (c)
+			p->quiet_until = now + EMU_COMMIT_QUIET;
+		uint64_t q = f->len;
+
+		if (p->cq_n) {
+			cq_settle(p, now);
+			q += p->cbytes_tc[0] + p->cbytes_tc[1];
+		}
+		if (q > p->st.q_peak_bytes)
+			p->st.q_peak_bytes = q;
+		unstall(p);
+		emu_time_t start = p->busy_until > now ? p->busy_until : now;
+
+		if (w->hold > start)	/* emu_node_hold_until */
+			start = w->hold;
+		ingress_release_at(n, f, start);
+		commit(n, p, f, start);
+		if (n->ops->txdone && p->busy_until > now)
+			arm_wake(n, port, p);
+		return;
+	}
+	f->t_sent = w->hold;	/* the earliest start; 0: none */
 	if (p->qtail[c])
 		p->qtail[c]->next = f;
 	else
