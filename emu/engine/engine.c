@@ -1395,6 +1395,9 @@ static void process(struct emu_worker *w, emu_time_t end)
 	struct emu_ev spare;
 	const struct emu_ev *e;
 
+	/* counted here, added to the worker's at the end: no store per event */
+	uint64_t nev = 0, nq = 0;
+
 	w->in_process = true;
 	if (emu_unlikely(w->later_min < end))
 		emu_port_ahead_window(w, end);
@@ -1407,8 +1410,8 @@ static void process(struct emu_worker *w, emu_time_t end)
 		prefetch_ahead(eng, &w->q);
 		w->now = e->t;
 		w->cur_key = e->key;
-		w->events += type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
-		w->qevents++;
+		nev += type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
+		nq++;
 		switch (type) {
 		case EMU_EV_FRAME:
 			emu_port_arrive(n, port, e->frame);
@@ -1444,6 +1447,8 @@ static void process(struct emu_worker *w, emu_time_t end)
 		if (emu_unlikely(w->ahead_n))
 			emu_port_ahead(w, end);
 	}
+	w->events += nev;
+	w->qevents += nq;
 	w->in_process = false;
 	if (w->now > w->last_event)
 		w->last_event = w->now;

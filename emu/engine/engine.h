@@ -163,8 +163,8 @@ struct emu_port {
 	struct emu_port *peer;		/* the peer's port (connected ports) */
 	/*
 	 * Credits on their way back to a serializer, not yet applied, in
-	 * (t, key) order: a ring of 1 << rq_capl entries (none while rq is
-	 * NULL). On a link within one worker they are those this port owes
+	 * (t, key) order: a ring of 1 << (rq_capl - 1) entries (none while
+	 * rq_capl is 0). On a link within one worker they are those this port owes
 	 * its peer, kept here, where giving back buffer space writes them;
 	 * on a link to another worker or process, those that came back to
 	 * this port's own serializer (see credq_of() in port.c). They are
@@ -218,8 +218,8 @@ struct emu_port {
 	uint64_t rate_bps;
 	/*
 	 * Frames committed to the wire that start after the time they were
-	 * committed, in start order: a ring of 1 << cq_capl (none while cq
-	 * is NULL); cbytes_tc their bytes per class. Those that started by
+	 * committed, in start order: a ring of 1 << (cq_capl - 1) (none
+	 * while cq_capl is 0); cbytes_tc their bytes per class. Those that started by
 	 * now leave it when the queue's bytes are read (port.c, cq_settle).
 	 */
 	struct emu_txrec *cq;

@@ -154,9 +154,12 @@ static inline struct emu_port *credq_of(struct emu_port *p)
 	return p->chan || !p->peer ? p : p->peer;
 }
 
+/* a ring's capacity from its rq_capl / cq_capl: log2 of it plus one, 0 while it has none */
+#define RING_CAP(capl) ((1u << (capl)) >> 1)
+
 static inline uint32_t rq_cap(const struct emu_port *q)
 {
-	return q->rq ? 1u << q->rq_capl : 0;
+	return RING_CAP(q->rq_capl);
 }
 
 /* apply the queued credits of @p's serializer that would have been processed by now */
@@ -184,19 +187,19 @@ static inline void absorb_credits(const struct emu_worker *w, struct emu_port *p
 
 /*
  * ring_grow - a ring of @n entries of @size bytes from @head in @*ring (of
- * 1 << @*capl, none while NULL) moved to the start of one twice as large
- * (16 at first); the head is then 0.
+ * RING_CAP(@*capl), none while NULL) moved to the start of one twice as
+ * large (16 at first); the head is then 0.
  */
 static __attribute__((noinline)) void ring_grow(void **ring, uint8_t *capl, uint32_t head, uint32_t n, size_t size)
 {
-	uint32_t cap = *ring ? 1u << *capl : 0, ncap = cap ? 2 * cap : 16;
+	uint32_t cap = RING_CAP(*capl), ncap = cap ? 2 * cap : 16;
 	char *a = emu_xmalloc(ncap * size);
 
 	for (uint32_t i = 0; i < n; i++)
 		memcpy(a + i * size, (char *)*ring + ((head + i) & (cap - 1)) * size, size);
 	free(*ring);
 	*ring = a;
-	*capl = (uint8_t)__builtin_ctz(ncap);
+	*capl = (uint8_t)(__builtin_ctz(ncap) + 1);
 }
 
 static void credq_grow(struct emu_port *q)
@@ -606,7 +609,7 @@ void emu_port_ahead_window(struct emu_worker *w, emu_time_t end)
 
 static inline uint32_t cq_cap(const struct emu_port *p)
 {
-	return p->cq ? 1u << p->cq_capl : 0;
+	return RING_CAP(p->cq_capl);
 }
 
 /* the committed frames that started by now are no longer queued */
