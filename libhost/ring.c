@@ -46,6 +46,8 @@ struct ring {
 	int32_t **sent;			/* reliable: [step] -> maxpk x E */
 	uint8_t *sentflag;		/* reliable: [step][pkt] is in sent[] */
 	uint64_t progress, last_progress;
+	bool nacked;			/* the last check sent a NACK */
+	lh_time_t nack_min;		/* a NACK's answer takes at least this long (ring_start) */
 	int32_t buf[EMU_CANARY_MAX_ELEMENTS];
 };
 
@@ -239,6 +241,14 @@ static void ring_nack_rx(struct lh_req *r, struct ring *g, const uint8_t *p, uin
 		/* only what we already sent (the successor may ask early) */
 		if (s >= steps(r) || k >= g->maxpk || !g->sentflag[(size_t)s * g->maxpk + k])
 			continue;
+		/*
+		 * A bound on what NACKs queue here: the successor asks
+		 * again if this answer is not enough, and a NACK per short
+		 * timeout (each naming RING_NACK_MAX packets) would grow
+		 * the control queue faster than the link drains it.
+		 */
+		if (r->ctl.n >= 2 * RING_NACK_MAX)
+			break;
 		r->st.retx_served++;
 		emit(r, g, s, k, g->sent[s] + k * g->E, true);
 	}
@@ -267,6 +277,7 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 	(void)arg;
 	if (r->data_done)
 		return;
+	g->nacked = false;
 	if (g->progress == g->last_progress) {
 		/* stalled: ask the predecessor for what is missing */
 		uint32_t pairs[2 * RING_NACK_MAX];
@@ -299,10 +310,20 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 			}
 			r->st.nacks++;
 			lh_send_ctl(r, hd, len);
+			g->nacked = true;
 		}
 	}
 	g->last_progress = g->progress;
-	lh_req_timer(r, lh_now(r) + r->st.retx_timeout, 0);
+	/*
+	 * After a NACK, the next check comes once its answer can have come
+	 * (nack_min): with a timeout shorter than that, every check found
+	 * no progress yet and asked for the same packets again.
+	 */
+	lh_time_t t = r->st.retx_timeout;
+
+	if (g->nacked && t < g->nack_min)
+		t = g->nack_min;
+	lh_req_timer(r, lh_now(r) + t, 0);
 }
 
 static int ring_start(struct lh_req *r)
@@ -335,6 +356,8 @@ static int ring_start(struct lh_req *r)
 	g->final = lh_xcalloc((size_t)r->P * g->maxpk, 1);
 	r->st.window = 0;
 	r->st.retx_timeout = r->cfg.retx_timeout ? r->cfg.retx_timeout : 2 * r->cfg.rtt + 64 * ft;
+	/* a round trip and the RING_NACK_MAX packets a NACK asks for */
+	g->nack_min = 2 * r->cfg.rtt + (RING_NACK_MAX + 1) * ft;
 	if (r->P == 1) {
 		/* alone: the input is the result */
 		for (size_t k = 0; k < chunk_pkts(r, g, 0); k++) {
