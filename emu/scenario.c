@@ -909,6 +909,7 @@ static int check_memory(const struct emu_scn_cfg *cfg, const struct emu_fabric *
 	uint64_t avail = cfg->mem_available ? cfg->mem_available : emu_mem_available(&what);
 
 	res->mem_estimate = need;
+	emu_mem_estimate_set(need);
 	if (need <= avail)
 		return 0;
 	static const char *const reduce[4] = {

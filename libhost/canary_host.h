@@ -318,10 +318,18 @@ struct lh_comm *lh_comm_create(struct lh_host *h, const struct lh_peer *peers, u
  * lh_allreduce - start a non-blocking allreduce of @count elements from @in
  * (or cfg->input) into @out (or cfg->on_block). One at a time per
  * communicator. Return the request, or NULL (-EINVAL cases: bad config,
- * one already running).
+ * one already running, a retx_timeout below lh_retx_timeout_min()).
  */
 struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, const int32_t *in, int32_t *out,
 			    size_t count);
+
+/*
+ * lh_retx_timeout_min - the shortest cfg->retx_timeout lh_allreduce()
+ * takes on a NIC of @rate_bps: one data frame's time on the wire (cfg's
+ * algo and elements). Shorter, a host asks again before its own frame
+ * has left, and the requests grow without bound. 0 for a bad @cfg.
+ */
+lh_time_t lh_retx_timeout_min(const struct lh_ar_cfg *cfg, uint64_t rate_bps);
 
 bool lh_req_data_done(const struct lh_req *r);
 bool lh_req_done(const struct lh_req *r);

@@ -388,6 +388,8 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 	    (!out && !cfg->on_block) || count == 0 || !(cfg->noise >= 0 && cfg->noise <= 1) ||
 	    cfg->sketch > LH_SKETCH_MAX || (cfg->sketch && cfg->sketch >= cfg->elements))
 		return NULL;
+	if (cfg->retx_timeout && cfg->retx_timeout < lh_retx_timeout_min(cfg, c->host->t.rate_bps))
+		return NULL;
 	switch (cfg->algo) {
 	case LH_ALGO_CANARY: ops = &lh_canary_ops; break;
 	case LH_ALGO_STATIC: ops = &lh_canary_ops; break;	/* tree mode */
@@ -421,6 +423,16 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 	}
 	lh_kick(h);
 	return r;
+}
+
+lh_time_t lh_retx_timeout_min(const struct lh_ar_cfg *cfg, uint64_t rate_bps)
+{
+	if (!cfg || !rate_bps || cfg->elements == 0 || cfg->elements > EMU_CANARY_MAX_ELEMENTS)
+		return 0;
+	uint32_t bytes = cfg->algo == LH_ALGO_RING ? EMU_UDP_PAYLOAD_OFF + LH_RING_HDR + 4 * cfg->elements
+						   : LH_CANARY_LEN(cfg->elements);
+
+	return (lh_time_t)(lh_wire_bytes(bytes) * 8 * 1000000000000ULL / rate_bps);
 }
 
 size_t lh_allreduce_mem(const struct lh_ar_cfg *cfg, unsigned P, size_t count)

@@ -14,6 +14,7 @@
 #define LH_TENANT_SHIFT 24
 #define LH_SEQ_MASK LH_BLOCK_IDS
 #define LH_RING_PORT 7400
+#define LH_RING_HDR 16	/* the ring's header in a UDP payload (ring.c) */
 #define LH_BG_PORT 9000
 #define LH_BG_DATA 16	/* leading payload bytes of a background frame that are set (zeros); the rest is padding */
 #define LH_WIRE_OVERHEAD 24	/* preamble, FCS, inter-frame gap: what a frame costs on the wire beyond its bytes */

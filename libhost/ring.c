@@ -23,7 +23,7 @@
 #include "libhost/lh_util.h"
 #include "libhost/lh_internal.h"
 
-#define RING_HDR 16
+#define RING_HDR LH_RING_HDR
 #define RING_DATA 1
 #define RING_NACK 2
 #define RING_NACK_MAX 32

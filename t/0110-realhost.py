@@ -179,6 +179,46 @@ def options():
             detail += "%s: rc %d, %s\n" % (argv[1:], p.returncode, p.stderr)
     ok(good, "--start-at: an instant past, not an instant, too far ahead, or with --start-delay / --attach-hold / "
        "without --attach; a hold not shorter than --time-limit: one line naming the option, exit 2", detail)
+    # a retransmission timeout below one data frame's time: refused (it livelocked, deaf to signals and --time-limit)
+    good, detail = True, ""
+    for algo, t in (("canary", "1ns"), ("ring", "1ps"), ("static", "10ns")):
+        argv = [AR, "--rank", "0", "--hosts", "2", "--interface", "lo", "--rate", "10Gbps", "--algo", algo,
+                "--retx-timeout", t, "--time-limit", "2s"]
+        try:
+            p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            good, detail = False, detail + "%s: still running after 30 s\n" % argv[1:]
+            continue
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or "--retx-timeout" not in lines[0] or "shorter" not in lines[0]:
+            good = False
+            detail += "%s: rc %d, %s\n" % (argv[1:], p.returncode, p.stderr)
+    # just above it, nobody answering (no peer on lo): --time-limit and SIGTERM still end the run (root: AF_PACKET)
+    if os.geteuid() == 0:
+        for algo in ("canary", "ring"):
+            argv = [AR, "--rank", "0", "--hosts", "2", "--interface", "lo", "--rate", "10Gbps", "--algo", algo,
+                    "--retx-timeout", "1us"]
+            try:
+                p = subprocess.run(argv + ["--time-limit", "1s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, timeout=60)
+                if p.returncode != 1 or "within --time-limit" not in p.stderr:
+                    good, detail = False, detail + "%s --time-limit 1s: rc %d, %s\n" % (argv[1:], p.returncode, p.stderr)
+            except subprocess.TimeoutExpired:
+                good, detail = False, detail + "%s --time-limit 1s: still running after 60 s\n" % argv[1:]
+            p = subprocess.Popen(argv + ["--time-limit", "120s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+            time.sleep(0.5)
+            p.terminate()
+            try:
+                _, err = p.communicate(timeout=60)
+                if p.returncode != 1 or "interrupted" not in err:
+                    good, detail = False, detail + "%s SIGTERM: rc %d, %s\n" % (argv[1:], p.returncode, err)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                good, detail = False, detail + "%s: SIGTERM ignored for 60 s\n" % argv[1:]
+    ok(good, "canary-allreduce --retx-timeout below one frame's time (1ns, 1ps, 10ns at 10 Gb/s): one line, exit 2; "
+       "at 1us, unanswered: --time-limit and SIGTERM end it (exit 1)", detail)
 
 
 def ring_veth():
@@ -391,7 +431,7 @@ def killed():
         net.close()
 
 
-PLAN = 13
+PLAN = 14
 
 
 def main():

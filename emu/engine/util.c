@@ -19,13 +19,28 @@ void emu_die_at(const char *file, const char *func, int line, int err)
 	abort();
 }
 
+static _Atomic uint64_t mem_estimate;
+
+void emu_mem_estimate_set(uint64_t bytes)
+{
+	mem_estimate = bytes;
+}
+
 void emu_out_of_memory(size_t n)
 {
-	char line[320];
-	int len = snprintf(line, sizeof(line),
-			   "canary-emu: out of memory (allocating %zu bytes, peak RSS %llu MiB): the run does not fit "
-			   "this machine's memory; reduce --size, --hosts, --concurrent or the fabric\n",
-			   n, (unsigned long long)(emu_peak_rss() >> 20));
+	char line[400];
+	unsigned long long peak = emu_peak_rss() >> 20, est = mem_estimate >> 20;
+	/* far past what the run's size needs: it grew while the run went on, which --size does not explain */
+	int len = est && peak > 2 * est + 256
+			  ? snprintf(line, sizeof(line),
+				     "canary-emu: out of memory (allocating %zu bytes, peak RSS %llu MiB, about %llu MiB "
+				     "estimated for the run): memory grew while the run went on (frames or "
+				     "retransmissions queued faster than they drained); --stall or --time-limit end "
+				     "such a run sooner\n", n, peak, est)
+			  : snprintf(line, sizeof(line),
+				     "canary-emu: out of memory (allocating %zu bytes, peak RSS %llu MiB): the run does "
+				     "not fit this machine's memory; reduce --size, --hosts, --concurrent or the "
+				     "fabric\n", n, peak);
 
 	if (len > 0) {
 		ssize_t w = write(2, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);

@@ -58,6 +58,8 @@ _Noreturn void emu_die_at(const char *file, const char *func, int line, int err)
  * handler (lh_set_out_of_memory). Never returns.
  */
 _Noreturn void emu_out_of_memory(size_t n);
+/* emu_mem_estimate_set - what the run is expected to need (0: unknown), for emu_out_of_memory()'s message */
+void emu_mem_estimate_set(uint64_t bytes);
 /* emu_xmalloc - malloc; emu_out_of_memory() on failure. Never returns NULL. */
 void *emu_xmalloc(size_t n);
 /* emu_xcalloc - zeroed; emu_out_of_memory() on failure or overflow. */

@@ -604,6 +604,8 @@ static int read_peers(const char *path, struct lh_peer *p, unsigned n)
 
 static volatile sig_atomic_t interrupted;
 
+#define LH_TIMERS_PER_TURN 4096
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -630,7 +632,15 @@ static bool run(struct nic *n, const struct opts *o, lh_time_t *t_done)
 		if (linger_until && now >= linger_until)
 			break;
 		lh_afp_rx(n->afp, on_frame, n, 256);
-		while (n->tm.n && n->tm.v[0].at <= nic_now(n)) {
+		/*
+		 * The timers due by now, at most LH_TIMERS_PER_TURN of them:
+		 * one that arms another due before this loop ends (a timeout
+		 * shorter than the time a turn takes) must not keep the loop
+		 * from the receive ring, the signals and --time-limit.
+		 */
+		lh_time_t due = nic_now(n);
+
+		for (unsigned k = 0; k < LH_TIMERS_PER_TURN && n->tm.n && n->tm.v[0].at <= due && !interrupted; k++) {
 			struct lh_tmr t = lh_theap_pop(&n->tm);
 
 			lh_host_timer(n->host, t.cookie);
@@ -740,6 +750,15 @@ static int nic_open(struct nic *n, struct opts *o, uint32_t *mtu)
 	if (*mtu < EMU_CANARY_DATA_OFF - EMU_ETH_HLEN + 4 * o->elements)
 		return fail("--elements", "%u elements need an MTU of %u; '%s' has %u", o->elements,
 			    EMU_CANARY_HLEN + 4 * o->elements, o->ifname, *mtu);
+	if (o->retx_timeout) {
+		struct lh_ar_cfg c = { .algo = o->algo, .elements = o->elements };
+		lh_time_t min = lh_retx_timeout_min(&c, n->rate);
+
+		if (o->retx_timeout < min)
+			return fail("--retx-timeout", "%.3f ns is shorter than one %s data frame takes at %.3g Gb/s "
+				    "(%.3f ns); use at least that", (double)o->retx_timeout / LH_NS,
+				    lh_algo_name(o->algo), (double)n->rate / 1e9, (double)min / LH_NS);
+	}
 	/* default round trip: 100 us, plus 8 frame times (4 hops there and back, store and forward) */
 	if (!o->rtt)
 		o->rtt = 100 * LH_US + 8 * (lh_time_t)(EMU_CANARY_DATA_OFF + 4 * o->elements + WIRE_EXTRA) * 8 *
