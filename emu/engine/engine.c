@@ -32,7 +32,7 @@
  * wait at barriers, so the control thread's synchronize_rcu() never waits
  * for a worker that waits for it.
  */
-#include "emu/engine/port.h"
+#include "emu/engine/port_internal.h"
 #include "emu/engine/xbar.h"
 #include "emu/dist/dist.h"
 

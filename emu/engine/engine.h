@@ -507,65 +507,10 @@ const struct emu_fabric *emu_engine_fabric(const struct emu_engine *eng);
 
 /*
  * ---- called by models, on the node's worker ----
- * Defined in port.c (the per-frame data path: frames, sends, timers, node
- * state) and route.c (emu_route, emu_route_sw, emu_route_pick).
+ * A node's clock, frames, completion and hold: node.h (node.c). Sends,
+ * frees, timers and the port queries: port.h (port.c). The routing choice:
+ * route.h (route.c). Outside input of a real-time run: below (engine.c).
  */
-
-emu_time_t emu_node_now(const struct emu_node *n);
-static inline void *emu_node_state(const struct emu_node *n) { return n->state; }
-static inline struct emu_rng *emu_node_rng(struct emu_node *n) { return &n->rng; }
-static inline const struct emu_fab_node *emu_node_desc(const struct emu_node *n) { return n->fn; }
-enum emu_routing emu_node_routing(const struct emu_node *n);
-uint64_t emu_node_buffer(const struct emu_node *n);
-
-/* emu_frame_alloc - a fresh frame from this worker's pool. Cannot fail. */
-struct emu_frame *emu_frame_alloc(struct emu_node *n);
-/*
- * emu_frame_alloc_len - a fresh frame whose buffer holds at least @len
- * (<= EMU_FRAME_MAX) bytes: for a model that knows the length beforehand
- * (saves emu_send() moving it to a smaller buffer).
- */
-struct emu_frame *emu_frame_alloc_len(struct emu_node *n, uint32_t len);
-/* emu_frame_clone - a copy of @f (bytes and length). Cannot fail. */
-struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f);
-/* emu_frame_free - release @f (and the ingress buffer space it holds). */
-void emu_frame_free(struct emu_node *n, struct emu_frame *f);
-
-/*
- * emu_send - queue @f on @port for transmission. The engine owns it from
- * here. Return 0; or -ENETDOWN (link down), -ENOBUFS (lossy queue full),
- * -EMSGSIZE (over the MTU), -EINVAL (no such port): then @f was freed and
- * the drop counted.
- */
-int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f);
-
-/* emu_timer_at - fire ops->timer(@cookie) at @t (>= now). */
-void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie);
-
-/*
- * emu_stop - ask the run to end. The run stops at now + the smallest link
- * latency, a point that does not depend on the partitioning.
- */
-void emu_stop(struct emu_node *n);
-
-/*
- * emu_node_done - count one completion (e.g. a host finished its
- * allreduce). When emu_engine_expect_done()'s count is reached, the run
- * stops one lookahead after the latest completion (a point independent of
- * the partitioning).
- */
-void emu_node_done(struct emu_node *n);
-
-/* emu_node_progress - something useful happened (feeds the stall watchdog). */
-void emu_node_progress(struct emu_node *n);
-
-/*
- * emu_node_waits - @n armed a timer @delay ahead that may bring progress
- * when it fires (a retransmission timeout, backed off): the watchdog
- * waits at least twice the longest such delay before calling a run
- * stuck, so a run that only waits on a timeout is not stopped.
- */
-void emu_node_waits(struct emu_node *n, emu_time_t delay);
 
 /*
  * emu_node_watch - a source of input from outside the emulation (an
@@ -589,85 +534,7 @@ int emu_node_watch(struct emu_node *n, int fd, bool (*ready)(void *ctx), void *c
  */
 void emu_node_injected(struct emu_node *n, uint64_t wall);
 
-/* emu_port_busy - is @port's serializer busy or its queue non-empty? */
-static inline bool emu_port_busy(const struct emu_node *n, unsigned port);
-
-/*
- * emu_route - ports of switch @n on a shortest path to host index @dst_host
- * under the current routing snapshot (RCU read side). 0: unreachable.
- */
-uint64_t emu_route(struct emu_node *n, uint32_t dst_host);
-/* emu_route_sw - the same toward switch node @dst_sw. */
-uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
-
-/*
- * emu_route_pick - choose one port of @mask (non-zero) under @policy with
- * flow hash @hash: adaptive (hash default, least-queued when the default's
- * queue is above half the buffer), ecmp (hash), leastloaded.
- */
-unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
-
-/*
- * emu_send_pick - emu_send() @f on a port of @mask (non-zero) chosen under
- * @policy with flow hash @hash. FIFO router: emu_route_pick() now. Merlin
- * router: the natural port is the destination host's (xbar.h; @hash only
- * for a frame with none); a frame that came in on a port is routed when it
- * reaches the head of its input queue, on the output buffers' occupancy
- * then; one the switch made, now (xbar.h). Return as emu_send().
- */
-int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f);
-
-/* emu_port_tx_time - wire time of a @bytes frame on @port (padded: emu_wire_bytes; exact, no division at 100G etc.). */
-static inline emu_time_t emu_port_tx_time(const struct emu_node *n, unsigned port, uint32_t bytes)
-{
-	const struct emu_port *p = &n->ports[port];
-
-	return p->ps_per_byte ? (emu_time_t)emu_wire_bytes(bytes) * p->ps_per_byte : emu_tx_time(bytes, p->rate_bps);
-}
-
-/* emu_port_up - is @port's link up (and connected)? */
-static inline bool emu_port_up(const struct emu_node *n, unsigned port)
-{
-	const struct emu_port *p = &n->ports[port];
-
-	return p->connected && p->up;
-}
-
-static inline bool emu_port_busy(const struct emu_node *n, unsigned port)
-{
-	const struct emu_port *p = &n->ports[port];
-
-	return p->qframes || p->busy_until > emu_node_now(n);
-}
-
-/*
- * emu_port_queued - bytes queued on @port that have not started on the
- * wire by now: those waiting and those committed with a later start.
- */
-uint64_t emu_port_queued(struct emu_node *n, unsigned port);
-
-/*
- * emu_node_hold_until - frames @n sends from now until the end of the
- * current callback (or the next call) start on the wire at @t at the
- * earliest (0: no hold). For a switch whose pipeline delays a frame it
- * has already decided about (canary_sw.c's recirculation). Only where
- * emu_node_can_hold() (the FIFO egress model).
- */
-void emu_node_hold_until(struct emu_node *n, emu_time_t t);
-static inline bool emu_node_can_hold(const struct emu_node *n)
-{
-	return !n->xb;
-}
-
-/*
- * emu_node_open_loop - what @n sends never depends on the frames it
- * receives (a background source): receiving a frame changes nothing its
- * transmit path reads, and posts nothing but the ingress buffer's credit.
- * It must free what it receives at once. The engine may then run the
- * node's transmit wakes ahead of the frames it receives (port.c,
- * "Open-loop sources"); results are as if it did not. Call it from
- * ops->init.
- */
-void emu_node_open_loop(struct emu_node *n);
+#include "emu/engine/node.h"
+#include "emu/engine/port.h"
 
 #endif /* EMU_ENGINE_H */

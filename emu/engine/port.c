@@ -45,7 +45,7 @@
  * ones are applied, in (time, key) order, before any test they could
  * change.
  */
-#include "emu/engine/port.h"
+#include "emu/engine/port_internal.h"
 #include "emu/engine/xbar.h"
 #include "libhost/wire.h"
 
@@ -61,43 +61,6 @@ void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan)
 		chan->ops->send(chan, ev);
 	else
 		emu_evq_push(&n->w->q, ev);
-}
-
-emu_time_t emu_node_now(const struct emu_node *n)
-{
-	return n->w->now;
-}
-
-enum emu_routing emu_node_routing(const struct emu_node *n)
-{
-	return n->eng->cfg.routing;
-}
-
-uint64_t emu_node_buffer(const struct emu_node *n)
-{
-	return n->eng->cfg.buffer_bytes;
-}
-
-struct emu_frame *emu_frame_alloc(struct emu_node *n)
-{
-	return emu_pool_get(&n->w->pool);
-}
-
-struct emu_frame *emu_frame_alloc_len(struct emu_node *n, uint32_t len)
-{
-	return emu_pool_get_class(&n->w->pool, emu_fclass(len));
-}
-
-struct emu_frame *emu_frame_clone(struct emu_node *n, const struct emu_frame *f)
-{
-	uint32_t bytes = emu_frame_bytes(f);
-	struct emu_frame *c = emu_pool_get_class(&n->w->pool, emu_fclass(bytes));
-
-	c->len = f->len;
-	c->kept = f->kept;
-	c->user = f->user;
-	memcpy(c->data, f->data, bytes);
-	return c;
 }
 
 const char *const emu_tc_mode_names[EMU_TC_MODES] = { "none", "recovery", "collective" };
@@ -438,33 +401,6 @@ void emu_timer_fired(struct emu_node *n)
 	}
 }
 
-void emu_stop(struct emu_node *n)
-{
-	if (n->w->now < n->w->stop_req)
-		n->w->stop_req = n->w->now;
-}
-
-void emu_node_progress(struct emu_node *n)
-{
-	if (n->w->now >= n->w->progress_t)
-		n->w->progress_t = n->w->now + 1;	/* 0 stays "none yet" */
-}
-
-void emu_node_waits(struct emu_node *n, emu_time_t delay)
-{
-	if (delay > n->w->wait_max)
-		n->w->wait_max = delay;
-}
-
-void emu_node_done(struct emu_node *n)
-{
-	struct emu_worker *w = n->w;
-
-	w->done++;
-	if (w->now > w->done_max)
-		w->done_max = w->now;
-}
-
 /* queue a wake of @p's port for when its wire goes idle, unless one is queued (it comes no later) */
 static void arm_wake(struct emu_node *n, unsigned pi, struct emu_port *p)
 {
@@ -514,31 +450,6 @@ static void arm_wake(struct emu_node *n, unsigned pi, struct emu_port *p)
  * time (now = t while it runs) and counts as an event; it is no queue
  * event. What it arms in turn is tried the same way.
  */
-void emu_node_open_loop(struct emu_node *n)
-{
-	const struct emu_engine *eng = n->eng;
-
-	n->open_loop = n->ops->timer_idle != NULL && !eng->cfg.no_ahead;
-	if (eng->cfg.lossy)
-		return;
-	/*
-	 * Lossless: the peer's port toward the node must never wait for the
-	 * node's credits, so that the credit a received frame gives back
-	 * (whose sequence number the wake run ahead takes first) is never
-	 * what the peer waits for when a frame of the node arrives with it.
-	 * What the peer can have outstanding: the frames on the wire and
-	 * committed (a round trip of the link and the commit window) and two
-	 * frames more.
-	 */
-	for (unsigned i = 0; i < n->nports; i++) {
-		const struct emu_port *p = &n->ports[i];
-		uint64_t rtt = 2 * (uint64_t)p->latency + p->commit_ps;
-		uint64_t bytes = (uint64_t)((double)rtt * (double)p->rate_bps / 8e12) + 2 * (uint64_t)p->mtu_frame;
-
-		if (eng->cfg.buffer_bytes < bytes)
-			n->open_loop = false;
-	}
-}
 
 /* keep open-loop wake @ev for the window that holds it */
 static void later_keep(struct emu_worker *w, const struct emu_ev *ev)
@@ -674,11 +585,6 @@ static inline uint64_t queued(struct emu_port *p, emu_time_t now)
 uint64_t emu_port_queued(struct emu_node *n, unsigned port)
 {
 	return queued(&n->ports[port], n->w->now);
-}
-
-void emu_node_hold_until(struct emu_node *n, emu_time_t t)
-{
-	n->w->hold = t;
 }
 
 /*

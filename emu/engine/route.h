@@ -21,6 +21,8 @@
 #include <stdint.h>
 
 struct emu_fabric;
+struct emu_frame;
+struct emu_node;
 
 struct emu_routes {
 	uint32_t nsw;
@@ -56,5 +58,32 @@ uint64_t emu_routes_mask_sw(const struct emu_routes *r, const struct emu_fabric 
 
 int emu_routing_parse(const char *s, enum emu_routing *out);
 const char *emu_routing_name(enum emu_routing r);
+
+/* ---- the routing choice, called by models on the node's worker (engine.h includes this) ---- */
+
+/*
+ * emu_route - ports of switch @n on a shortest path to host index @dst_host
+ * under the current routing snapshot (RCU read side). 0: unreachable.
+ */
+uint64_t emu_route(struct emu_node *n, uint32_t dst_host);
+/* emu_route_sw - the same toward switch node @dst_sw. */
+uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
+
+/*
+ * emu_route_pick - choose one port of @mask (non-zero) under @policy with
+ * flow hash @hash: adaptive (hash default, least-queued when the default's
+ * queue is above half the buffer), ecmp (hash), leastloaded.
+ */
+unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
+
+/*
+ * emu_send_pick - emu_send() @f on a port of @mask (non-zero) chosen under
+ * @policy with flow hash @hash. FIFO router: emu_route_pick() now. Merlin
+ * router: the natural port is the destination host's (xbar.h; @hash only
+ * for a frame with none); a frame that came in on a port is routed when it
+ * reaches the head of its input queue, on the output buffers' occupancy
+ * then; one the switch made, now (xbar.h). Return as emu_send().
+ */
+int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f);
 
 #endif /* EMU_ROUTE_H */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "emu/engine/fabric.h"
-#include "emu/engine/port.h"
+#include "emu/engine/port_internal.h"
 
 struct xfifo {
 	struct emu_frame *head, *tail;
