@@ -288,9 +288,9 @@ static void frozen_rank(void)
 	ok(strstr(sh_out, "rank 1: distributed run failed") != NULL, "frozen rank: rank 1 stops too");
 	ok(strstr(sh_out, "stdout bytes: 0") != NULL, "frozen rank: no report printed");
 	/*
-	 * A silent peer is declared dead after --peer-timeout (500 ms), ten
-	 * times that while the scenario is still being built (window 0); then
-	 * 200 ms of linger. The bound only says "no hang": 30 s of slack.
+	 * A silent peer is declared dead --peer-timeout (500 ms) after this
+	 * rank did its own part of the step (window 0: building the scenario);
+	 * then 200 ms of linger. The bound only says "no hang": 30 s of slack.
 	 */
 	ok(dt < 10 * 0.5 + 0.2 + 30, "frozen rank: stopped %.1f s after the freeze (bound 35.2 s)", dt);
 	if (!strstr(sh_out, "rank 2 stopped"))

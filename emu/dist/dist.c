@@ -87,6 +87,7 @@ struct emu_dist {
 	uint64_t run_id;
 	uint32_t run;
 	uint64_t window;
+	uint64_t sync_ns;	/* wall clock when the last exchange (join, window, results) completed */
 	unsigned wbase[EMU_DIST_MAX_RANKS + 1];
 	char endpoint[EMU_DIST_MAX_RANKS][EP_MAX];
 	uint8_t pub[EMU_DIST_MAX_RANKS][32];
@@ -873,6 +874,7 @@ struct emu_dist *emu_dist_join(const struct emu_dist_cfg *cfg, char *err, size_t
 			return NULL;
 		}
 	}
+	d->sync_ns = emu_wall_ns();
 	return d;
 }
 
@@ -942,6 +944,15 @@ static int wait_for(struct emu_dist *d, uint16_t type, uint64_t phase, bool *got
 {
 	unsigned have = 0;
 	uint64_t last = emu_wall_ns();
+	/*
+	 * A peer is silent for too long after --peer-timeout beyond the time
+	 * this rank spent on the step itself since the last exchange (every
+	 * rank does the same step: building a run's scenario, a window,
+	 * gathering results): a slow step is not silence, and a rank that
+	 * died between runs is found --peer-timeout after the others are
+	 * ready.
+	 */
+	uint64_t limit = (uint64_t)d->cfg.timeout_ms * 1000000ULL + (d->sync_ns && last > d->sync_ns ? last - d->sync_ns : 0);
 
 	/* first what came early */
 	for (unsigned i = 0; i < d->nstash && have < need;) {
@@ -968,10 +979,6 @@ static int wait_for(struct emu_dist *d, uint16_t type, uint64_t phase, bool *got
 		if (n <= 0) {
 			if (child_died(d))
 				return -1;
-			uint64_t limit = (uint64_t)d->cfg.timeout_ms * 1000000ULL;
-
-			if (d->window == 0 || phase == PHASE_RESULT)
-				limit *= 10;	/* building the scenario, merging results: slower steps */
 			if (emu_wall_ns() - last > limit) {
 				char missing[256] = "";
 				size_t o = 0;
@@ -1039,6 +1046,7 @@ static int wait_for(struct emu_dist *d, uint16_t type, uint64_t phase, bool *got
 		zmq_msg_close(&m);
 		(void)why;
 	}
+	d->sync_ns = emu_wall_ns();
 	return 0;
 }
 
