@@ -12,6 +12,11 @@
  * Exactly one thread may enqueue and exactly one may dequeue. Enqueue makes
  * the event contents visible before the index (release); dequeue reads the
  * index with acquire. No other synchronisation is needed.
+ *
+ * head and tail are free-running uint32_t counters that wrap at 2^32: the
+ * fill level tail - head, computed modulo 2^32, is exact across a wrap
+ * because the two are never more than size (at most 2^30) apart, and a
+ * slot is index & mask because size, a power of two, divides 2^32.
  */
 #ifndef EMU_RING_H
 #define EMU_RING_H
