@@ -39,8 +39,8 @@ void *lh_xcalloc(size_t nmemb, size_t size)
 {
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
 
-	if (!p)
-		out_of_memory(nmemb * size);
+	if (!p)	/* calloc refuses a product that overflows: say the size it could not have */
+		out_of_memory(nmemb && size > SIZE_MAX / nmemb ? SIZE_MAX : nmemb * size);
 	return p;
 }
 
