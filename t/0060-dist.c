@@ -12,6 +12,7 @@
  * messages and CURVE clients with unknown keys are refused and counted;
  * the message header and event-record checks refuse every malformed case.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -627,6 +628,21 @@ static void curve(const char *args)
 		diag("%s", sh_out);
 	ok(sh(EMU " %s --curve /nonexistent.key --processes 2", args) == 2 && strstr(sh_out, "--curve"),
 	   "CURVE: a missing key file is bad input (exit 2)");
+	/* the key file reader says why in negative errno, beside the line for the user */
+	char err[512], path[600];
+	int missing = emu_dist_check_keyfile("/nonexistent.key", err, sizeof(err));
+
+	snprintf(path, sizeof(path), "%s/open.key", dir);
+	sh("cp %s/keys/rank1.key %s && chmod 644 %s", dir, path, path);
+	int readable = emu_dist_check_keyfile(path, err, sizeof(err));
+
+	sh("echo 'secret nokey' > %s && chmod 600 %s", path, path);
+	int bad = emu_dist_check_keyfile(path, err, sizeof(err));
+
+	snprintf(path, sizeof(path), "%s/keys/rank1.key", dir);
+	ok(missing == -ENOENT && readable == -EACCES && bad == -EINVAL && emu_dist_check_keyfile(path, err, sizeof(err)) == 0,
+	   "emu_dist_check_keyfile: -ENOENT missing, -EACCES readable by others, -EINVAL malformed, 0 good (%d %d %d)",
+	   missing, readable, bad);
 }
 
 /* two ranks in their own network namespaces, joined by a veth pair (needs root) */

@@ -226,14 +226,14 @@ static int send_msg(struct emu_dist *d, void *s, uint16_t type, uint64_t window,
 	struct emu_dist_hdr h;
 
 	if (zmq_msg_init_size(&m, sizeof(h) + len))
-		return -1;
+		return -ENOMEM;
 	hdr_fill(d, &h, type, window, len);
 	memcpy(zmq_msg_data(&m), &h, sizeof(h));
 	if (len)
 		memcpy((uint8_t *)zmq_msg_data(&m) + sizeof(h), p, len);
 	if (zmq_msg_send(&m, s, 0) < 0) {
 		zmq_msg_close(&m);
-		return -1;
+		return -EIO;
 	}
 	d->st.msgs_sent++;
 	d->st.bytes_sent += sizeof(h) + len;
@@ -273,15 +273,17 @@ static int read_keys(struct emu_dist *d, const char *path, char *err, size_t err
 	struct stat st;
 
 	if (!f) {
-		snprintf(err, errlen, "--curve: %s: %s", path, strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "--curve: %s: %s", path, strerror(e));
+		return -e;
 	}
 	/* a secret others can read is no secret: refuse it, as ssh does */
 	if (fstat(fileno(f), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO))) {
 		snprintf(err, errlen, "--curve: %s is accessible by others (mode %03o): chmod 600 it", path,
 			 (unsigned)(st.st_mode & 0777));
 		fclose(f);
-		return -1;
+		return -EACCES;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char kw[32], key[64];
@@ -294,7 +296,7 @@ static int read_keys(struct emu_dist *d, const char *path, char *err, size_t err
 			snprintf(err, errlen, "%s:%u: expected 'secret|coordinator|allow KEY' with a 40-character Z85 key",
 				 path, ln);
 			fclose(f);
-			return -1;
+			return -EINVAL;
 		}
 		if (!strcmp(kw, "secret")) {
 			memcpy(d->secret, bin, 32);
@@ -308,20 +310,20 @@ static int read_keys(struct emu_dist *d, const char *path, char *err, size_t err
 		} else {
 			snprintf(err, errlen, "%s:%u: unknown keyword '%s' (secret, coordinator, allow)", path, ln, kw);
 			fclose(f);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	fclose(f);
 	if (!have_secret || !have_coord || !d->nallow) {
 		snprintf(err, errlen, "--curve: %s needs a 'secret', a 'coordinator' and at least one 'allow' line", path);
-		return -1;
+		return -EINVAL;
 	}
 	char s85[41], p85[41];
 
 	zmq_z85_encode(s85, d->secret, 32);
 	if (zmq_curve_public(p85, s85) || !zmq_z85_decode(d->mypub, p85)) {
 		snprintf(err, errlen, "--curve: %s: the secret key is not usable", path);
-		return -1;
+		return -EINVAL;
 	}
 	d->curve = true;
 	return 0;
@@ -412,7 +414,7 @@ static int curve_server(struct emu_dist *d, void *s)
 		return 0;
 	return zmq_setsockopt(s, ZMQ_CURVE_SERVER, &one, sizeof(one)) ||
 	       zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, d->secret, 32) ||
-	       zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "canary", 6) ? -1 : 0;
+	       zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "canary", 6) ? -EINVAL : 0;
 }
 
 static int curve_client(struct emu_dist *d, void *s, const uint8_t *server)
@@ -421,7 +423,7 @@ static int curve_client(struct emu_dist *d, void *s, const uint8_t *server)
 		return 0;
 	return zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, server, 32) ||
 	       zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, d->mypub, 32) ||
-	       zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, d->secret, 32) ? -1 : 0;
+	       zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, d->secret, 32) ? -EINVAL : 0;
 }
 
 /*
@@ -477,7 +479,7 @@ static int coord_bind(struct emu_dist *d, char *err, size_t errlen, bool *bad_in
 	if (curve_server(d, d->router) || zmq_bind(d->router, where)) {
 		snprintf(err, errlen, "--coordinator: cannot bind %s: %s", where, zmq_strerror(zmq_errno()));
 		*bad_input = true;
-		return -1;
+		return -EADDRNOTAVAIL;
 	}
 	zmq_getsockopt(d->router, ZMQ_LAST_ENDPOINT, ep, &eplen);
 	if (c->endpoint_fd < 0)
@@ -493,7 +495,7 @@ static int coord_bind(struct emu_dist *d, char *err, size_t errlen, bool *bad_in
 	for (unsigned q = 1; q < c->nranks; q++)
 		if (write(c->endpoint_fd, line, sizeof(line)) != (ssize_t)sizeof(line)) {
 			snprintf(err, errlen, "cannot hand the coordinator endpoint to the local ranks");
-			return -1;
+			return -EIO;
 		}
 	return 0;
 }
@@ -656,9 +658,9 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 	const struct emu_dist_cfg *c = &d->cfg;
 	struct joining *j = emu_xcalloc(1, sizeof(*j));
 	uint64_t deadline;
-	int rc = -1;
+	int rc = coord_bind(d, err, errlen, bad_input);
 
-	if (coord_bind(d, err, errlen, bad_input))
+	if (rc)
 		goto out;
 	/* a random run id: messages of other runs on the same endpoints are refused */
 	d->run_id = emu_hash64(emu_wall_ns() ^ ((uint64_t)getpid() << 32) ^ c->fingerprint);
@@ -673,6 +675,7 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 
 		if (child_died(d)) {
 			snprintf(err, errlen, "%s", d->err);
+			rc = -EPIPE;
 			goto fail;
 		}
 		/*
@@ -685,10 +688,12 @@ static int join_coordinator(struct emu_dist *d, char *err, size_t errlen, bool *
 		    (d->curve || emu_wall_ns() - j->refused_ns > (uint64_t)c->timeout_ms * 1000000ULL)) {
 			snprintf(err, errlen, "the run cannot start: %s", j->refused + 2);
 			*bad_input = true;
+			rc = -ECONNREFUSED;
 			goto fail;
 		}
 		if (emu_wall_ns() > deadline) {
 			coord_missing(d, j, err, errlen);
+			rc = -ETIMEDOUT;
 			goto fail;
 		}
 		if (zmq_poll(&it, 1, TICK_MS) > 0)
@@ -727,11 +732,11 @@ static int join_rank(struct emu_dist *d, char *err, size_t errlen, bool *bad_inp
 	if (curve_client(d, d->dealer, d->coord_pub) || zmq_connect(d->dealer, c->coordinator)) {
 		snprintf(err, errlen, "--coordinator: cannot connect to %s: %s", c->coordinator, zmq_strerror(zmq_errno()));
 		*bad_input = true;
-		return -1;
+		return -EINVAL;
 	}
 	if (send_msg(d, d->dealer, EMU_DIST_HELLO, 0, &in, sizeof(in))) {
 		snprintf(err, errlen, "cannot send to the coordinator: %s", zmq_strerror(zmq_errno()));
-		return -1;
+		return -EIO;
 	}
 	uint64_t deadline = emu_wall_ns() + 10ULL * c->timeout_ms * 1000000ULL;
 
@@ -741,7 +746,7 @@ static int join_rank(struct emu_dist *d, char *err, size_t errlen, bool *bad_inp
 		if (emu_wall_ns() > deadline) {
 			snprintf(err, errlen, "the coordinator %s did not answer within %.1f s%s", c->coordinator,
 				 10.0 * c->timeout_ms / 1000, d->curve ? " (with --curve: is this rank's key allowed there?)" : "");
-			return -1;
+			return -ETIMEDOUT;
 		}
 		if (zmq_poll(&it, 1, TICK_MS) <= 0)
 			continue;
@@ -770,7 +775,7 @@ static int join_rank(struct emu_dist *d, char *err, size_t errlen, bool *bad_inp
 			snprintf(err, errlen, "%s", reason);
 			*bad_input = true;
 			zmq_msg_close(&m);
-			return -1;
+			return -ECONNREFUSED;
 		}
 		if (!why && (h.type != EMU_DIST_WELCOME || h.len != sizeof(struct welcome)))
 			why = "not a WELCOME";
@@ -978,7 +983,7 @@ static int wait_for(struct emu_dist *d, uint16_t type, uint64_t phase, bool *got
 
 		if (n <= 0) {
 			if (child_died(d))
-				return -1;
+				return -EPIPE;
 			if (emu_wall_ns() - last > limit) {
 				char missing[256] = "";
 				size_t o = 0;
@@ -988,7 +993,7 @@ static int wait_for(struct emu_dist *d, uint16_t type, uint64_t phase, bool *got
 						o += (size_t)snprintf(missing + o, sizeof(missing) - o, " %u", q);
 				fail(d, "rank%s stopped answering (nothing for %.1f s in run %u, window %llu)", missing,
 				     (double)limit / 1e9, d->run, (unsigned long long)(phase == PHASE_RESULT ? d->window : phase));
-				return -1;
+				return -ETIMEDOUT;
 			}
 			continue;
 		}
@@ -1015,7 +1020,7 @@ static int wait_for(struct emu_dist *d, uint16_t type, uint64_t phase, bool *got
 			reason[REASON_MAX - 1] = 0;
 			fail(d, "rank %u stopped the run: %s", h.rank, reason);
 			zmq_msg_close(&m);
-			return -1;
+			return -ECANCELED;
 		}
 		if (!why && h.type != EMU_DIST_WINDOW && h.type != EMU_DIST_RESULT)
 			why = "unexpected type";
@@ -1101,7 +1106,7 @@ int emu_dist_exchange(struct emu_dist *d, struct emu_dist_sum *mine, emu_dist_ou
 	struct xarg x = { .sum = mine, .in = in, .arg = arg };
 
 	if (d->failed)
-		return -1;
+		return -EPIPE;
 	for (unsigned q = 0; q < d->cfg.nranks; q++)
 		if (d->holding[q]) {
 			zmq_msg_close(&d->held[q]);
@@ -1118,7 +1123,7 @@ int emu_dist_exchange(struct emu_dist *d, struct emu_dist_sum *mine, emu_dist_ou
 		if (len > d->cfg.max_msg) {
 			fail(d, "the window message to rank %u needs %zu bytes, more than the %zu a rank accepts", q, len,
 			     d->cfg.max_msg);
-			return -1;
+			return -EMSGSIZE;
 		}
 
 		if (zmq_msg_init_size(&m, len))
@@ -1133,13 +1138,15 @@ int emu_dist_exchange(struct emu_dist *d, struct emu_dist_sum *mine, emu_dist_ou
 		if (zmq_msg_send(&m, d->push[q], 0) < 0) {
 			zmq_msg_close(&m);
 			fail(d, "cannot send to rank %u: %s", q, zmq_strerror(zmq_errno()));
-			return -1;
+			return -EIO;
 		}
 		d->st.msgs_sent++;
 		d->st.bytes_sent += len;
 	}
-	if (wait_for(d, EMU_DIST_WINDOW, d->window, got, d->cfg.nranks - 1, take_window, &x))
-		return -1;
+	int rc = wait_for(d, EMU_DIST_WINDOW, d->window, got, d->cfg.nranks - 1, take_window, &x);
+
+	if (rc)
+		return rc;
 	d->window++;
 	d->st.windows++;
 	return 0;
@@ -1170,15 +1177,15 @@ int emu_dist_gather(struct emu_dist *d, const void *data, size_t len, void **par
 	int rc = 0;
 
 	if (d->failed)
-		return -1;
+		return -EPIPE;
 	if (d->cfg.rank != 0) {
 		if (sizeof(struct emu_dist_hdr) + len > d->cfg.max_msg) {
 			fail(d, "the results need %zu bytes, more than the %zu rank 0 accepts",
 			     sizeof(struct emu_dist_hdr) + len, d->cfg.max_msg);
-			rc = -1;
+			rc = -EMSGSIZE;
 		} else if (send_msg(d, d->push[0], EMU_DIST_RESULT, d->window, data, len)) {
 			fail(d, "cannot send the results to rank 0: %s", zmq_strerror(zmq_errno()));
-			rc = -1;
+			rc = -EIO;
 		}
 	} else {
 		bool got[EMU_DIST_MAX_RANKS] = { false };
@@ -1212,16 +1219,18 @@ int emu_dist_keygen(const char *dir, unsigned n, char *err, size_t errlen)
 
 	if (n < 1 || n > EMU_DIST_MAX_RANKS) {
 		snprintf(err, errlen, "--ranks: %u is not in [1, %d]", n, EMU_DIST_MAX_RANKS);
-		return -1;
+		return -EINVAL;
 	}
 	if (mkdir(dir, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "--curve-keygen: %s: %s", dir, strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "--curve-keygen: %s: %s", dir, strerror(e));
+		return -e;
 	}
 	for (unsigned i = 0; i < n; i++)
 		if (zmq_curve_keypair(pub[i], sec[i])) {
 			snprintf(err, errlen, "--curve-keygen: libzmq was built without CURVE");
-			return -1;
+			return -ENOTSUP;
 		}
 	for (unsigned i = 0; i < n; i++) {
 		char path[4096];
@@ -1231,10 +1240,12 @@ int emu_dist_keygen(const char *dir, unsigned n, char *err, size_t errlen)
 		snprintf(path, sizeof(path), "%s/rank%u.key", dir, i);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd < 0 || !(f = fdopen(fd, "w"))) {
-			snprintf(err, errlen, "--curve-keygen: %s: %s", path, strerror(errno));
+			int e = errno;
+
+			snprintf(err, errlen, "--curve-keygen: %s: %s", path, strerror(e));
 			if (fd >= 0)
 				close(fd);
-			return -1;
+			return -e;
 		}
 		fprintf(f, "# canary-emu CURVE keys of rank %u of %u. Keep secret.\nsecret %s\ncoordinator %s\n", i, n,
 			sec[i], pub[0]);

@@ -106,8 +106,10 @@ struct emu_dist_sum {
  * other rank's; reduce their sums into @mine. For every received payload
  * @in(arg, q, data, len) is called; it returns false to reject it (the
  * message is counted and the rank keeps waiting for a valid one). Payloads
- * stay valid until the next exchange. Return 0, or -1 with a reason
- * (emu_dist_error) when a peer died, went silent or aborted.
+ * stay valid until the next exchange. Return 0, or negative errno with a
+ * reason (emu_dist_error): -EPIPE a peer died (or the run already failed),
+ * -ETIMEDOUT one went silent, -ECANCELED one aborted, -EMSGSIZE or -EIO
+ * this rank could not send.
  */
 typedef size_t (*emu_dist_out_fn)(void *arg, unsigned q, uint8_t *buf, size_t cap);
 typedef bool (*emu_dist_in_fn)(void *arg, unsigned q, const uint8_t *data, size_t len);
@@ -120,7 +122,8 @@ void emu_dist_begin_run(struct emu_dist *d);
 /*
  * emu_dist_gather - ranks != 0 send @len bytes at @data to rank 0; rank 0
  * receives every other rank's into @parts[q] / @lens[q] (malloc'ed, the
- * caller frees; its own slot is left NULL). Return 0 or -1 (emu_dist_error).
+ * caller frees; its own slot is left NULL). Return 0, or negative errno as
+ * emu_dist_exchange() (emu_dist_error says why).
  */
 int emu_dist_gather(struct emu_dist *d, const void *data, size_t len, void **parts, size_t *lens);
 
@@ -192,15 +195,17 @@ const char *emu_dist_check_welcome(void *p, size_t len, unsigned nranks, unsigne
 
 /*
  * emu_dist_check_keyfile - read the CURVE key file @path as emu_dist_join()
- * does. Return 0, or -1 with the reason in @err. Exposed for tests and
- * the fuzz targets.
+ * does. Return 0, or negative errno with the reason in @err (-EINVAL a
+ * malformed file, -EACCES one others may read, or the error of opening it).
+ * Exposed for tests and the fuzz targets.
  */
 int emu_dist_check_keyfile(const char *path, char *err, size_t errlen);
 
 /*
  * emu_dist_keygen - write @n key files DIR/rank<i>.key for a cluster of n
  * ranks (each with its secret, the coordinator's public key and every
- * rank's public key as allowed). Return 0 or -1 with @err.
+ * rank's public key as allowed). Return 0, or negative errno with the
+ * reason in @err.
  */
 int emu_dist_keygen(const char *dir, unsigned n, char *err, size_t errlen);
 
