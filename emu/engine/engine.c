@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * DOC: engine.c - partitioning, workers, conservative windows, the control
- * thread and the clocks. The per-frame data path is port.c.
+ * DOC: engine.c - partitioning, workers, conservative windows and the
+ * control thread. The per-frame data path is port.c; pacing by the wall
+ * clock and the real-time scheduler are realtime.c.
  *
  * Window loop of every worker (W = window start, L = lookahead):
  *
@@ -20,7 +21,7 @@
  * dilation); an input's wake runs at the emulated time it was seen. The
  * worker runs the window in stretches of at most L, back to plan as soon
  * as a node asked to stop or completed, so the run's end and results are
- * those of lookahead windows. See rt_plan().
+ * those of lookahead windows. See emu_rt_plan() (realtime.c).
  *
  * L is the smallest link latency of the fabric. Every event that crosses
  * partitions is at least one latency in the future, so it lands in a later
@@ -33,6 +34,7 @@
  * for a worker that waits for it.
  */
 #include "emu/engine/port_internal.h"
+#include "emu/engine/realtime.h"
 #include "emu/engine/xbar.h"
 #include "emu/dist/dist.h"
 
@@ -652,29 +654,6 @@ static void ctl_publish(struct emu_engine *eng, struct emu_routes *r)
 
 /* ---------- windows ---------- */
 
-/* wall_now - the wall clock of the run (cfg.wall_now or CLOCK_MONOTONIC). */
-static uint64_t wall_now(const struct emu_engine *eng)
-{
-	return eng->cfg.wall_now ? eng->cfg.wall_now(eng->cfg.wall_ctx) : emu_wall_ns();
-}
-
-/* Calibration stretch of --dilation auto, in wall nanoseconds. */
-#define EMU_CALIBRATE_NS 10000000ULL
-
-/*
- * The smallest dilation of the form 1.25^k that leaves 50 % headroom over
- * the measured wall time per emulated time (the machine's load varies).
- */
-static double auto_dilation(uint64_t wall_ns, emu_time_t emu_ps)
-{
-	double r = (double)wall_ns / ((double)emu_ps / 1000.0) * 1.5;
-	double d = 1;
-
-	while (d < r)
-		d *= 1.25;
-	return d;
-}
-
 /* ---------- the exchange with other processes (dist.h) ---------- */
 
 struct blk {
@@ -824,25 +803,6 @@ static void window_work(struct emu_engine *eng)
 	eng->st.events_critical += max;
 }
 
-/*
- * lag_give_up - the run cannot keep pace with the wall clock: stop it at
- * @next and record the pace it kept since it was last on time (emulated
- * per wall time while it fell behind, running flat out), from which a
- * caller can say what it sustains.
- */
-static void lag_give_up(struct emu_engine *eng, uint64_t now, emu_time_t next)
-{
-	uint64_t w0 = eng->caught_wall ? eng->caught_wall : eng->wall0;
-	emu_time_t e0 = eng->caught_wall ? eng->caught_emu : eng->emu0;
-	double wall = (double)(now - w0), emu = (double)(next - e0) / 1000.0;
-
-	eng->st.lag_exceeded = true;
-	eng->st.pace = wall > 0 ? emu / wall * eng->dilation : 0;
-	eng->st.stopped = true;
-	eng->st.emulated = next;
-	eng->done = true;
-}
-
 /* plan_window's first phase: this process's sums, exchanged with the other ranks; false: the run ends */
 static bool window_sums(struct emu_engine *eng, struct emu_dist_sum *sum)
 {
@@ -934,7 +894,7 @@ static bool window_stop(struct emu_engine *eng, emu_time_t next)
 }
 
 /* the end of a lookahead window starting at @next (EMU_TIME_INF past the clock's range) */
-static emu_time_t lookahead_end(const struct emu_engine *eng, emu_time_t next)
+emu_time_t emu_lookahead_end(const struct emu_engine *eng, emu_time_t next)
 {
 	emu_time_t end = next + eng->lookahead;
 
@@ -942,7 +902,7 @@ static emu_time_t lookahead_end(const struct emu_engine *eng, emu_time_t next)
 }
 
 /* the next window [next, end): routing changes due at @next published, @end cut where it must */
-static void window_bounds(struct emu_engine *eng, emu_time_t next, emu_time_t end)
+void emu_window_bounds(struct emu_engine *eng, emu_time_t next, emu_time_t end)
 {
 	/* routing changes due at this instant become visible before anything at it runs */
 	while (eng->next_act < eng->nact && eng->act[eng->next_act].t <= next) {
@@ -974,274 +934,6 @@ static void window_bounds(struct emu_engine *eng, emu_time_t next, emu_time_t en
 
 /* ---------- the wall clock ---------- */
 
-static unsigned lagh_bucket(uint64_t v)
-{
-	if (v < 16)
-		return (unsigned)v;
-	unsigned e = 63 - (unsigned)__builtin_clzll(v);	/* >= 4: v in [2^e, 2^(e+1)) */
-
-	return 16 + (e - 4) * 16 + (unsigned)((v >> (e - 4)) & 15);
-}
-
-/* the largest value of bucket @i (the top bucket's wraps to UINT64_MAX) */
-static uint64_t lagh_top(unsigned i)
-{
-	if (i < 16)
-		return i;
-	unsigned e = (i - 16) / 16 + 4, m = (i - 16) % 16;
-
-	return ((uint64_t)(16 + m + 1) << (e - 4)) - 1;
-}
-
-static void lagh_add(struct emu_lagh *h, uint64_t v)
-{
-	h->n++;
-	h->b[lagh_bucket(v)]++;
-	if (v > h->max)
-		h->max = v;
-}
-
-static void lagh_merge(struct emu_lagh *h, const struct emu_lagh *from)
-{
-	for (unsigned i = 0; i < EMU_LAGH_BUCKETS; i++)
-		h->b[i] += from->b[i];
-	h->n += from->n;
-	if (from->max > h->max)
-		h->max = from->max;
-}
-
-/* the smallest bucket top at or above @num/@den of the samples, never above the max */
-static uint64_t lagh_quantile(const struct emu_lagh *h, uint64_t num, uint64_t den)
-{
-	uint64_t want = (h->n * num + den - 1) / den, seen = 0;
-
-	for (unsigned i = 0; i < EMU_LAGH_BUCKETS; i++) {
-		seen += h->b[i];
-		if (seen >= want && seen)
-			return lagh_top(i) < h->max ? lagh_top(i) : h->max;
-	}
-	return h->max;
-}
-
-static struct emu_lag_dist lagh_dist(const struct emu_lagh *h)
-{
-	if (!h || !h->n)
-		return (struct emu_lag_dist){ 0 };
-	return (struct emu_lag_dist){
-		.samples = h->n,
-		.p50_ns = lagh_quantile(h, 1, 2),
-		.p99_ns = lagh_quantile(h, 99, 100),
-		.max_ns = h->max,
-	};
-}
-
-/* the wall time (the run's clock) at which emulated time @t is due; pacing only */
-static uint64_t wall_of(const struct emu_engine *eng, emu_time_t t)
-{
-	return eng->wall0 + (uint64_t)((double)(t - eng->emu0) / 1000.0 * eng->dilation);
-}
-
-/* the emulated time due at wall time @now: the latest t with wall_of(t) <= now; pacing only */
-static emu_time_t emu_at(const struct emu_engine *eng, uint64_t now)
-{
-	if (now <= eng->wall0)
-		return eng->emu0;
-	emu_time_t t = eng->emu0 + (emu_time_t)((double)(now - eng->wall0) * 1000.0 / eng->dilation);
-
-	while (t > eng->emu0 && wall_of(eng, t) > now)	/* rounding */
-		t--;
-	return t;
-}
-
-/* wall clock, before pacing: calibrate (auto dilation); pacing starts at @now for @next */
-static void pace_start(struct emu_engine *eng, uint64_t now, emu_time_t next)
-{
-	if (eng->wall_origin && eng->dilation > 0) {
-		eng->wall0 = eng->wall_origin;
-		eng->emu0 = 0;
-		eng->pacing = true;
-		return;
-	}
-	if (!eng->wall0) {
-		eng->wall0 = now;
-		eng->emu0 = next;
-	}
-	if (eng->dilation > 0 ||
-	    (now - eng->wall0 > EMU_CALIBRATE_NS && ++eng->calib_windows > 200 && next > eng->emu0)) {
-		if (eng->dilation <= 0)
-			eng->dilation = auto_dilation(now - eng->wall0, next - eng->emu0);
-		eng->pacing = true;
-		eng->wall0 = now;
-		eng->emu0 = next;
-	}
-}
-
-/* wall clock, pacing: how late the window whose first event is @next starts at @now */
-static void pace_lag(struct emu_engine *eng, uint64_t now, emu_time_t next)
-{
-	uint64_t target = wall_of(eng, next);
-
-	if (now > target) {
-		uint64_t lag = now - target;
-
-		lagh_add(eng->event_h, lag);
-		eng->st.final_lag_ns = lag;
-		eng->lag_sum += lag;
-		if (lag > eng->st.max_lag_ns)
-			eng->st.max_lag_ns = lag;
-		if (lag > eng->cfg.lag_bound_ns)
-			eng->st.late_windows++;
-		if (eng->cfg.lag_max_ns && lag > eng->cfg.lag_max_ns)
-			lag_give_up(eng, now, next);
-	} else {
-		lagh_add(eng->event_h, 0);
-		eng->st.final_lag_ns = 0;
-		eng->caught_wall = now;
-		eng->caught_emu = next;
-	}
-	eng->lag_windows++;
-}
-
-/* wall clock, lookahead windows: calibrate, then measure how late the window starts */
-static void window_pace(struct emu_engine *eng, emu_time_t next)
-{
-	if (eng->cfg.clock != EMU_CLOCK_WALL)
-		return;
-	uint64_t now = wall_now(eng);
-
-	eng->first_paced = !eng->pacing;
-	if (!eng->pacing)
-		pace_start(eng, now, next);
-	else
-		pace_lag(eng, now, next);
-}
-
-/*
- * watch_wake - real time: every watch that is ready (@pfd: or its fd
- * polled readable) and has no wake pending gets one at the emulated time
- * of wall time @now, or at the end of the window last run if that is later
- * (what ran stays before). A wake is pending until the queue's earliest
- * event is later than it (it ran). Return the earliest wake queued
- * (EMU_TIME_INF: none).
- */
-static emu_time_t watch_wake(struct emu_engine *eng, uint64_t now, bool polled)
-{
-	struct emu_worker *w = &eng->workers[0];
-	emu_time_t t = emu_at(eng, now), first = EMU_TIME_INF;
-
-	if (t < eng->win_end && eng->win_end != EMU_TIME_INF)
-		t = eng->win_end;
-	for (unsigned i = 0; i < eng->nwatch; i++) {
-		struct emu_watch *x = &eng->watch[i];
-
-		if (x->pending && emu_evq_min_time(&w->q) <= x->pending_t)
-			continue;
-		x->pending = false;
-		if (!(x->ready && x->ready(x->ctx)) && !(polled && (eng->pfd[i].revents & POLLIN)))
-			continue;
-		x->pending = true;
-		x->pending_t = t;
-		emu_timer_at(&eng->nodes[x->node], t, x->cookie);
-		first = t;
-	}
-	return first;
-}
-
-/*
- * The real-time scheduler's timer wake-ups come late: by tens of
- * microseconds on a quiet machine, and on a virtual machine whose idle
- * vCPU the host descheduled by 0.2-3 ms now and then (measured on the
- * 2-core development VM: 10 ms sleeps woke up to 2.9 ms late). rt_wait
- * wakes early by 1.5 x the latest lateness seen, spinning the rest, so a
- * late wake-up costs one late window, not one every sleep. The margin
- * starts at EMU_OVERSLEEP_START (before anything was learned), decays by
- * 1/64 per sleep that was on time and stays below EMU_OVERSLEEP_MAX: the
- * spinning costs at most that much of each sleep's core time, where the
- * fabric is idle.
- */
-#define EMU_OVERSLEEP_START 1000000ULL
-#define EMU_OVERSLEEP_MAX 4000000ULL
-
-static void learn_oversleep(struct emu_engine *eng, uint64_t late)
-{
-	uint64_t m = eng->oversleep - eng->oversleep / 64;
-
-	if (late + late / 2 > m)
-		m = late + late / 2;
-	eng->oversleep = m < EMU_OVERSLEEP_MAX ? m : EMU_OVERSLEEP_MAX;
-}
-
-/*
- * rt_wait - real time: wait from wall time *@now until @next is due or a
- * watch wakes, whichever comes first: sleep (in ppoll() on the watched
- * fds) while far from it, then spin, checking the watches. Return the
- * window's first event (a wake may come before @next), the wall time then
- * in *@now.
- */
-static emu_time_t rt_wait(struct emu_engine *eng, emu_time_t next, uint64_t *now)
-{
-	uint64_t target = wall_of(eng, next);
-	uint64_t spin = eng->cfg.spin_ns ? eng->cfg.spin_ns : 400000;
-	bool polled = false;
-
-	for (;;) {
-		emu_time_t wake = eng->nwatch ? watch_wake(eng, *now, polled) : EMU_TIME_INF;
-		uint64_t asked = 0;
-
-		if (wake != EMU_TIME_INF || *now >= target)
-			return wake < next ? wake : next;
-		polled = false;
-		if (eng->cfg.wall_sleep) {
-			eng->cfg.wall_sleep(eng->cfg.wall_ctx, target);
-		} else if (target - *now > spin + eng->oversleep) {
-			uint64_t d = target - *now - spin * 3 / 4 - eng->oversleep;
-			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000), .tv_nsec = (long)(d % 1000000000) };
-
-			asked = *now + d;
-			if (eng->nwatch) {
-				for (unsigned i = 0; i < eng->nwatch; i++)
-					eng->pfd[i].revents = 0;
-				polled = ppoll(eng->pfd, eng->nwatch, &ts, NULL) > 0;
-			} else {
-				nanosleep(&ts, NULL);
-			}
-		} else {
-			emu_cpu_relax();
-		}
-		*now = wall_now(eng);
-		if (asked && !polled)
-			learn_oversleep(eng, *now > asked ? *now - asked : 0);
-	}
-}
-
-/*
- * rt_plan - the window of a real-time run: wait until the next event is
- * due (or an outside input wakes the run), then take every event due by
- * the wall clock's now. Before pacing starts (auto dilation calibrating)
- * windows are one lookahead, run flat out.
- */
-static void rt_plan(struct emu_engine *eng, emu_time_t next)
-{
-	uint64_t now = wall_now(eng);
-	bool first = false;
-
-	if (!eng->pacing) {
-		pace_start(eng, now, next);
-		if (!eng->pacing) {
-			window_bounds(eng, next, lookahead_end(eng, next));
-			return;
-		}
-		first = true;	/* wall0, emu0 = now, next: not late */
-	}
-	next = rt_wait(eng, next, &now);
-	emu_time_t due = emu_at(eng, now);
-
-	window_bounds(eng, next, (due > next ? due : next) + 1);
-	eng->first_paced = first;
-	if (!first)
-		pace_lag(eng, now, next);
-}
-
 /*
  * plan_window - the serial section of the window barrier: gather what the
  * workers (and the other ranks) report, decide whether the run ends, and
@@ -1260,41 +952,11 @@ static void plan_window(void *arg)
 	if (window_watchdog(eng, &sum, next) || window_stop(eng, next))
 		return;
 	if (eng->realtime) {
-		rt_plan(eng, next);
+		emu_rt_plan(eng, next);
 		return;
 	}
-	window_bounds(eng, next, lookahead_end(eng, next));
-	window_pace(eng, next);
-}
-
-/* lookahead windows: wait until the window's start is due */
-static void wall_wait(struct emu_engine *eng)
-{
-	if (eng->cfg.clock != EMU_CLOCK_WALL || !eng->pacing)
-		return;
-	uint64_t target = wall_of(eng, eng->win_start);
-
-	if (eng->cfg.wall_sleep) {
-		eng->cfg.wall_sleep(eng->cfg.wall_ctx, target);
-		return;
-	}
-	/* sleep while far from the target (timer wake-ups overshoot), then spin */
-	uint64_t spin = eng->cfg.spin_ns ? eng->cfg.spin_ns : 400000;
-
-	for (;;) {
-		uint64_t now = emu_wall_ns();
-
-		if (now >= target)
-			return;
-		if (target - now > spin) {
-			uint64_t d = target - now - spin * 3 / 4;
-			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000), .tv_nsec = (long)(d % 1000000000) };
-
-			nanosleep(&ts, NULL);
-		} else {
-			emu_cpu_relax();
-		}
-	}
+	emu_window_bounds(eng, next, emu_lookahead_end(eng, next));
+	emu_rt_window_pace(eng, next);
 }
 
 static void sink_evq(void *arg, const struct emu_ev *ev)
@@ -1389,7 +1051,7 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const struct em
 	}
 }
 
-static void process(struct emu_worker *w, emu_time_t end)
+void emu_worker_process(struct emu_worker *w, emu_time_t end)
 {
 	struct emu_engine *eng = w->eng;
 	struct emu_ev spare;
@@ -1466,70 +1128,6 @@ static void flush_out(struct emu_worker *w)
 		w->out[i]->ops->flush(w->out[i]);
 }
 
-/*
- * rt_process - a real-time window: its events in stretches of at most one
- * lookahead (the windows a run with lookahead windows would have), back to
- * plan_window() as soon as a node asked to stop or completed (the end it
- * sets is then the same); then how late the window's last event ran.
- */
-static void rt_process(struct emu_worker *w)
-{
-	struct emu_engine *eng = w->eng;
-	emu_time_t end = eng->win_end, t;
-	uint64_t done = w->done;
-
-	for (;;) {
-		/* the worker's earliest: the queue's, or a transmit wake run ahead that waits (port.c) */
-		t = emu_evq_min_time(&w->q);
-		if (w->later_min < t)
-			t = w->later_min;
-		if (t >= end)
-			break;
-		emu_time_t e = t + (eng->lookahead ? eng->lookahead : 1);
-
-		process(w, e < t || e > end ? end : e);
-		if (w->stop_req != EMU_TIME_INF || w->done != done)
-			break;
-	}
-	if (eng->pacing) {
-		uint64_t now = wall_now(eng), due = wall_of(eng, w->now);
-
-		/* not the window that starts the pacing: with an origin (--start-at) it catches up the set-up */
-		if (!eng->first_paced)
-			lagh_add(eng->event_h, now > due ? now - due : 0);
-	}
-}
-
-int emu_node_watch(struct emu_node *n, int fd, bool (*ready)(void *ctx), void *ctx, uint64_t cookie)
-{
-	struct emu_engine *eng = n->w->eng;
-
-	if (!eng->realtime || eng->cfg.dilation <= 0)
-		return -ENOTSUP;
-	eng->watch = emu_xrealloc(eng->watch, (eng->nwatch + 1) * sizeof(*eng->watch));
-	eng->pfd = emu_xrealloc(eng->pfd, (eng->nwatch + 1) * sizeof(*eng->pfd));
-	eng->watch[eng->nwatch] = (struct emu_watch){
-		.fd = fd, .ready = ready, .ctx = ctx, .cookie = cookie, .node = n->id,
-	};
-	eng->pfd[eng->nwatch] = (struct pollfd){ .fd = fd, .events = POLLIN };
-	eng->nwatch++;
-	return 0;
-}
-
-void emu_node_injected(struct emu_node *n, uint64_t wall)
-{
-	struct emu_worker *w = n->w;
-	struct emu_engine *eng = w->eng;
-
-	if (eng->cfg.clock != EMU_CLOCK_WALL || !eng->pacing || !wall)
-		return;
-	uint64_t due = wall_of(eng, w->now);
-
-	if (!w->inject_h)
-		w->inject_h = emu_xcalloc(1, sizeof(*w->inject_h));
-	lagh_add(w->inject_h, due > wall ? due - wall : 0);
-}
-
 static void barrier(struct emu_engine *eng, void (*serial)(void *))
 {
 	rcu_thread_offline();
@@ -1581,10 +1179,10 @@ static void *worker_main(void *arg)
 		for (uint32_t i = 0; i < w->nrin; i++)
 			w->rin[i]->ops->drain(w->rin[i], sink_evq, w);
 		if (eng->realtime) {
-			rt_process(w);
+			emu_rt_process(w);
 		} else {
-			wall_wait(eng);
-			process(w, eng->win_end);
+			emu_rt_wall_wait(eng);
+			emu_worker_process(w, eng->win_end);
 		}
 		flush_out(w);
 		rcu_quiescent_state();
@@ -1607,12 +1205,9 @@ static void pin(struct emu_engine *eng, struct emu_worker *w, const int *pus, in
 		hwloc_set_thread_cpubind(topo, w->thread, pu->cpuset, 0);
 }
 
-int emu_engine_run(struct emu_engine *eng)
+/* emu_engine_run's first phase: every node has a model; the schedule, the stop time and the clock set up */
+static int run_prepare(struct emu_engine *eng)
 {
-	hwloc_topology_t topo = eng->hwtopo;
-	unsigned nw = eng->nworkers;
-	int rc = 0;
-
 	if (eng->ran)
 		return -EINVAL;
 	eng->ran = true;
@@ -1625,17 +1220,20 @@ int emu_engine_run(struct emu_engine *eng)
 	eng->stop_at = eng->cfg.end ? eng->cfg.end : EMU_TIME_INF;
 	eng->dilation = eng->cfg.dilation;
 	if (eng->cfg.clock == EMU_CLOCK_WALL) {
-		eng->realtime = nw == 1 && eng->wtotal == 1 && !eng->dist;
+		eng->realtime = eng->nworkers == 1 && eng->wtotal == 1 && !eng->dist;
 		eng->oversleep = EMU_OVERSLEEP_START;
 		eng->event_h = emu_xcalloc(1, sizeof(*eng->event_h));
 	}
+	return 0;
+}
 
-	/* PUs this process may use, in order */
+/* the PUs this process may use, in order, into @pus (room for 1024); how many */
+static int run_pus(struct emu_engine *eng, int *pus)
+{
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	int *pus = emu_xcalloc(1024, sizeof(int));
 	int npus = 0;
 
-	if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+	if (set && hwloc_get_cpubind(eng->hwtopo, set, HWLOC_CPUBIND_PROCESS) == 0) {
 		int id;
 
 		hwloc_bitmap_foreach_begin(id, set)
@@ -1644,6 +1242,13 @@ int emu_engine_run(struct emu_engine *eng)
 		hwloc_bitmap_foreach_end();
 	}
 	hwloc_bitmap_free(set);
+	return npus;
+}
+
+/* start the control thread and the pinned workers, wait for the workers to end, stop the control thread */
+static void run_threads(struct emu_engine *eng, const int *pus, int npus)
+{
+	unsigned nw = eng->nworkers;
 	/* spin at barriers only when every worker (of every local rank) has its own PU */
 	unsigned spinners = eng->cfg.pin_offset ? eng->wtotal : nw;
 
@@ -1655,7 +1260,7 @@ int emu_engine_run(struct emu_engine *eng)
 	pthread_attr_init(&attr);
 	if (nw > 64)
 		pthread_attr_setstacksize(&attr, 256 * 1024);
-	uint64_t t0 = wall_now(eng);
+	uint64_t t0 = emu_wall_now(eng);
 
 	for (unsigned i = 0; i < nw; i++) {
 		int err = pthread_create(&eng->workers[i].thread, &attr, worker_main, &eng->workers[i]);
@@ -1667,23 +1272,27 @@ int emu_engine_run(struct emu_engine *eng)
 	pthread_attr_destroy(&attr);
 	for (unsigned i = 0; i < nw; i++)
 		pthread_join(eng->workers[i].thread, NULL);
-	eng->st.wall_ns = wall_now(eng) - t0;
+	eng->st.wall_ns = emu_wall_now(eng) - t0;
 
 	pthread_mutex_lock(&eng->ctl_lock);
 	eng->ctl_quit = true;
 	pthread_cond_broadcast(&eng->ctl_cond);
 	pthread_mutex_unlock(&eng->ctl_lock);
 	pthread_join(eng->ctl_thread, NULL);
-	free(pus);
+}
 
+/* the workers' counts summed into the run's statistics; the first init error, or a broken distributed run's */
+static int run_sums(struct emu_engine *eng)
+{
 	emu_time_t last = 0;
 	struct emu_lagh inj = { 0 };
+	int rc = 0;
 
-	for (unsigned i = 0; i < nw; i++) {
+	for (unsigned i = 0; i < eng->nworkers; i++) {
 		struct emu_worker *w = &eng->workers[i];
 
 		if (w->inject_h)
-			lagh_merge(&inj, w->inject_h);
+			emu_lagh_merge(&inj, w->inject_h);
 
 		if (w->init_rc && !rc)
 			rc = w->init_rc;
@@ -1705,22 +1314,39 @@ int emu_engine_run(struct emu_engine *eng)
 	if (!eng->st.stopped || eng->st.emulated == 0)
 		eng->st.emulated = last;
 	clip_busy(eng);
+	eng->st.inject_lag = emu_lagh_dist(&inj);
+	return rc;
+}
+
+/* the run's speed and, on the wall clock, its dilation and how well it kept pace */
+static void run_pace_stats(struct emu_engine *eng)
+{
 	eng->st.frame_hops_per_s = eng->st.wall_ns ? (double)eng->st.frame_hops * 1e9 / (double)eng->st.wall_ns : 0;
 	if (eng->cfg.clock == EMU_CLOCK_WALL && eng->dilation <= 0 && eng->st.emulated > eng->emu0)
-		eng->dilation = auto_dilation(eng->st.wall_ns, eng->st.emulated - eng->emu0);
+		eng->dilation = emu_auto_dilation(eng->st.wall_ns, eng->st.emulated - eng->emu0);
 	eng->st.dilation = eng->dilation;
 	if (eng->lag_windows)
 		eng->st.mean_lag_ns = eng->lag_sum / eng->lag_windows;
-	/*
-	 * Kept up: no window started more than the bound behind its target.
-	 * (It used to mean caught up by the end and a small mean, so a run
-	 * 20.7 ms behind for a while was reported as keeping up.)
-	 */
+	/* kept up: no window started more than the bound behind its target */
 	eng->st.lag_bound_ns = eng->cfg.lag_bound_ns;
 	eng->st.paced_windows = eng->lag_windows;
 	eng->st.kept_up = eng->cfg.clock == EMU_CLOCK_WALL && eng->lag_windows && eng->st.max_lag_ns <= eng->cfg.lag_bound_ns;
-	eng->st.event_lag = lagh_dist(eng->event_h);
-	eng->st.inject_lag = lagh_dist(&inj);
+	eng->st.event_lag = emu_lagh_dist(eng->event_h);
+}
+
+int emu_engine_run(struct emu_engine *eng)
+{
+	int rc = run_prepare(eng);
+
+	if (rc)
+		return rc;
+	int *pus = emu_xcalloc(1024, sizeof(int));
+	int npus = run_pus(eng, pus);
+
+	run_threads(eng, pus, npus);
+	free(pus);
+	rc = run_sums(eng);
+	run_pace_stats(eng);
 	return rc;
 }
 
