@@ -66,7 +66,7 @@ wait "$epid" || rc=1
 python3 - "$out" <<'PY'
 import glob, json, sys
 d = sys.argv[1]
-e = json.load(open(d + "/emu.json")); v = json.load(open(d + "/virt.json"))
+e = json.load(open(d + "/emu.json"))["runs"][0]; v = json.load(open(d + "/virt.json"))["runs"][0]
 a, va = e["allreduces"][0], v["allreduces"][0]
 ms = lambda ns: "%.3f" % (ns / 1e6)
 lag = lambda l: "p50 %s p99 %s max %s ms (%d)" % (ms(l["p50_ns"]), ms(l["p99_ns"]), ms(l["max_ns"]), l["samples"])

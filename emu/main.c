@@ -480,9 +480,13 @@ static const char *o_sketch(struct cli *c, const char *a)
 
 static const char *o_time_limit(struct cli *c, const char *a)
 {
-	if (emu_parse_time(a, &c->cfg.limit) || c->cfg.limit == 0)
-		return "is not a time with a unit (e.g. 100ms)";
 	c->limit_set = true;
+	if (!strcmp(a, "0") || !strcmp(a, "inf")) {
+		c->cfg.limit = EMU_TIME_INF;	/* none: the run ends when it is done, stalls or is stopped */
+		return NULL;
+	}
+	if (emu_parse_time(a, &c->cfg.limit) || c->cfg.limit == 0 || c->cfg.limit == EMU_TIME_INF)
+		return "is not a time with a unit (e.g. 100ms), or 0 or inf for none";
 	return NULL;
 }
 
@@ -900,7 +904,8 @@ static const struct cli_opt opt_table[] = {
 	    "then asks for directly; 0: the paper's recovery; auto: 16 where frames can be lost (--loss, a link's "
 	    "loss, --lossy, --fail, --drop) with 128 or more --elements, else 0 (and 0 beside --attach's real hosts)"),
 	{ .help = "run:" },
-	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time"),
+	OPT("time-limit", "T", o_time_limit, "100ms", "give up at this emulated time (0 or inf: never; the default "
+	    "with --attach)"),
 	OPT("stall", "T", o_stall, "5ms", "give up when no block completed for T of emulated time, or for twice the longest timeout an allreduce host waits on if that is longer (0: never)"),
 	OPT("workers", "N|per-node", o_workers, "the free cores", "worker threads", .local = true),
 	OPT("no-run-ahead", NULL, o_no_ahead, NULL,
@@ -1578,7 +1583,7 @@ static int check_attach(struct cli *c)
 	if (!c->workers_set && !cfg->per_node)
 		cfg->workers = 1;
 	if (!c->limit_set)
-		cfg->limit = 600 * EMU_S;
+		cfg->limit = EMU_TIME_INF;	/* the real hosts' job decides when it is done */
 	if (!c->stall_set)
 		cfg->stall = 10 * EMU_S;
 	if (!c->lag_set)
@@ -1971,12 +1976,11 @@ static void *interrupt_main(void *arg)
 	if (sigwait(&x->set, &sig))
 		return NULL;
 	pthread_mutex_lock(&done_lock);
-	/* JSON keeps the shape of the whole report: a list of runs when more than one was to come */
-	x->rep->list = nruns(x->c) > 1;
+	/* JSON keeps the shape of every report: the runs as a list, empty if none finished */
 	if (*x->nres || x->c->out == OUT_CSV)
 		report(x->c, x->rep, x->res, *x->nres);
 	else if (x->c->out == OUT_JSON)
-		fputs(x->rep->list ? "{\n  \"runs\": [\n  ]\n}\n" : "{}\n", stdout);
+		fputs("{\n  \"runs\": [\n  ]\n}\n", stdout);
 	fflush(stdout);
 	fprintf(stderr, "canary-emu: interrupted: the report has the %u run(s) that finished\n", *x->nres);
 	_exit(128 + sig);

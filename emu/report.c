@@ -1031,18 +1031,12 @@ static void json_allreduces(FILE *f, const struct emu_scn_result *res, const cha
 	fprintf(f, "%s  ]\n%s}", ind, ind);
 }
 
-static void json_run(const struct report *r, const struct emu_scn_result *res, const char *ind, bool top)
+static void json_run(const struct report *r, const struct emu_scn_result *res, const char *ind)
 {
 	FILE *f = r->out;
 	const struct emu_scn_cfg *c = r->cfg;
 
 	fprintf(f, "%s{\n", ind);
-	if (top && r->scn) {
-		char in2[16];
-
-		snprintf(in2, sizeof(in2), "%s  ", ind);
-		json_scenario(r, res, in2);
-	}
 	json_what(f, res, c, ind);
 	json_protocol(f, res, c, ind);
 	json_links(f, res, c, ind);
@@ -1105,11 +1099,6 @@ static void json_rows(const struct report *r, const struct emu_scn_result *res, 
 
 void emu_report_json(struct report *r, const struct emu_scn_result *res, unsigned n)
 {
-	if (n == 1 && !sweep(r) && !r->list) {
-		json_run(r, &res[0], "", true);
-		fputc('\n', r->out);
-		return;
-	}
 	fprintf(r->out, "{\n");
 	if (r->scn)
 		json_scenario(r, &res[0], "  ");
@@ -1117,7 +1106,7 @@ void emu_report_json(struct report *r, const struct emu_scn_result *res, unsigne
 		json_rows(r, res, n);
 	fprintf(r->out, "  \"runs\": [\n");
 	for (unsigned i = 0; i < n; i++) {
-		json_run(r, &res[i], "    ", false);
+		json_run(r, &res[i], "    ");
 		fprintf(r->out, "%s\n", i + 1 < n ? "," : "");
 	}
 	fprintf(r->out, "  ]\n}\n");

@@ -48,7 +48,6 @@ struct report {
 	const char *source;			/* the sources' hash (--version) */
 	const struct report_topo *topo;		/* the topology file, or NULL */
 	int werrno;				/* the first write error of the text report (0: none) */
-	bool list;				/* JSON: a list of runs even for one (more were to come) */
 };
 
 /* emu_report_header - the scenario (from the first run's @res) and the column names */

@@ -111,7 +111,9 @@ static void time_or_auto(struct scnfile *d, const char *key, emu_time_t t)
 {
 	struct scnfile_item *it = add(d, key, SCNFILE_STR, 1);
 
-	if (t)
+	if (t == EMU_TIME_INF)
+		snprintf(it->val[0], SCNFILE_VAL, "inf");
+	else if (t)
 		fmt_time(it->val[0], t);
 	else
 		snprintf(it->val[0], SCNFILE_VAL, "auto");

@@ -260,7 +260,7 @@ static void hardening(void)
 	}
 	rc = sh(EMU " --topology \"$(cat /tmp/canary-cli-topo.path)\" --hosts 2 --size 4KiB --elements 16 --algo canary "
 		"--no-progress --json | perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); "
-		"binmode STDOUT, \":utf8\"; print $j->{topology}, \"\\n\"'");
+		"binmode STDOUT, \":utf8\"; print $j->{runs}[0]{topology}, \"\\n\"'");
 	char want[64];
 
 	snprintf(want, sizeof(want), "/tmp/canary-q\"b\\\xef\xbf\xbd-%s\n", path + strlen(path) - 6);
@@ -432,9 +432,9 @@ int main(void)
 		fputs(sh_out, jf);
 		fclose(jf);
 	}
-	ok(sh("perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); exit(@{$j->{link_util}} == 2 * 8 ? 0 : 1)' "
+	ok(sh("perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>)->{runs}[0]; exit(@{$j->{link_util}} == 2 * 8 ? 0 : 1)' "
 	      "< /tmp/canary-cli.json") == 0, "--json parses (JSON::PP) and link_util has one entry per directed link");
-	ok(sh("perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); my ($l, $u) = ($j->{links}, $j->{link_util}); "
+	ok(sh("perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>)->{runs}[0]; my ($l, $u) = ($j->{links}, $j->{link_util}); "
 	      "exit 1 unless @$l == @$u; for my $i (0 .. $#$l) { exit 2 unless $l->[$i]{util} == $u->[$i] && "
 	      "$l->[$i]{from} =~ m{^[A-Z]\\d+/\\d+$} && $l->[$i]{to} =~ m{^[A-Z]\\d+/\\d+$} } "
 	      "exit($l->[0]{from} eq \"H0/0\" && $l->[0]{to} eq \"L0/0\" && $l->[1]{from} eq \"L0/0\" ? 0 : 3)' "

@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from tap import exit_status, ok  # noqa: E402
-from emurun import emu, plan  # noqa: E402
+from emurun import emu, plan, runs  # noqa: E402
 
 T = ["--topology", "fattree2:leaves=2,spines=2,hosts=4", "--elements", "32", "--no-progress", "--size", "16KiB"]
 
@@ -50,7 +50,7 @@ def main():
         return 0
     one = T + ["--hosts", "8", "--background", "none", "--algo", "canary"]
     rc, out, err = emu(one + ["--json"])
-    base = json.loads(out) if rc == 0 else {}
+    base = (runs(out) or [{}])[0] if rc == 0 else {}
     ok(rc == 0 and consistent(base), "JSON completion: hosts, min <= p50 <= p99 <= max = runtime, the last hosts "
        "slowest first", out[-900:] + err)
     c0 = base.get("allreduces", [{}])[0].get("completion", {})
@@ -58,7 +58,7 @@ def main():
        "without the loss H2 is not far behind", json.dumps(c0))
 
     rc, out, err = emu(one + ["--drop", "L0/2#60", "--json"])
-    rep = json.loads(out) if rc == 0 else {}
+    rep = (runs(out) or [{}])[0] if rc == 0 else {}
     c = rep.get("allreduces", [{}])[0].get("completion", {})
     ok(rc == 0 and rep.get("result_exact") and consistent(rep) and c["last"][0]["host"] == "H2" and
        c["max_ns"] > 3 * c["p50_ns"] and c["last"][1]["ns"] < 2 * c["p50_ns"] and c["p99_ns"] == c["max_ns"],

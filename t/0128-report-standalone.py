@@ -29,11 +29,11 @@ def results(out):
         rep = json.loads(out)
     except ValueError:
         return None
-    return {k: v for k, v in rep.items() if k not in NOT_RESULTS}
+    return [{k: v for k, v in r.items() if k not in NOT_RESULTS} for r in rep.get("runs", [])] or None
 
 
 def main():
-    if not plan(11):
+    if not plan(13):
         return 0
     tmp = tempfile.mkdtemp(prefix="canary-alone-")
     a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
@@ -118,6 +118,20 @@ def main():
     s = json.loads(out).get("scenario", {}) if rc == 0 else {}
     ok(rc == 0 and "topology_hash" not in s and s.get("source") and s.get("format") == 1,
        "a generated topology: no file recorded", json.dumps(s)[-300:])
+    # no time limit: 0 or inf, written as inf and read back (the default with --attach, t/0110)
+    gen = ["--topology", "fattree2:leaves=2,spines=2,hosts=4"] + ARGS
+    rc0, out0, err0 = emu(gen + ["--time-limit", "0", "--json"])
+    rc, out, err = emu(gen + ["--time-limit", "inf", "--json"])
+    with open(os.path.join(tmp, "inf.json"), "w") as f:
+        f.write(out)
+    rc2, out2, err2 = emu(["--scenario", os.path.join(tmp, "inf.json"), "--json"])
+    lim = [json.loads(o).get("scenario", {}).get("time-limit") if c == 0 else None
+           for c, o in ((rc0, out0), (rc, out), (rc2, out2))]
+    ok(lim == ["inf"] * 3 and results(out0) == results(out) == results(out2),
+       "--time-limit 0 and inf: no limit, the report says inf and --scenario reads it back", "%s %s" % (lim, err2))
+    rc, out, err = emu(gen + ["--time-limit", "1d"])
+    ok(rc == 2 and "--time-limit: '1d'" in err and "0 or inf" in err and err.count("\n") == 1,
+       "--time-limit 1d: exit 2, one line naming 0 and inf", err)
     shutil.rmtree(tmp)
     return exit_status()
 
