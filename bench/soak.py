@@ -4,7 +4,7 @@
 # soak.py - random small scenarios, each run twice with different worker
 # and process counts: both runs must exit 0 (every allreduce exact on every
 # host) and give the same JSON results (everything but wall time, speed,
-# workers, memory and the distribution's own figures).
+# workers, memory, event counts and the distribution's own figures).
 #
 #   bench/soak.py [--runs N] [--minutes M] [--seed S]
 #
@@ -22,7 +22,7 @@ import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
-VOLATILE = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "distributed", "partition"}
+VOLATILE = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "queue_events", "distributed", "partition"}
 TIMEOUT = 900
 
 FABRICS = [
@@ -78,6 +78,8 @@ def run(args, workers, processes):
     for r in runs:
         for k in VOLATILE:
             r.pop(k, None)
+        # the scenario names the workers it resolved (the report's, with --processes the sum)
+        r.get("scenario", {}).get("resolved", {}).pop("workers", None)
     return json.dumps(runs, sort_keys=True), None
 
 

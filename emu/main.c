@@ -693,6 +693,8 @@ static const char *o_pcap(struct cli *c, const char *a)
 
 static const char *o_pcap_link(struct cli *c, const char *a)
 {
+	if (!a[strspn(a, ", ")])
+		return "names no link: give NODE/PORT or NODE, comma-separated (without the option: every link)";
 	c->cfg.pcap_links = a;
 	return NULL;
 }

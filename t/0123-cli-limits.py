@@ -3,7 +3,10 @@
 #
 # canary-emu at the edges of its inputs: the largest seed (alone, at the
 # end of --seeds, from a scenario file, with --processes 2) runs once per
-# seed and is exact, the loop over seeds does not wrap.
+# seed and is exact, the loop over seeds does not wrap; --curve-keygen
+# does not overwrite keys; --pcap-links '' is refused; bench/soak.py
+# compares results, not the event queue's counters (they differ by
+# partition).
 import json
 import os
 import sys
@@ -12,11 +15,13 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from tap import exit_status, ok  # noqa: E402
 from emurun import emu, plan, runs  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import soak  # noqa: E402
 
 TINY = ["--topology", "fattree2:leaves=2,spines=1,hosts=2", "--hosts", "4", "--size", "4KiB", "--algo", "canary",
         "--background", "none", "--no-progress"]
 MAX = 2**64 - 1
-N = 4
+N = 8
 
 
 def seeds_ok(args, want):
@@ -44,6 +49,24 @@ def main():
     ok(good, "a scenario file's seed 2^64-1: one exact run", why)
     good, why = seeds_ok(["--seed", str(MAX), "--processes", "2"], [MAX])
     ok(good, "--seed 2^64-1 with --processes 2: one exact run", why)
+
+    keys = os.path.join(tmp, "keys")
+    rc, out, err = emu(["--curve-keygen", keys, "--ranks", "2"])
+    before = open(os.path.join(keys, "rank1.key")).read() if rc == 0 else None
+    rc2, out, err = emu(["--curve-keygen", keys, "--ranks", "3"])
+    ok(rc == 0 and rc2 == 2 and "--curve-keygen" in err and "rank0.key exists" in err and
+       open(os.path.join(keys, "rank1.key")).read() == before and not os.path.exists(os.path.join(keys, "rank2.key")),
+       "--curve-keygen into a directory with keys: exit 2, nothing overwritten", err)
+    rc, out, err = emu(TINY + ["--pcap", os.path.join(tmp, "x.pcapng"), "--pcap-links", ""])
+    ok(rc == 2 and "--pcap-links" in err, "--pcap-links '': exit 2 naming it", "exit %d\n%s" % (rc, err))
+    rc, out, err = emu(TINY + ["--pcap", os.path.join(tmp, "x.pcapng"), "--pcap-links", ",,"])
+    ok(rc == 2 and "--pcap-links" in err, "--pcap-links ',,': exit 2 naming it", "exit %d\n%s" % (rc, err))
+    # ranks in other processes count other queue events; the results are the same
+    args = ["--topology", "fattree2:leaves=4,spines=2,hosts=4", "--hosts", "8", "--size", "64KiB", "--algo", "canary",
+            "--background", "uniform", "--time-limit", "1ms"]
+    one, e1 = soak.run(args, 1, 1)
+    two, e2 = soak.run(args, 2, 2)
+    ok(one is not None and one == two, "bench/soak.py: 1 worker x 1 process and 2 x 2 compare equal", "%s %s" % (e1, e2))
     return exit_status(N)
 
 

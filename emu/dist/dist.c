@@ -1227,6 +1227,18 @@ int emu_dist_keygen(const char *dir, unsigned n, char *err, size_t errlen)
 		snprintf(err, errlen, "--curve-keygen: %s: %s", dir, strerror(e));
 		return -e;
 	}
+	/* keys already there stay: the machines that hold them would no longer be let in */
+	for (unsigned i = 0; i < n; i++) {
+		char path[4096];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/rank%u.key", dir, i);
+		if (!lstat(path, &st)) {
+			snprintf(err, errlen, "--curve-keygen: %s exists: keys are not overwritten (remove them, or "
+				 "choose another directory)", path);
+			return -1;
+		}
+	}
 	for (unsigned i = 0; i < n; i++)
 		if (zmq_curve_keypair(pub[i], sec[i])) {
 			snprintf(err, errlen, "--curve-keygen: libzmq was built without CURVE");
@@ -1238,7 +1250,7 @@ int emu_dist_keygen(const char *dir, unsigned n, char *err, size_t errlen)
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/rank%u.key", dir, i);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 		if (fd < 0 || !(f = fdopen(fd, "w"))) {
 			int e = errno;
 
