@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # bench/equivalence.sh - do two builds of canary-emu emulate the same
 # physics? Runs every scenario with each build for every seed and compares
-# the headline figures of each (scenario, algorithm): runtime, goodput,
-# mean link utilization, stragglers, collisions, retransmissions.
+# the headline figures of each (scenario, algorithm): runtime, completion
+# barrier (the latest allreduce's), goodput, mean link utilization,
+# stragglers, collisions, retransmissions.
 #
 #   bench/equivalence.sh OLD NEW      (two canary-emu binaries)
 #
@@ -18,6 +19,7 @@
 #             background (exp. 2), 25 % of the hosts with background
 #             (exp. 3), 8 concurrent allreduces over all hosts (exp. 5);
 #             static:1, static:4 and Canary (not the ring)
+#   NAMES=REGEX         only the scenarios whose name matches (e.g. 'loss')
 #   JOBS=2              runs at once (default: the cores)
 #   OUT=DIR             keep the reports there (default: a temporary folder)
 #
@@ -36,9 +38,9 @@ cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || { sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for b in "$1" "$2"; do [ -x "$b" ] || { echo "bench/equivalence.sh: $b is not an executable" >&2; exit 2; }; done
 OLD=$(readlink -f "$1") NEW=$(readlink -f "$2") \
-SEEDS=${SEEDS:-1 2 3 4 5} SEEDS2=${SEEDS2-6 7 8 9 10 11 12 13 14 15} SETS=${SETS:-golden paper} JOBS=${JOBS:-$(nproc)} OUT=${OUT:-} \
+SEEDS=${SEEDS:-1 2 3 4 5} SEEDS2=${SEEDS2-6 7 8 9 10 11 12 13 14 15} SETS=${SETS:-golden paper} NAMES=${NAMES:-} JOBS=${JOBS:-$(nproc)} OUT=${OUT:-} \
 exec python3 - <<'EOF'
-import concurrent.futures, json, os, runpy, shlex, subprocess, sys, tempfile
+import concurrent.futures, json, os, re, runpy, shlex, subprocess, sys, tempfile
 
 OLD, NEW = os.environ["OLD"], os.environ["NEW"]
 SEEDS = os.environ["SEEDS"].split()
@@ -46,7 +48,14 @@ SEEDS2 = os.environ["SEEDS2"].split()
 SETS = os.environ["SETS"].split()
 JOBS = int(os.environ["JOBS"])
 OUT = os.environ["OUT"] or tempfile.mkdtemp(prefix="equivalence.")
-FIGS = ["runtime_ns", "goodput_gbps", "link_util_mean", "stragglers", "collisions", "retransmissions"]
+FIGS = ["runtime_ns", "barrier_ns", "goodput_gbps", "link_util_mean", "stragglers", "collisions", "retransmissions"]
+
+
+def fig(r, k):
+    """figure @k of run @r; the completion barrier is the latest of its allreduces'"""
+    if k == "barrier_ns":
+        return max([float(a.get("barrier_ns", 0)) for a in r.get("allreduces", [])] or [0.0])
+    return float(r.get(k, 0))
 
 scen = []
 if "golden" in SETS:
@@ -124,8 +133,8 @@ def judge(n, algo, d, seeds):
         if bool(o.get("result_exact")) != bool(v.get("result_exact")):
             bad.append("%s %s seed %s: exact on one build only" % (n, algo, s))
     for k in FIGS:
-        o = [float(r.get(k, 0)) for r in old]
-        v = sum(float(r.get(k, 0)) for r in new) / len(new)
+        o = [fig(r, k) for r in old]
+        v = sum(fig(r, k) for r in new) / len(new)
         lo, hi = min(o), max(o)
         if k in ("stragglers", "collisions", "retransmissions") and hi < 100:
             lo, hi = lo - 10, hi + 10
@@ -134,10 +143,12 @@ def judge(n, algo, d, seeds):
         if not lo <= v <= hi:
             bad.append("%s %s: %s new %.6g outside old [%.6g, %.6g] over %d seeds (old %s; new %s)" %
                        (n, algo, k, v, lo, hi, len(seeds), " ".join("%.6g" % x for x in o),
-                        " ".join("%.6g" % float(r.get(k, 0)) for r in new)))
+                        " ".join("%.6g" % fig(r, k) for r in new)))
     return bad
 
 
+if os.environ["NAMES"]:
+    scen = [(n, a) for n, a in scen if re.search(os.environ["NAMES"], n)]
 names = {n for n, _ in scen}
 res, errors = collect(names, SEEDS)
 bad = list(errors)
@@ -180,7 +191,7 @@ for b in bad:
     print("FAIL", b)
 print("\n%d scenarios, %d (scenario, algorithm) pairs, seeds %s; reports in %s\n" %
       (len(scen), len(rows), " ".join(SEEDS), OUT))
-print("| scenario | algorithm | old runtime (us), min–max | new, mean | old goodput (Gb/s), min–max | new, mean | six figures within |")
+print("| scenario | algorithm | old runtime (us), min–max | new, mean | old goodput (Gb/s), min–max | new, mean | seven figures within |")
 print("|---|---|---|---|---|---|---|")
 print("\n".join(rows))
 print("\n%s" % ("equivalent" if not bad else "NOT equivalent: %d failures" % len(bad)))
