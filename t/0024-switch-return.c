@@ -12,7 +12,10 @@
  *  - Recirculation: the frames in the pipeline are lost with the switch;
  *    a frame that arrives after the return neither waits for them nor is
  *    taken out early by the timer of a lost one (it was: the pipeline
- *    kept its busy time and a lost frame's timer took the new frame out).
+ *    kept its busy time and a lost frame's timer took the new frame out);
+ *    and it is FIFO: a frame that could be decided on arrival (FIFO
+ *    model, held back by at most its own passes) waits for an earlier
+ *    frame still waiting in it.
  *  - Static tree: the partial sum is erased; a block after the return
  *    aggregates all its children and nothing of before.
  * And whole runs (canary, static:1, static:2, pktgen timer) with a leaf
@@ -67,6 +70,41 @@ static void done(struct run *r)
 	emu_engine_destroy(r->eng);
 	emu_fabric_destroy(r->fab);
 	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * Pipeline order: 3 passes of 1 us, timeout 5 us. Blocks 5 (H1, 0 us) and
+ * 6 (H2, 0.5 us) fill the pipeline; H3's contribution F to block 9 (1 us,
+ * arriving ~1.3 us) waits as an event until its passes end at ~8.3 us; H4's
+ * contribution L to block 9 (6.5 us, arriving ~6.8 us) comes behind it,
+ * its passes ending at ~11.3 us. The pipeline is FIFO: L is decided after
+ * F, so the sum of both leaves no earlier than L's passes end. Return the
+ * leader's receive time of block 9's sum (0: not received whole).
+ */
+static emu_time_t pipeline_order(void)
+{
+	struct run r = { 0 };
+	struct emu_sw_cfg c = swc(1024, 5 * EMU_US);
+	emu_time_t t = 0;
+
+	c.passes = 3;
+	c.pipe_gpps = 0.001;	/* a pass takes 1 us */
+	r.fab = star(5);
+	uint32_t lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
+
+	r.sc[1].tx[0] = reduce_frame(0, lip, 5, 1, 2, 1, 1);
+	r.sc[2].tx[0] = reduce_frame(500 * EMU_NS, lip, 6, 1, 2, 1, 1);
+	r.sc[3].tx[0] = reduce_frame(1000 * EMU_NS, lip, 9, 1, 3, 5, 50);	/* block 9: the leader and H3, H4 */
+	r.sc[4].tx[0] = reduce_frame(6500 * EMU_NS, lip, 9, 1, 3, 6, 60);
+	r.sc[1].ntx = r.sc[2].ntx = r.sc[3].ntx = r.sc[4].ntx = 1;
+	run_star(&r, 5, &c, 0, 0);
+	struct script_state *L = host(&r, 0);
+
+	for (unsigned i = 0; i < L->nrx; i++)
+		if (L->rx[i].h.id == 9 && L->rx[i].h.counter == 2 && L->rx[i].d0 == 11 && L->rx[i].d1 == 110)
+			t = L->rx[i].t;
+	done(&r);
+	return t;
 }
 
 /* the leader's receive time of block 9 sent by H2 at 1.1 us through a slow 3-pass pipeline */
@@ -146,7 +184,7 @@ int main(void)
 	struct run r = { 0 };
 	struct emu_sw_cfg c;
 
-	plan(17);
+	plan(18);
 
 	/* 1. a descriptor whose timeout comes due while the switch is down */
 	r.fab = star(5);
@@ -194,6 +232,12 @@ int main(void)
 	   (double)t0 / 1e6);
 	ok(t1 == t0, "a frame lost in the pipeline with the switch (down 0.5-1 us): the next one still takes %.3f us "
 	   "(took %.3f)", (double)t0 / 1e6, (double)t1 / 1e6);
+
+	emu_time_t to = pipeline_order();
+
+	ok(to > 11300 * EMU_NS && to < 12 * EMU_US,
+	   "pipeline order: a contribution arriving behind one that waits in the pipeline is decided after it: "
+	   "the sum of both reaches the leader at %.3f us, after the later one's passes (11.3 us)", (double)to / 1e6);
 
 	/* 4. static tree: the partial sum is erased; the block after the return is whole */
 	r.fab = star(4);

@@ -260,6 +260,8 @@ int main(void)
 	c.size_bytes = 256 * 1024;
 	c.elements = 256;
 	c.loss = 0.01;
+	/* seed 2: in seed 1 the paper's recovery gets every block through without a fallback (seeds 2-4 have 32-96) */
+	c.seed = 2;
 	c.sketch = 0;	/* the paper's recovery: by default a lossy fabric gets the sketch */
 	ok(t_scn_try(&c, &r, "1% loss, paper") && r.exact, "1%% loss, no sketch: exact");
 	ok(r.ar[0].fallbacks > 0, "...blocks fell back to reduction at their leader (%llu host fallbacks)",

@@ -841,10 +841,12 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	if (start > now)
 		s->st.recirc_delayed++;
 	s->st.recirc_wait += done - now;
-	if (emu_node_can_hold(n) && start - now <= s->cfg->passes * pass) {
+	if (emu_node_can_hold(n) && !q->head && start - now <= s->cfg->passes * pass) {
 		/*
 		 * The FIFO model, when the pipeline holds the frame back by
-		 * at most one frame's passes: the frame is decided on arrival,
+		 * at most one frame's passes and no earlier frame waits in it
+		 * as an event (deciding this one now would put it ahead of
+		 * that one: the pipeline is FIFO): the frame is decided on arrival,
 		 * and what it sends leaves when its passes are done (no event
 		 * of its own: the pipeline delays the frame's departure; the
 		 * switch's state is at most two frames' passes, a few
