@@ -248,6 +248,19 @@ static void isort(struct emu_ev *a, uint32_t n)
 	}
 }
 
+/* merge the ascending src[lo..mid) and src[mid..hi) into dst[lo..hi) (stable: ties keep src's order) */
+static inline void merge2(const struct emu_ev *src, struct emu_ev *dst, uint32_t lo, uint32_t mid, uint32_t hi)
+{
+	uint32_t i = lo, j = mid, k = lo;
+
+	while (i < mid && j < hi)
+		dst[k++] = emu_ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
+	while (i < mid)
+		dst[k++] = src[i++];
+	while (j < hi)
+		dst[k++] = src[j++];
+}
+
 #define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots) */
 #define NATURAL_RUNS 32	/* a slot with more ascending runs is sorted from scratch */
 
@@ -263,16 +276,8 @@ static struct emu_ev *merge_runs(struct emu_ev *src, struct emu_ev *dst, uint32_
 
 		for (uint32_t r = 0; r < nrun; r += 2) {
 			uint32_t lo = run[r], mid = run[r + 1], hi = r + 2 <= nrun ? run[r + 2] : mid;
-			uint32_t i = lo, j = mid, k = lo;
 
-			if (r + 1 < nrun) {
-				while (i < mid && j < hi)
-					dst[k++] = emu_ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
-			}
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
+			merge2(src, dst, lo, mid, hi);	/* a last run alone (hi = mid): copied */
 			run[out++] = lo;
 		}
 		run[out] = run[nrun];
@@ -327,14 +332,8 @@ static void sort_now(struct emu_evq *q)
 			for (uint32_t lo = 0; lo < n; lo += 2 * w) {
 				uint32_t mid = lo + w < n ? lo + w : n;
 				uint32_t hi = lo + 2 * w < n ? lo + 2 * w : n;
-				uint32_t i = lo, j = mid, k = lo;
 
-				while (i < mid && j < hi)
-					dst[k++] = emu_ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
-				while (i < mid)
-					dst[k++] = src[i++];
-				while (j < hi)
-					dst[k++] = src[j++];
+				merge2(src, dst, lo, mid, hi);
 			}
 			struct emu_ev *x = src;
 

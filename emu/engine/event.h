@@ -7,7 +7,7 @@
  * at one node are processed in (time, key) order, where key is
  * (source node << 40 | per-source sequence): a total order that does not
  * depend on how the fabric is partitioned over workers, which is what makes
- * runs deterministic (DESIGN §3). Scheduled link/node changes come from the
+ * runs deterministic (engine.c, t/0013). Scheduled link/node changes come from the
  * pseudo source EMU_SRC_CONTROL and sort after node-generated events of the
  * same picosecond.
  *
