@@ -599,6 +599,12 @@ void emu_report_text_end(struct report *r, const struct emu_scn_result *res, uns
 			"# reduce frames that reached a block's leader; stragglers: contributions after a switch flushed;\n"
 			"# collisions: blocks that found their switch slot taken; restores: subtrees a leader rebuilt;\n"
 			"# retx: retransmission requests; fails: failed blocks; fallbk: blocks reduced at the leader\n");
+	for (unsigned k = 0; k < n; k++)
+		if (res[k].nattached) {
+			fprintf(r->out, "# --attach: the rows count what the emulated hosts did (time, retx, fails, ...); the\n"
+					"# attached hosts' own retransmission requests and results are in their reports\n");
+			break;
+		}
 	if (nseeds(r) > 1)
 		fprintf(r->out, "# --seeds: a row is over its %u seeds: time the mean, sd its sample standard deviation, min\n"
 				"# and max its range; goodput the mean of the seeds' goodputs, gp-sd/min/max its spread;\n"
