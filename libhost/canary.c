@@ -228,7 +228,8 @@ static void tail_arm(struct lh_req *r, struct canary *c)
 	if (!c->K || c->next < c->nblocks || !c->inflight)
 		return;
 	c->tailgen++;
-	lh_req_timer(r, lh_now(r) + (c->probe_gap << c->tailshift), LH_TAIL_TIMER | (uint64_t)c->tailgen << 32);
+	lh_req_timer(r, lh_now(r) + lh_backoff(r, c->probe_gap, c->tailshift, c->probe_gap << LH_TAIL_SHIFT_MAX, LH_TAIL_TIMER),
+		     LH_TAIL_TIMER | (uint64_t)c->tailgen << 32);
 }
 
 /*
@@ -339,11 +340,16 @@ static void arm_at(struct lh_req *r, struct canary *c, size_t b, lh_time_t at)
 	lh_req_timer(r, at, (uint64_t)b | (uint64_t)cb->tgen << 32);
 }
 
-static lh_time_t block_timeout(const struct lh_req *r, const struct canary *c, const struct cblock *cb)
+/*
+ * block_timeout - block @b's timeout: doubled for every request already
+ * made, jittered, and at most LH_BACKOFF_CAP floors (rto_min) unless the
+ * timeout itself is longer (lh_backoff).
+ */
+static lh_time_t block_timeout(struct lh_req *r, const struct canary *c, size_t b)
 {
-	unsigned shift = cb->tries < 6 ? cb->tries : 6;
+	lh_time_t t = rto(c, r);
 
-	return rto(c, r) << shift;
+	return lh_backoff(r, t, c->b[b].tries, LH_BACKOFF_CAP * c->rto_min, b);
 }
 
 static void arm(struct lh_req *r, struct canary *c, size_t b)
@@ -353,7 +359,7 @@ static void arm(struct lh_req *r, struct canary *c, size_t b)
 	/* a complete block is sent again only for a static-tree leader's fallback: its timer finds it done */
 	if (cb->state == B_SENT)
 		block_times(c, b)->sent = lh_now(r);
-	arm_at(r, c, b, lh_now(r) + block_timeout(r, c, cb));
+	arm_at(r, c, b, lh_now(r) + block_timeout(r, c, b));
 }
 
 static void queue_resend(struct canary *c, size_t b)
@@ -517,7 +523,7 @@ static void canary_timer(struct lh_req *r, uint64_t arg)
 	if (b >= c->nblocks || c->b[b].state == B_DONE || c->b[b].tgen != gen)
 		return;
 	/* the estimate may have grown since the timer was armed */
-	lh_time_t due = block_times(c, b)->sent + block_timeout(r, c, &c->b[b]);
+	lh_time_t due = block_times(c, b)->sent + block_timeout(r, c, b);
 
 	if (due > lh_now(r)) {
 		arm_at(r, c, b, due);

@@ -158,6 +158,8 @@ static inline uint32_t sk_pow(uint32_t x, unsigned e)
  * sample as long as that timeout, which 2 x rttmax doubles at every round.
  */
 #define LH_RTO_MAX 64
+/* a retry waits at most this many floors (rto_min), or the timeout if longer (lh_backoff) */
+#define LH_BACKOFF_CAP 64
 
 /*
  * The current timeout: 2 x the smoothed block RTT plus 4 deviations, and at

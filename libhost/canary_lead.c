@@ -49,6 +49,11 @@
 #include "libhost/lh_util.h"
 
 static void lead_arm(struct lh_req *r, struct canary *c, size_t b, struct clead *l, lh_time_t at);
+
+/* lh_backoff's keys of the leader's retries of a block (the host's own: the block number) */
+#define LH_KEY_PULL (1ULL << 40)
+#define LH_KEY_RECOVER (2ULL << 40)
+#define LH_KEY_POLL (3ULL << 40)
 static bool lead_recover(struct lh_req *r, struct canary *c, size_t b, struct clead *l);
 static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead *l);
 
@@ -185,7 +190,8 @@ static void lead_pull_again(struct lh_req *r, struct canary *c, size_t b, struct
 	else if (l->ltries < 6)
 		l->ltries++;
 	l->pull_mark = l->counter;
-	lead_arm(r, c, b, l, lh_now(r) + (c->probe_gap << l->ltries));
+	lead_arm(r, c, b, l, lh_now(r) + lh_backoff(r, c->probe_gap, l->ltries, c->probe_gap << LH_BACKOFF_SHIFT,
+						    b | LH_KEY_PULL));
 }
 
 void lh_lead_reset(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
@@ -497,7 +503,8 @@ void lh_lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t gen)
 		if (l->ltries < 6)
 			l->ltries++;
 		lead_ask(r, c, b, l);
-		lead_arm(r, c, b, l, lh_now(r) + (rto(c, r) << l->ltries));
+		lead_arm(r, c, b, l, lh_now(r) + lh_backoff(r, rto(c, r), l->ltries, LH_BACKOFF_CAP * c->rto_min,
+							    b | LH_KEY_RECOVER));
 		return;
 	}
 	if (c->K && lh_now(r) < l->last_rx + c->quiet) {
@@ -607,10 +614,10 @@ static bool lead_proven(struct lh_req *r, struct clead *l, unsigned from)
  * that brings no proof is repeated after half a timeout, doubling up to 8
  * timeouts.
  */
-/* the wait after poll round @npoll (>= 1): half a timeout @t, doubling up to 8 timeouts */
-static lh_time_t poll_gap(lh_time_t t, unsigned npoll)
+/* the wait after poll round @npoll (>= 1) of block @b: half a timeout @t, doubling up to 8 timeouts (lh_backoff) */
+static lh_time_t poll_gap(struct lh_req *r, size_t b, lh_time_t t, unsigned npoll)
 {
-	return (t / 2) << (npoll < 5 ? npoll - 1 : 4);
+	return lh_backoff(r, t / 2, npoll - 1, 8 * t, b | LH_KEY_POLL);
 }
 
 static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead *l)
@@ -630,8 +637,8 @@ static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead
 	}
 	if (l->counter - l->nreq > most && at < l->req_at + t)
 		at = l->req_at + t;
-	if (l->npoll && at < l->poll_at + poll_gap(t, l->npoll))
-		at = l->poll_at + poll_gap(t, l->npoll);
+	if (l->npoll && at < l->poll_at + poll_gap(r, b, t, l->npoll))
+		at = l->poll_at + poll_gap(r, b, t, l->npoll);
 	if (now < at) {
 		/* with the sketch, not past the quiet decode (lh_lead_timer does both) */
 		if (c->K && l->last_rx + c->quiet > now && l->last_rx + c->quiet < at)
@@ -649,7 +656,7 @@ static void lead_poll(struct lh_req *r, struct canary *c, size_t b, struct clead
 	l->poll_at = now;
 	if (l->npoll < 255)
 		l->npoll++;
-	lead_arm(r, c, b, l, now + poll_gap(t, l->npoll));
+	lead_arm(r, c, b, l, now + poll_gap(r, b, t, l->npoll));
 }
 
 /*

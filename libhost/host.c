@@ -20,6 +20,7 @@
 
 #include "libhost/lh_util.h"
 #include "libhost/lh_internal.h"
+#include "libhost/lh_rng.h"
 
 #define LH_DONE_SEQ LH_SEQ_MASK
 #define LH_ARG_BARRIER 0xffffffffffffULL
@@ -157,6 +158,28 @@ void lh_req_timer(struct lh_req *r, lh_time_t at, uint64_t arg)
 	struct lh_host *h = r->comm->host;
 
 	h->t.ops->timer(h->t.ctx, at, LH_COOKIE(LH_T_REQ, r->slot, arg));
+}
+
+lh_time_t lh_backoff(struct lh_req *r, lh_time_t base, unsigned tries, lh_time_t cap, uint64_t key)
+{
+	unsigned shift = tries < LH_BACKOFF_SHIFT ? tries : LH_BACKOFF_SHIFT;
+	lh_time_t t = base << shift;
+
+	if (cap < base)
+		cap = base;
+	if (t > cap || t >> shift != base)
+		t = cap;
+	if (!tries)
+		return t;
+	if (!r->jitter_key) {
+		struct lh_host *h = r->comm->host;
+
+		r->jitter_key = h->t.ops->random ? h->t.ops->random(h->t.ctx) | 1 : 1;
+	}
+	uint64_t x = r->jitter_key ^ key * 0x9e3779b97f4a7c15ULL ^ (uint64_t)tries << 56;
+
+	/* t / 4 x [0, 1), in 1024 steps */
+	return t + t / 4 / 1024 * (lh_rng_splitmix(&x) >> 54);
 }
 
 void lh_input_block(const struct lh_req *r, size_t off, int32_t *out, size_t n)
@@ -544,7 +567,12 @@ void lh_host_timer(struct lh_host *h, uint64_t cookie)
 			/* data_done: the timer may be a previous request's on this communicator */
 			if (!r->done && r->rank != 0 && r->data_done) {
 				send_done(r, 0, false);
-				lh_req_timer(r, lh_now(r) + r->st.retx_timeout, LH_ARG_BARRIER);
+				/* backing off up to 8 timeouts: rank 0 answers only once every host is done */
+				if (r->barrier_tries < 255)
+					r->barrier_tries++;
+				lh_req_timer(r, lh_now(r) + lh_backoff(r, r->st.retx_timeout, r->barrier_tries,
+									 8 * r->st.retx_timeout, LH_ARG_BARRIER),
+					     LH_ARG_BARRIER);
 			}
 		} else if (r->ops->timer_idle && r->ops->timer_idle(r, LH_COOKIE_ARG(cookie))) {
 			break;	/* idle: not even the kick (see lh_host_timer_idle()) */

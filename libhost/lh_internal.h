@@ -65,6 +65,8 @@ struct lh_req {
 	void *algo;		/* the algorithm's state */
 	/* pending control frames of this request */
 	struct lh_txq ctl;
+	uint64_t jitter_key;	/* lh_backoff's jitter: drawn from the transport's stream at the first retry (0: not yet) */
+	unsigned barrier_tries;	/* completion barrier: DONE frames sent again without an answer */
 };
 
 struct lh_comm {
@@ -150,6 +152,21 @@ void lh_send_now(struct lh_req *r, void *handle, uint32_t len);
 /* queue a control frame; it goes before data */
 void lh_send_ctl(struct lh_req *r, void *handle, uint32_t len);
 void lh_req_timer(struct lh_req *r, lh_time_t at, uint64_t arg);
+
+/*
+ * Recovery back-off, on every retry path (Canary's requests, tail probes,
+ * polls, recoveries and pulls, the ring's NACKs, the completion barrier):
+ * retry number @tries (0: the first timeout) waits @base doubled @tries
+ * times, at most LH_BACKOFF_SHIFT doublings and at most @cap (not below
+ * @base), and from the first retry on a jitter of up to a quarter more,
+ * from a hash of (@key, @tries) and a key the request draws once from the
+ * transport's random stream (the run's seed in the emulator, --seed in
+ * canary-allreduce): the same run retries at the same times, and hosts or
+ * blocks that time out together do not retry together. The callers reset
+ * @tries on progress.
+ */
+#define LH_BACKOFF_SHIFT 6
+lh_time_t lh_backoff(struct lh_req *r, lh_time_t base, unsigned tries, lh_time_t cap, uint64_t key);
 void lh_kick(struct lh_host *h);
 /* the algorithm finished the data: starts the completion barrier */
 void lh_req_data_complete(struct lh_req *r);

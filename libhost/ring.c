@@ -46,7 +46,7 @@ struct ring {
 	int32_t **sent;			/* reliable: [step] -> maxpk x E */
 	uint8_t *sentflag;		/* reliable: [step][pkt] is in sent[] */
 	uint64_t progress, last_progress;
-	bool nacked;			/* the last check sent a NACK */
+	unsigned nack_tries;		/* NACKs since the last progress (lh_backoff) */
 	lh_time_t nack_min;		/* a NACK's answer takes at least this long (ring_start) */
 	int32_t buf[EMU_CANARY_MAX_ELEMENTS];
 };
@@ -277,7 +277,8 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 	(void)arg;
 	if (r->data_done)
 		return;
-	g->nacked = false;
+	if (g->progress != g->last_progress)
+		g->nack_tries = 0;
 	if (g->progress == g->last_progress) {
 		/* stalled: ask the predecessor for what is missing */
 		uint32_t pairs[2 * RING_NACK_MAX];
@@ -310,20 +311,23 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 			}
 			r->st.nacks++;
 			lh_send_ctl(r, hd, len);
-			g->nacked = true;
+			if (g->nack_tries < 255)
+				g->nack_tries++;
 		}
 	}
 	g->last_progress = g->progress;
 	/*
 	 * After a NACK, the next check comes once its answer can have come
 	 * (nack_min): with a timeout shorter than that, every check found
-	 * no progress yet and asked for the same packets again.
+	 * no progress yet and asked for the same packets again. NACKs
+	 * without progress between them back off (lh_backoff, up to 64
+	 * checks' time); progress starts afresh.
 	 */
 	lh_time_t t = r->st.retx_timeout;
 
-	if (g->nacked && t < g->nack_min)
+	if (g->nack_tries && t < g->nack_min)
 		t = g->nack_min;
-	lh_req_timer(r, lh_now(r) + t, 0);
+	lh_req_timer(r, lh_now(r) + lh_backoff(r, t, g->nack_tries, t << LH_BACKOFF_SHIFT, 0), 0);
 }
 
 static int ring_start(struct lh_req *r)

@@ -213,13 +213,17 @@ int main(void)
 
 	while (ntail < nreqs && reqs[ntail].counter == 3)
 		ntail++;
-	for (unsigned i = 3; i < ntail; i++)
-		if (reqs[i].at - reqs[i - 1].at != 2 * (reqs[i - 1].at - reqs[i - 2].at))
+	/* twice, with each tick's jitter of up to a quarter more (lh_backoff): a ratio in [2 / 1.25, 2 x 1.25] */
+	for (unsigned i = 3; i < ntail; i++) {
+		lh_time_t g = reqs[i].at - reqs[i - 1].at, p = reqs[i - 1].at - reqs[i - 2].at;
+
+		if (5 * g < 8 * p || 2 * g > 5 * p)
 			backoff = false;
+	}
 	for (unsigned i = 0; i < nreqs; i++)
 		diag("request %u: counter %d at %.1f us", i, reqs[i].counter, (double)reqs[i].at / LH_US);
 	ok(ntail >= 4, "...%u tail probes (counter 3) for it before any other request", ntail);
-	ok(backoff, "...from the third on, each tick twice as far from the previous");
+	ok(backoff, "...from the third on, each tick twice as far from the previous (jittered: 1.6-2.5x)");
 	ok(nreqs > ntail && reqs[ntail].counter == 0, "...then the timeout's request (counter 0)");
 	ok(ntail >= 4 && reqs[2].at - reqs[1].at == reqs[1].at - reqs[0].at,
 	   "...no back-off before the first two probes are out: the third a probe gap after the second");

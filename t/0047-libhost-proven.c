@@ -173,7 +173,7 @@ int main(void)
 	struct lh_peer peers[P];
 	struct run u;
 
-	plan(27);
+	plan(28);
 	for (unsigned i = 0; i < P; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
 
@@ -195,24 +195,28 @@ int main(void)
 	lhm_now_ps += RTO / 2 - RTO / 8;
 	fire(u.h);
 	is_u64(u.st->polls, 3, "half a timeout after the poll, rank 7 is polled again");
+	/* each later round: the gap, and up to a quarter more (the back-off's jitter, lh_backoff) */
 	lhm_now_ps += RTO;
 	fire(u.h);
-	is_u64(u.st->polls, 4, "...a timeout after that, again");
-	lhm_now_ps += RTO;
+	is_u64(u.st->polls, 3, "...not a timeout after that (the jitter may add a quarter)");
+	lhm_now_ps += RTO / 4;
+	fire(u.h);
+	is_u64(u.st->polls, 4, "...a timeout and a quarter after that, again");
+	lhm_now_ps += 2 * RTO - RTO / 64;
 	fire(u.h);
 	is_u64(u.st->polls, 4, "...and then not before two timeouts (back-off)");
-	lhm_now_ps += RTO;
+	lhm_now_ps += RTO / 2 + RTO / 64;
 	fire(u.h);
-	is_u64(u.st->polls, 5, "...two timeouts after the last");
-	lhm_now_ps += 4 * RTO;
+	is_u64(u.st->polls, 5, "...two and a half timeouts after the last");
+	lhm_now_ps += 5 * RTO;
 	fire(u.h);
-	is_u64(u.st->polls, 6, "...then four");
-	lhm_now_ps += 8 * RTO;
+	is_u64(u.st->polls, 6, "...then five (four, jittered)");
+	lhm_now_ps += 10 * RTO;
 	fire(u.h);
-	is_u64(u.st->polls, 7, "...then eight");
-	lhm_now_ps += 8 * RTO;
+	is_u64(u.st->polls, 7, "...then ten (eight, jittered)");
+	lhm_now_ps += 10 * RTO;
 	fire(u.h);
-	is_u64(u.st->polls, 8, "...and eight from then on");
+	is_u64(u.st->polls, 8, "...and ten from then on (capped at eight, jittered)");
 	frame(u.h, 1, EMU_CANARY_OP_REDUCE, 1, 0, data(1));
 	ok(lh_req_data_done(u.r) && u.out[0] == P * 100 && u.out[3] == P * 103 && nbcast >= 1,
 	   "rank 7's data comes: exact (%d ... %d), broadcast", u.out[0], u.out[3]);
