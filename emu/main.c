@@ -63,6 +63,7 @@ static const char *volatile source_id_p = source_id;
 #define STR(x) STR_(x)
 #define MAX_SIZES 64		/* sizes of a --size sweep */
 #define MAX_SEEDS 1000		/* seeds of --seeds */
+#define MAX_RUNS 10000		/* runs of a sweep: sizes x algorithms x seeds */
 
 enum out_fmt { OUT_TEXT, OUT_JSON, OUT_CSV };
 
@@ -1498,6 +1499,45 @@ static int parse_algo(const char *s, enum lh_algo *a, unsigned *n)
 	return 0;
 }
 
+static size_t nruns(const struct cli *c);
+
+/*
+ * check_sweep - a sweep (sizes, seeds, algorithms) is checked whole before
+ * its first run: its number of runs, and that its largest size fits in
+ * memory with every algorithm (c->cfg.size_bytes is the largest). True if
+ * not (said why).
+ */
+static bool check_sweep(struct cli *c)
+{
+	size_t n = nruns(c);
+	char err[512], sz[32];
+
+	if (n > MAX_RUNS) {
+		fprintf(stderr, "canary-emu: --size, --algo, --seeds: the sweep is %zu runs (sizes x algorithms x seeds), "
+				"more than %d: split it\n", n, MAX_RUNS);
+		return true;
+	}
+	if (c->runs.size_max == c->runs.size_min || distributed(c))
+		return false;	/* one size: its run checks itself */
+	for (unsigned i = 0; i < c->nalgo; i++) {
+		struct emu_scn_result r;
+		struct emu_scn_cfg cfg = c->cfg;
+
+		cfg.check_only = true;
+		cfg.algo = c->algo[i].a;
+		cfg.ntrees = c->algo[i].n;
+		int rc = emu_scenario_run(&cfg, &r, err, sizeof(err));
+
+		emu_scenario_result_fini(&r);
+		if (rc) {
+			fprintf(stderr, "canary-emu: the sweep's largest run (--size %s, --algo %s): %s\n",
+				emu_fmt_size(c->runs.size_max, sz, sizeof(sz)), c->algo[i].name, err);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* parse_algos - --algo into c->algo[]; 0 or 2 (said why) */
 static int parse_algos(struct cli *c)
 {
@@ -1528,6 +1568,8 @@ static int parse_algos(struct cli *c)
 			return 2;
 		}
 	}
+	if (check_sweep(c))
+		return 2;
 	c->cfg.size_bytes = c->runs.size_min;
 	if (c->cfg.pcap && (c->nalgo > 1 || c->runs.size_max > c->runs.size_min || c->runs.seed_max > c->runs.seed_min))
 		return fail("--pcap", "'%s' needs a single --algo, --size and --seed (one run, one capture)", c->cfg.pcap);
@@ -1577,6 +1619,8 @@ static int check_attach(struct cli *c)
 			    cfg->dilation);
 	if (c->nalgo > 1)
 		return fail("--attach", "needs a single --algo (the real hosts run one allreduce)");
+	if (c->runs.size_max > c->runs.size_min || c->runs.seed_max > c->runs.seed_min)
+		return fail("--attach", "needs a single --size and --seed (the real hosts run one allreduce)");
 	if (distributed(c))
 		return fail("--attach", "is not available across processes");
 	cfg->dilation = 1;

@@ -1952,6 +1952,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 		return rc;
 	if ((rc = scn_build(&s)) ||
 	    (rc = scn_place(&s)) ||
+	    (cfg->check_only && (rc = 1)) ||
 	    (rc = scn_attach(&s)) ||
 	    (rc = scn_engine(&s)) ||
 	    (rc = scn_configure(&s)))

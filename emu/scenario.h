@@ -106,6 +106,7 @@ struct emu_scn_cfg {
 	uint64_t lag_bound_ns;		/* wall clock: kept up if never this far behind (0: EMU_LAG_BOUND_NS) */
 	uint64_t buffer_bytes;
 	bool resources_only;		/* compute the switch program, do not run */
+	bool check_only;		/* check the scenario and that it fits in memory, do not run */
 	/* a pcap of chosen links, or NULL */
 	const char *pcap;
 	const char *pcap_links;		/* "S0/3,L1/0" or NULL: every link */

@@ -6,7 +6,8 @@
 # seed and is exact, the loop over seeds does not wrap; --curve-keygen
 # does not overwrite keys; --pcap-links '' is refused; bench/soak.py
 # compares results, not the event queue's counters (they differ by
-# partition).
+# partition); a sweep of more than 10000 runs, or --attach with a sweep
+# of sizes or seeds, is refused before any run.
 import json
 import os
 import sys
@@ -21,7 +22,7 @@ import soak  # noqa: E402
 TINY = ["--topology", "fattree2:leaves=2,spines=1,hosts=2", "--hosts", "4", "--size", "4KiB", "--algo", "canary",
         "--background", "none", "--no-progress"]
 MAX = 2**64 - 1
-N = 8
+N = 11
 
 
 def seeds_ok(args, want):
@@ -67,6 +68,13 @@ def main():
     one, e1 = soak.run(args, 1, 1)
     two, e2 = soak.run(args, 2, 2)
     ok(one is not None and one == two, "bench/soak.py: 1 worker x 1 process and 2 x 2 compare equal", "%s %s" % (e1, e2))
+    rc, out, err = emu(TINY + ["--size", "1KiB:64MiB:x2", "--seeds", "0-999", "--algo", "canary,ring", "--json"])
+    ok(rc == 2 and out == "" and "34000 runs" in err, "a sweep of 34000 runs: exit 2 before any run, saying so",
+       "exit %d\n%s" % (rc, err))
+    for extra in (["--size", "1KiB:4KiB:x2"], ["--seeds", "1-2"]):
+        rc, out, err = emu(TINY + ["--clock", "wall", "--attach", "H0=lo"] + extra)
+        ok(rc == 2 and "--attach" in err and "single --size and --seed" in err,
+           "--attach with %s: exit 2 before any run" % " ".join(extra), "exit %d\n%s" % (rc, err))
     return exit_status(N)
 
 
