@@ -160,4 +160,32 @@ static inline struct emu_frame *emu_pool_fit(struct emu_pool *p, struct emu_fram
 	return c;
 }
 
+/* struct emu_fifo - frames in a queue of their own, linked through next (a zeroed one is empty) */
+struct emu_fifo {
+	struct emu_frame *head, *tail;
+};
+
+/* emu_fifo_push - append @f to @q */
+static inline void emu_fifo_push(struct emu_fifo *q, struct emu_frame *f)
+{
+	f->next = NULL;
+	if (q->tail)
+		q->tail->next = f;
+	else
+		q->head = f;
+	q->tail = f;
+}
+
+/* emu_fifo_pop - take the first frame of @q (not empty) */
+static inline struct emu_frame *emu_fifo_pop(struct emu_fifo *q)
+{
+	struct emu_frame *f = q->head;
+
+	q->head = f->next;
+	if (!q->head)
+		q->tail = NULL;
+	f->next = NULL;
+	return f;
+}
+
 #endif /* EMU_FRAME_H */

@@ -17,12 +17,8 @@
 #include "emu/engine/fabric.h"
 #include "emu/engine/port_internal.h"
 
-struct xfifo {
-	struct emu_frame *head, *tail;
-};
-
 struct emu_xin {
-	struct xfifo q[EMU_TC_N];
+	struct emu_fifo q[EMU_TC_N];
 	uint64_t bytes[EMU_TC_N];
 	uint64_t served[EMU_TC_N];	/* grant stamp of the last grant (LRS) */
 	emu_time_t busy_until;		/* crossbar input busy */
@@ -31,7 +27,7 @@ struct emu_xin {
 
 struct emu_xout {
 	uint64_t req[EMU_TC_N];		/* inputs whose class-c head wants this output */
-	struct xfifo own[EMU_TC_N];	/* frames the switch made for this output */
+	struct emu_fifo own[EMU_TC_N];	/* frames the switch made for this output */
 	uint64_t own_bytes[EMU_TC_N];
 	uint64_t own_served[EMU_TC_N];
 	emu_time_t busy_until;		/* crossbar output busy */
@@ -138,26 +134,6 @@ unsigned emu_xbar_natural(const struct emu_node *n, uint64_t mask, uint32_t dst,
 	return (unsigned)__builtin_ctzll(mask);
 }
 
-static void fifo_push(struct xfifo *q, struct emu_frame *f)
-{
-	f->next = NULL;
-	if (q->tail)
-		q->tail->next = f;
-	else
-		q->head = f;
-	q->tail = f;
-}
-
-static struct emu_frame *fifo_pop(struct xfifo *q)
-{
-	struct emu_frame *f = q->head;
-
-	q->head = f->next;
-	if (!q->head)
-		q->tail = NULL;
-	f->next = NULL;
-	return f;
-}
 
 static void post_wake(struct emu_node *n, unsigned port, bool input, emu_time_t t)
 {
@@ -314,14 +290,14 @@ static void after_grant_out(struct emu_node *n, unsigned o)
 }
 
 /* grant @f, head of @q, to output @o: off its input buffer, into the output buffer */
-static void grant(struct emu_node *n, unsigned o, struct xfifo *q, uint64_t *bytes, uint64_t *served, int in,
+static void grant(struct emu_node *n, unsigned o, struct emu_fifo *q, uint64_t *bytes, uint64_t *served, int in,
 		  uint32_t idx)
 {
 	struct emu_xbar *xb = n->xb;
 	struct emu_xout *xo = &xb->out[o];
 	struct emu_port *p = &n->ports[o];
 	emu_time_t now = n->w->now;
-	struct emu_frame *f = fifo_pop(q);
+	struct emu_frame *f = emu_fifo_pop(q);
 	unsigned c = f->tc;
 	emu_time_t xfer = ((emu_time_t)f->len * 8 * EMU_S + xb->bps - 1) / xb->bps;
 
@@ -425,7 +401,7 @@ int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsign
 {
 	struct emu_xbar *xb = n->xb;
 	unsigned in = f->xin;
-	struct xfifo *q;
+	struct emu_fifo *q;
 	uint64_t *bytes;
 
 	f->tc = (uint8_t)c;
@@ -448,7 +424,7 @@ int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsign
 	*bytes += f->len;
 	bool head = !q->head;
 
-	fifo_push(q, f);
+	emu_fifo_push(q, f);
 	if (!head)
 		return 0;
 	if (in < xb->nports) {
@@ -494,7 +470,7 @@ void emu_xbar_wake(struct emu_node *n, unsigned port, bool input)
  * @port from its choice (its natural port becomes the lowest left if it
  * was @port). Return the bytes dropped.
  */
-static uint64_t purge(struct emu_node *n, struct xfifo *q, unsigned port)
+static uint64_t purge(struct emu_node *n, struct emu_fifo *q, unsigned port)
 {
 	struct emu_frame *keep = NULL, *ktail = NULL, *f = q->head;
 	uint64_t gone = 0;
@@ -536,7 +512,7 @@ void emu_xbar_link_down(struct emu_node *n, unsigned port)
 	for (unsigned c = 0; c < EMU_TC_N; c++) {
 		while (xo->own[c].head) {
 			n->ports[port].st.drops_down++;
-			emu_frame_free(n, fifo_pop(&xo->own[c]));
+			emu_frame_free(n, emu_fifo_pop(&xo->own[c]));
 		}
 		xo->own_bytes[c] = 0;
 		xo->req[c] = 0;

@@ -77,7 +77,7 @@ struct desc_map {
 
 struct pipeq {
 	emu_time_t busy;
-	struct emu_frame *head, *tail;
+	struct emu_fifo q;	/* the frames waiting for their passes */
 };
 
 struct sw_state {
@@ -841,7 +841,7 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	if (start > now)
 		s->st.recirc_delayed++;
 	s->st.recirc_wait += done - now;
-	if (emu_node_can_hold(n) && !q->head && start - now <= s->cfg->passes * pass) {
+	if (emu_node_can_hold(n) && !q->q.head && start - now <= s->cfg->passes * pass) {
 		/*
 		 * The FIFO model, when the pipeline holds the frame back by
 		 * at most one frame's passes and no earlier frame waits in it
@@ -861,12 +861,7 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	}
 	f->user = port;
 	f->t_sent = done;
-	f->next = NULL;
-	if (q->tail)
-		q->tail->next = f;
-	else
-		q->head = f;
-	q->tail = f;
+	emu_fifo_push(&q->q, f);
 	emu_timer_at(n, done, T_PIPE | (uint64_t)(q - s->pipe));
 }
 
@@ -900,7 +895,7 @@ static void sw_timer(struct emu_node *n, uint64_t cookie)
 	}
 	case T_PIPE: {
 		struct pipeq *q = &s->pipe[cookie & 0xffff];
-		struct emu_frame *f = q->head;
+		struct emu_frame *f = q->q.head;
 
 		/*
 		 * Every frame in the pipeline has its own timer, in order; one
@@ -909,10 +904,7 @@ static void sw_timer(struct emu_node *n, uint64_t cookie)
 		 */
 		if (!f || f->t_sent > emu_node_now(n))
 			break;
-		q->head = f->next;
-		if (!q->head)
-			q->tail = NULL;
-		f->next = NULL;
+		emu_fifo_pop(&q->q);
 		sw_handle(n, f, (unsigned)f->user);
 		break;
 	}
@@ -984,13 +976,8 @@ static void sw_state_change(struct emu_node *n, bool up)
 	}
 	/* the pipelines empty: a frame that comes after the return does not wait for the lost ones */
 	for (unsigned p = 0; p < s->npipes; p++) {
-		while (s->pipe[p].head) {
-			struct emu_frame *f = s->pipe[p].head;
-
-			s->pipe[p].head = f->next;
-			emu_frame_free(n, f);
-		}
-		s->pipe[p].tail = NULL;
+		while (s->pipe[p].q.head)
+			emu_frame_free(n, emu_fifo_pop(&s->pipe[p].q));
 		s->pipe[p].busy = 0;
 	}
 	s->ticking = false;
