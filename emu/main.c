@@ -1195,7 +1195,8 @@ static int resolve_topology(struct cli *c)
 {
 	const struct scn_origin *o = &c->origin;
 	const char *cand[3] = { NULL, NULL, NULL }, *found = NULL;
-	char rel[PATH_MAX], h[32], found_hash[32] = "";
+	static char rel[PATH_MAX];	/* the run's --topology may point here: kept to the end */
+	char h[32], found_hash[32] = "";
 
 	if (!o->topology || c->cfg.topology != o->topology)
 		return 0;
