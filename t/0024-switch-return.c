@@ -72,6 +72,16 @@ static void done(struct run *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* a switch whose recirculation pipeline is slow: 3 passes of 1 us each, descriptor timeout @timeout */
+static struct emu_sw_cfg slow_pipe(emu_time_t timeout)
+{
+	struct emu_sw_cfg c = swc(1024, timeout);
+
+	c.passes = 3;
+	c.pipe_gpps = 0.001;	/* a pass takes 1 us */
+	return c;
+}
+
 /*
  * Pipeline order: 3 passes of 1 us, timeout 5 us. Blocks 5 (H1, 0 us) and
  * 6 (H2, 0.5 us) fill the pipeline; H3's contribution F to block 9 (1 us,
@@ -84,11 +94,9 @@ static void done(struct run *r)
 static emu_time_t pipeline_order(void)
 {
 	struct run r = { 0 };
-	struct emu_sw_cfg c = swc(1024, 5 * EMU_US);
+	struct emu_sw_cfg c = slow_pipe(5 * EMU_US);
 	emu_time_t t = 0;
 
-	c.passes = 3;
-	c.pipe_gpps = 0.001;	/* a pass takes 1 us */
 	r.fab = star(5);
 	uint32_t lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
 
@@ -111,11 +119,9 @@ static emu_time_t pipeline_order(void)
 static emu_time_t pipeline_case(bool fail, uint64_t *wiped)
 {
 	struct run r = { 0 };
-	struct emu_sw_cfg c = swc(1024, 1 * EMU_US);
+	struct emu_sw_cfg c = slow_pipe(1 * EMU_US);
 	emu_time_t t = 0;
 
-	c.passes = 3;
-	c.pipe_gpps = 0.001;	/* a pass takes 1 us */
 	r.fab = star(3);
 	uint32_t lip = r.fab->nodes[r.fab->hosts[0]].ipv4;
 

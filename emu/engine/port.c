@@ -655,6 +655,22 @@ static inline __attribute__((always_inline)) void commit(struct emu_node *n, str
 }
 
 /*
+ * Send @f, just taken off @p's queue (or never queued): it starts when the
+ * serializer is free, not before @hold (emu_node_hold_until; 0: none),
+ * gives its ingress buffer back as of then and is committed to the wire.
+ */
+static inline __attribute__((always_inline)) void send_now(struct emu_node *n, struct emu_port *p,
+							     struct emu_frame *f, emu_time_t now, emu_time_t hold)
+{
+	emu_time_t start = p->busy_until > now ? p->busy_until : now;
+
+	if (hold > start)
+		start = hold;
+	ingress_release_at(n, f, start);
+	commit(n, p, f, start);
+}
+
+/*
  * The head frame @p may send next: the highest class whose head the peer
  * has room for, or NULL (its class in *@cls). Credits only add up, so
  * when the highest non-empty class has room before the queued credits are
@@ -719,13 +735,7 @@ static void pump(struct emu_node *n, unsigned pi, struct emu_port *p)
 		p->qbytes -= f->len;
 		p->qbytes_tc[c] -= f->len;
 		f->next = NULL;
-
-		emu_time_t start = p->busy_until > now ? p->busy_until : now;
-
-		if (f->t_sent > start)	/* held (emu_node_hold_until) */
-			start = f->t_sent;
-		ingress_release_at(n, f, start);
-		commit(n, p, f, start);
+		send_now(n, p, f, now, f->t_sent);
 		if (n->xb)
 			emu_xbar_out_ready(n, pi);
 	}
@@ -763,12 +773,7 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 		if (q > p->st.q_peak_bytes)
 			p->st.q_peak_bytes = q;
 		unstall(p);
-		emu_time_t start = p->busy_until > now ? p->busy_until : now;
-
-		if (w->hold > start)	/* emu_node_hold_until */
-			start = w->hold;
-		ingress_release_at(n, f, start);
-		commit(n, p, f, start);
+		send_now(n, p, f, now, w->hold);
 		if (n->ops->txdone && p->busy_until > now)
 			arm_wake(n, port, p);
 		return;
