@@ -1099,6 +1099,7 @@ void emu_worker_process(struct emu_worker *w, emu_time_t end)
 		case EMU_EV_NODE:
 			if (n->up != (arg != 0)) {
 				n->up = arg != 0;
+				emu_port_refresh(n);
 				if (n->ops->state)
 					n->ops->state(n, n->up);
 			}
@@ -1217,6 +1218,8 @@ static int run_prepare(struct emu_engine *eng)
 			return -EINVAL;
 		}
 	prepare_schedule(eng);
+	for (uint32_t i = 0; i < eng->fab->nnodes; i++)
+		emu_port_refresh(&eng->nodes[i]);
 	eng->stop_at = eng->cfg.end ? eng->cfg.end : EMU_TIME_INF;
 	eng->dilation = eng->cfg.dilation;
 	if (eng->cfg.clock == EMU_CLOCK_WALL) {

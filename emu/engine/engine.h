@@ -139,6 +139,9 @@ struct emu_txrec {
 	uint32_t tc;
 };
 
+/* struct emu_port's variants: the full path, the fast one with one traffic class, with two */
+enum { EMU_PORT_FULL, EMU_PORT_FAST_ONE, EMU_PORT_FAST_TC };
+
 /* struct emu_port's rare bits: what commit() does only when set */
 #define EMU_PORT_RARE_TAP 1u	/* captured (pcap) */
 #define EMU_PORT_RARE_LOSS 2u	/* loss_thresh or drop_nth set */
@@ -213,6 +216,15 @@ struct emu_port {
 	 * the fast path: commit() tests it once.
 	 */
 	uint8_t rare;
+	/*
+	 * The port's variant (EMU_PORT_*), chosen when it is set up and
+	 * recomputed when a condition it depends on changes
+	 * (emu_port_refresh() in port.c): a fast one for the common case,
+	 * FIFO router, lossless, no rare bits, link and node up, an exact
+	 * wire time, whose path tests none of these per frame; else
+	 * EMU_PORT_FULL.
+	 */
+	uint8_t variant;
 	alignas(EMU_CACHELINE) struct emu_port_stats st;
 	/* seldom read, and the committed frames not yet started */
 	uint64_t rate_bps;

@@ -612,10 +612,12 @@ static __attribute__((noinline)) bool commit_rare(struct emu_node *n, struct emu
  * not before the serializer is free): the arrival at the peer is posted
  * now, the one event of this hop.
  */
-static inline __attribute__((always_inline)) void commit(struct emu_node *n, struct emu_port *p, struct emu_frame *f, emu_time_t start)
+static inline __attribute__((always_inline)) void commit(struct emu_node *n, struct emu_port *p, struct emu_frame *f,
+							  emu_time_t start, bool fast)
 {
 	struct emu_worker *w = n->w;
-	emu_time_t ft = emu_port_tx_time(n, (unsigned)(p - n->ports), f->len);
+	emu_time_t ft = fast ? (emu_time_t)emu_wire_bytes(f->len) * p->ps_per_byte
+			     : emu_port_tx_time(n, (unsigned)(p - n->ports), f->len);
 
 	p->busy_until = start + ft;
 	p->st.busy_ps += ft;
@@ -623,15 +625,15 @@ static inline __attribute__((always_inline)) void commit(struct emu_node *n, str
 	p->st.tx_bytes += f->len;
 	w->frame_hops++;
 	cq_push(p, w->now, start, f->len, f->tc);
-	if (emu_unlikely(p->rare) && commit_rare(n, p, f, start))
+	if (!fast && emu_unlikely(p->rare) && commit_rare(n, p, f, start))
 		return;
-	if (!n->eng->cfg.lossy)
+	if (fast || !n->eng->cfg.lossy)
 		p->credits[f->tc] -= f->len;
 	f->gen = p->gen;
 	f->t_sent = start;
 	f->hops++;
 	/* merlin: at the peer one latency after its first bit left (SST's links, cut-through) */
-	emu_time_t t = (n->eng->cfg.router == EMU_ROUTER_MERLIN ? start : p->busy_until) + p->latency;
+	emu_time_t t = (!fast && n->eng->cfg.router == EMU_ROUTER_MERLIN ? start : p->busy_until) + p->latency;
 	struct emu_ev *e;
 
 	if (emu_likely(!p->chan) && (e = emu_evq_reserve(&w->q, t))) {
@@ -660,14 +662,15 @@ static inline __attribute__((always_inline)) void commit(struct emu_node *n, str
  * gives its ingress buffer back as of then and is committed to the wire.
  */
 static inline __attribute__((always_inline)) void send_now(struct emu_node *n, struct emu_port *p,
-							     struct emu_frame *f, emu_time_t now, emu_time_t hold)
+							     struct emu_frame *f, emu_time_t now, emu_time_t hold,
+							     bool fast)
 {
 	emu_time_t start = p->busy_until > now ? p->busy_until : now;
 
 	if (hold > start)
 		start = hold;
 	ingress_release_at(n, f, start);
-	commit(n, p, f, start);
+	commit(n, p, f, start, fast);
 }
 
 /*
@@ -679,14 +682,14 @@ static inline __attribute__((always_inline)) void send_now(struct emu_node *n, s
  * peer long ago) until a head does not fit. They are applied then, in
  * the same order, to the same sum.
  */
-static inline struct emu_frame *pick_head(struct emu_node *n, struct emu_port *p, unsigned *cls)
+static inline struct emu_frame *pick_head(struct emu_node *n, struct emu_port *p, unsigned *cls, bool fast)
 {
 	struct emu_frame *f = NULL;
 	unsigned c = EMU_TC_N;
 
 	while (c-- > 0 && !(f = p->qhead[c]))
 		;
-	if (!n->eng->cfg.lossy && p->credits[c] < (int64_t)f->len) {
+	if ((fast || !n->eng->cfg.lossy) && p->credits[c] < (int64_t)f->len) {
 		absorb_credits(n->w, p);
 		for (c = EMU_TC_N; c-- > 0;) {
 			f = p->qhead[c];
@@ -705,7 +708,8 @@ static inline struct emu_frame *pick_head(struct emu_node *n, struct emu_port *p
  * still queued behind the window (a credit wakes a stalled port instead),
  * or a model that wants to hear when its wire goes idle.
  */
-static void pump(struct emu_node *n, unsigned pi, struct emu_port *p)
+static inline __attribute__((always_inline)) void pump_variant(struct emu_node *n, unsigned pi, struct emu_port *p,
+								  bool fast)
 {
 	struct emu_worker *w = n->w;
 	emu_time_t now = w->now;
@@ -718,7 +722,7 @@ static void pump(struct emu_node *n, unsigned pi, struct emu_port *p)
 			return;
 		}
 		unsigned c;
-		struct emu_frame *f = pick_head(n, p, &c);
+		struct emu_frame *f = pick_head(n, p, &c, fast);
 
 		if (!f) {
 			p->st.credit_stalls++;
@@ -735,17 +739,29 @@ static void pump(struct emu_node *n, unsigned pi, struct emu_port *p)
 		p->qbytes -= f->len;
 		p->qbytes_tc[c] -= f->len;
 		f->next = NULL;
-		send_now(n, p, f, now, f->t_sent);
-		if (n->xb)
+		send_now(n, p, f, now, f->t_sent, fast);
+		if (!fast && n->xb)
 			emu_xbar_out_ready(n, pi);
 	}
 	if (n->ops->txdone && p->busy_until > now)
 		arm_wake(n, pi, p);
 }
 
-/* emu_port_enqueue(), inline in emu_send() */
+static void pump(struct emu_node *n, unsigned pi, struct emu_port *p)
+{
+	if (p->variant)
+		pump_variant(n, pi, p, true);
+	else
+		pump_variant(n, pi, p, false);
+}
+
+/*
+ * emu_port_enqueue(), inline in emu_send(); @fast (a constant): @port's
+ * variant is a fast one (no crossbar, lossless, no rare bits, FIFO
+ * timing, an exact wire time).
+ */
 static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *n, unsigned port,
-								  struct emu_frame *f, unsigned c)
+								  struct emu_frame *f, unsigned c, bool fast)
 {
 	struct emu_port *p = &n->ports[port];
 	struct emu_worker *w = n->w;
@@ -759,10 +775,10 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 	 * frame off the queue at once and commit it: do so without queueing
 	 * it, to the same state (the queue's counters net to zero).
 	 */
-	if (!p->qframes && !n->xb &&
+	if (!p->qframes && (fast || !n->xb) &&
 	    p->busy_until <= now + (c || now < p->quiet_until ? 0 : p->commit_ps) &&
-	    (n->eng->cfg.lossy || p->credits[c] >= (int64_t)f->len)) {
-		if (c)
+	    ((!fast && n->eng->cfg.lossy) || p->credits[c] >= (int64_t)f->len)) {
+		if (!fast && c)
 			p->quiet_until = now + EMU_COMMIT_QUIET;
 		uint64_t q = f->len;
 
@@ -773,7 +789,7 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 		if (q > p->st.q_peak_bytes)
 			p->st.q_peak_bytes = q;
 		unstall(p);
-		send_now(n, p, f, now, w->hold);
+		send_now(n, p, f, now, w->hold, fast);
 		if (n->ops->txdone && p->busy_until > now)
 			arm_wake(n, port, p);
 		return;
@@ -799,10 +815,11 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 
 void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c)
 {
-	port_enqueue(n, port, f, c);
+	port_enqueue(n, port, f, c, false);
 }
 
-int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
+/* emu_send() on the full path: any port, any variant */
+static __attribute__((noinline)) int send_full(struct emu_node *n, unsigned port, struct emu_frame *f)
 {
 	if (emu_unlikely(port >= n->nports || !n->ports[port].connected)) {
 		emu_frame_free(n, f);
@@ -834,8 +851,40 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 		emu_frame_free(n, f);
 		return -ENOBUFS;
 	}
-	port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), c);	/* what waits and travels is as small as it can be */
+	port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), c, false);	/* what waits and travels is as small as it can be */
 	return 0;
+}
+
+int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
+{
+	struct emu_port *p = &n->ports[port];
+
+	/*
+	 * A fast variant: the full path's checks all pass but the MTU's;
+	 * what a frame of class 0 does there (the higher class takes the
+	 * full path).
+	 */
+	if (emu_likely(port < n->nports) && emu_likely(p->variant) && emu_likely(f->len <= p->mtu_frame) &&
+	    (p->variant == EMU_PORT_FAST_ONE || !frame_tc(n, f))) {
+		port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), 0, true);
+		return 0;
+	}
+	return send_full(n, port, f);
+}
+
+void emu_port_refresh(struct emu_node *n)
+{
+	const struct emu_engine_cfg *cfg = &n->eng->cfg;
+
+	for (unsigned i = 0; i < n->nports; i++) {
+		struct emu_port *p = &n->ports[i];
+
+		if (!p->connected || !p->up || !n->up || n->xb || p->rare || !p->ps_per_byte || cfg->lossy ||
+		    cfg->router == EMU_ROUTER_MERLIN)
+			p->variant = EMU_PORT_FULL;
+		else
+			p->variant = cfg->tc_mode == EMU_TC_ONE ? EMU_PORT_FAST_ONE : EMU_PORT_FAST_TC;
+	}
 }
 
 void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
@@ -940,6 +989,7 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 		if (p->busy_until < n->w->now)
 			p->busy_until = n->w->now;
 	}
+	emu_port_refresh(n);
 	if (n->ops->link)
 		n->ops->link(n, pi, up);
 }

@@ -32,6 +32,13 @@ void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
 void emu_port_ahead(struct emu_worker *w, emu_time_t end);
 /* emu_port_ahead_window - at a window's start (ending at @end): run the wakes emu_port_ahead() kept for it */
 void emu_port_ahead_window(struct emu_worker *w, emu_time_t end);
+/*
+ * emu_port_refresh - choose the variant of each of @n's ports (the fast
+ * path or the full one: struct emu_port's fast) from what it depends on:
+ * at the start of a run, and when the node's state or a setting of its
+ * ports changes (a port's link state refreshes it in emu_port_link()).
+ */
+void emu_port_refresh(struct emu_node *n);
 /* emu_timer_fired - the wake of @n's earliest timer popped: drop it (and idle ones after it), wake the next */
 void emu_timer_fired(struct emu_node *n);
 
