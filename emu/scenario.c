@@ -842,7 +842,8 @@ int emu_scenario_check_blocks(const struct emu_scn_cfg *cfg, char *err, size_t e
  * ports and routing tables (one more per distinct failure time). Frames
  * and events in flight come on top (the lossless buffers alone can hold
  * --buffer per port). With ranks, each holds about its share of the
- * hosts and switches but all of the fabric. Sets res->mem_estimate; on
+ * hosts and switches but all of the fabric. A --pcap capture holds at
+ * most EMU_PCAP_MEM (it spills the rest to disk). Sets res->mem_estimate; on
  * -ENOMEM @err says what the run needs, what is available, and what to
  * reduce for the largest part.
  */
@@ -904,7 +905,8 @@ static int check_memory(const struct emu_scn_cfg *cfg, const struct emu_fabric *
 			}
 		part[3] = emu_engine_mem_estimate(fab, 1 + nt);
 	}
-	uint64_t need = part[0] + part[1] + part[2] + part[3];
+	uint64_t cap = cfg->pcap ? EMU_PCAP_MEM : 0;
+	uint64_t need = part[0] + part[1] + part[2] + part[3] + cap;
 	const char *what = "given";
 	uint64_t avail = cfg->mem_available ? cfg->mem_available : emu_mem_available(&what);
 
@@ -919,19 +921,23 @@ static int check_memory(const struct emu_scn_cfg *cfg, const struct emu_fabric *
 		"the fabric or the number of --fail times (a routing table each)",
 	};
 	unsigned big = 0;
-	char a[4][32], sz[32], av[32];
+	char a[4][32], sz[32], av[32], capt[64] = "";
 
 	for (unsigned i = 1; i < 4; i++)
 		if (part[i] > part[big])
 			big = i;
 	for (unsigned i = 0; i < 4; i++)
 		emu_fmt_size(part[i], a[i], sizeof(a[i]));
+	if (cap) {
+		snprintf(capt, sizeof(capt), ", --pcap buffers ");
+		emu_fmt_size(cap, capt + strlen(capt), sizeof(capt) - strlen(capt));
+	}
 	snprintf(err, errlen,
 		 "the run needs at least %s of memory (allreduce state %s for %u hosts%s, input tables %s, switches %s, "
-		 "fabric and routing %s; frames in flight come on top) but only %s are available (%s); reduce %s",
+		 "fabric and routing %s%s; frames in flight come on top) but only %s are available (%s); reduce %s",
 		 emu_fmt_size(need, sz, sizeof(sz)), a[0], nar,
 		 cfg->algo == LH_ALGO_RING && ar.reliable ? " (the ring keeps what it sent under loss or failures)" : "",
-		 a[1], a[2], a[3], emu_fmt_size(avail, av, sizeof(av)), what, reduce[big]);
+		 a[1], a[2], a[3], capt, emu_fmt_size(avail, av, sizeof(av)), what, reduce[big]);
 	return -ENOMEM;
 }
 
@@ -1593,7 +1599,7 @@ static int scn_execute(struct scn *s)
 		emu_dist_stats(cfg->dist, &s->dstats);
 	}
 	erc = emu_engine_run(s->eng);
-	emu_pcap_close(s->pcap, res->write_err, sizeof(res->write_err));
+	emu_pcap_close(s->pcap, erc == 0, res->write_err, sizeof(res->write_err));
 	s->pcap = NULL;
 	if (erc == -EPIPE && cfg->dist) {
 		snprintf(s->err, s->errlen, "distributed run failed: %s", emu_engine_error(s->eng));
@@ -1900,7 +1906,7 @@ static void scn_tally_links(struct scn *s, emu_time_t T)
 /* scn_free - release what the phases built */
 static void scn_free(struct scn *s)
 {
-	emu_pcap_close(s->pcap, s->res->write_err, sizeof(s->res->write_err));
+	emu_pcap_close(s->pcap, false, NULL, 0);
 	recs_free(s->recs);
 	emu_engine_destroy(s->eng);
 	if (s->ten)
