@@ -692,6 +692,21 @@ static const char *o_pcap(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_timeseries(struct cli *c, const char *a)
+{
+	if (!*a)
+		return "is empty: give the CSV file's path";
+	c->cfg.series = a;
+	return NULL;
+}
+
+static const char *o_timeseries_every(struct cli *c, const char *a)
+{
+	if (emu_parse_time(a, &c->cfg.series_every) || c->cfg.series_every == 0 || c->cfg.series_every == EMU_TIME_INF)
+		return "is not a time with a unit (e.g. 1us), more than 0";
+	return NULL;
+}
+
 static const char *o_pcap_link(struct cli *c, const char *a)
 {
 	if (!a[strspn(a, ", ")])
@@ -946,6 +961,12 @@ static const struct cli_opt opt_table[] = {
 	    "write frames (real bytes, emulated timestamps) to FILE, pcapng with one interface per link direction"),
 	OPT("pcap-links", "LIST", o_pcap_link, "all",
 	    "links to capture: NODE/PORT (that link) or NODE (all its links), comma-separated"),
+	OPT("timeseries", "FILE", o_timeseries, NULL,
+	    "write a time series to FILE (CSV: link utilization and queues per tier, descriptors per switch, "
+	    "background goodput) and a gnuplot script beside it; several algorithms: one file each, named after it",
+	    .local = true),
+	OPT("timeseries-every", "T", o_timeseries_every, "1us", "the time series' interval (emulated time)",
+	    .local = true),
 	{ .help = "distributed runs (canary-emu(1), RUNNING ACROSS MACHINES):" },
 	OPT("processes", "P", o_processes, "1", "split the run over P local processes (ranks) that talk ZeroMQ",
 	  .local = true),
@@ -1668,6 +1689,10 @@ static int check_options(struct cli *c)
 	if (distributed(c) && c->cfg.pcap)
 		return fail("--pcap", "'%s' is not available across processes (capture in a single-process run)",
 			    c->cfg.pcap);
+	if (c->cfg.series && (distributed(c) || c->cfg.nattach))
+		return fail("--timeseries", "is not available across processes or with --attach");
+	if (c->cfg.series && (c->runs.size_max > c->runs.size_min || c->runs.seed_max > c->runs.seed_min))
+		return fail("--timeseries", "'%s' needs a single --size and --seed", c->cfg.series);
 	if (c->cfg.lossless && c->cfg.lossy)
 		return fail("--lossless", "cannot be combined with --lossy (one flow control)");
 	if (c->cfg.lossless && !(c->cfg.loss > 0))
@@ -1928,7 +1953,16 @@ static int run_one(struct cli *c, struct emu_dist *dist, unsigned ai, struct emu
 	prog.last_line = prog.wall0;
 	c->cfg.progress = show_progress ? progress : NULL;
 	c->cfg.progress_ctx = &prog;
+	const char *series = c->cfg.series;
+	char spath[4096];
+
+	if (series && c->nalgo > 1) {
+		emu_series_name(series, c->algo[ai].name, spath, sizeof(spath));
+		c->cfg.series = spath;
+	}
 	int rc = emu_scenario_run(&c->cfg, r, err, sizeof(err));
+
+	c->cfg.series = series;
 
 	if (show_progress && tty)
 		fputs("\r\033[K", stderr);

@@ -662,6 +662,11 @@ void emu_report_text_end(struct report *r, const struct emu_scn_result *res, uns
 			width(12, t), t, (double)res[k].run.wall_ns / 1e9,
 			(unsigned long long)res[k].run.frame_hops, res[k].run.frame_hops_per_s / 1e6, res[k].run.workers,
 			(double)res[k].peak_rss / 1048576.0);
+		if (res[k].series.rows)
+			fprintf(r->out, ", time series %llu rows at %.1f us of wall time each (max %.1f)",
+				(unsigned long long)res[k].series.rows,
+				(double)res[k].series.wall_ns / (double)res[k].series.rows / 1e3,
+				(double)res[k].series.max_ns / 1e3);
 		if (r->cfg->clock == EMU_CLOCK_WALL)
 			wall_line(r->out, &res[k].run);
 		if (res[k].dist_ranks > 1)
@@ -965,6 +970,10 @@ static void json_engine(FILE *f, const struct emu_scn_result *res, const struct 
 	fprintf(f, "%s  \"queue_events\": %llu,\n", ind, (unsigned long long)res->run.queue_events);
 	fprintf(f, "%s  \"workers\": %u,\n", ind, res->run.workers);
 	fprintf(f, "%s  \"peak_rss_bytes\": %llu,\n", ind, (unsigned long long)res->peak_rss);
+	if (res->series.rows)
+		fprintf(f, "%s  \"timeseries\": {\"rows\": %llu, \"dropped\": %llu, \"wall_ns\": %llu, \"max_row_ns\": %llu},\n",
+			ind, (unsigned long long)res->series.rows, (unsigned long long)res->series.dropped,
+			(unsigned long long)res->series.wall_ns, (unsigned long long)res->series.max_ns);
 	if (res->dist_ranks <= 1)
 		fprintf(f, "%s  \"partition\": {\"windows\": %llu, \"events_critical\": %llu, \"cross_events\": %llu},\n", ind,
 			(unsigned long long)res->run.windows, (unsigned long long)res->run.events_critical,

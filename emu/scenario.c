@@ -66,6 +66,7 @@ unsigned emu_scenario_sketch(const struct emu_scn_cfg *cfg, const struct emu_fab
 void emu_scenario_defaults(struct emu_scn_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
+	c->series_every = EMU_US;
 	c->topology = "fattree2:leaves=32,spines=32,hosts=32";
 	c->algo = LH_ALGO_CANARY;
 	c->ntrees = 1;
@@ -973,6 +974,7 @@ struct scn {
 	struct scn_progress prog;
 
 	struct emu_pcap *pcap;
+	struct emu_series *series;
 	struct emu_dist_stats dstats;
 	struct recs *recs;
 
@@ -1395,6 +1397,15 @@ static void scn_tally_attached(struct scn *s)
 		 (double)rate * run->pace / 1e6);
 }
 
+/* the engine's cfg.sample: a row of the time series */
+static void scn_sample(void *ctx, emu_time_t t)
+{
+	struct scn *s = ctx;
+
+	if (s->series)
+		emu_series_sample(s->series, t);
+}
+
 /* scn_engine - the engine over the fabric, with its loss, failures and forced drops scheduled */
 static int scn_engine(struct scn *s)
 {
@@ -1412,6 +1423,7 @@ static int scn_engine(struct scn *s)
 		.progress = cfg->progress ? scn_progress : NULL, .progress_ctx = &s->prog, .stall = cfg->stall,
 		.dist = cfg->dist, .pin_offset = cfg->pin_offset, .lag_max_ns = cfg->lag_max_ns,
 		.spin_ns = cfg->nattach ? 30000 : 0,
+		.sample_every = cfg->series ? cfg->series_every : 0, .sample = scn_sample, .sample_ctx = s,
 	};
 
 	s->prog = (struct scn_progress){ .cfg = cfg, .fab = fab, .ar = s->order, .nar = s->nar };
@@ -1594,6 +1606,15 @@ static int scn_execute(struct scn *s)
 		if (!s->pcap)
 			return -EINVAL;
 	}
+	if (cfg->series) {
+		char title[256];
+
+		snprintf(title, sizeof(title), "canary-emu %s, %s, seed %llu", res->algo, res->topology,
+			 (unsigned long long)cfg->seed);
+		s->series = emu_series_open(cfg->series, cfg->series_every, title, s->eng, s->fab, s->err, s->errlen);
+		if (!s->series)
+			return -EINVAL;
+	}
 	if (cfg->dist) {
 		emu_dist_begin_run(cfg->dist);
 		emu_dist_stats(cfg->dist, &s->dstats);
@@ -1601,6 +1622,14 @@ static int scn_execute(struct scn *s)
 	erc = emu_engine_run(s->eng);
 	emu_pcap_close(s->pcap, erc == 0, res->write_err, sizeof(res->write_err));
 	s->pcap = NULL;
+	if (s->series) {
+		char werr[256];
+
+		if (emu_series_close(s->series, emu_engine_stats(s->eng)->emulated, &res->series, werr, sizeof(werr)) &&
+		    !res->write_err[0])
+			snprintf(res->write_err, sizeof(res->write_err), "%s", werr);
+		s->series = NULL;
+	}
 	if (erc == -EPIPE && cfg->dist) {
 		snprintf(s->err, s->errlen, "distributed run failed: %s", emu_engine_error(s->eng));
 		emu_dist_abort(cfg->dist, emu_engine_error(s->eng));
@@ -1907,6 +1936,7 @@ static void scn_tally_links(struct scn *s, emu_time_t T)
 static void scn_free(struct scn *s)
 {
 	emu_pcap_close(s->pcap, false, NULL, 0);
+	emu_series_close(s->series, 0, NULL, s->err, s->errlen);
 	recs_free(s->recs);
 	emu_engine_destroy(s->eng);
 	if (s->ten)

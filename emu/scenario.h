@@ -26,6 +26,7 @@
 #include "emu/dist/dist.h"
 #include "emu/engine/engine.h"
 #include "emu/host/attach.h"
+#include "emu/series.h"
 #include "libhost/canary_host.h"
 #include "emu/switch/tofino.h"
 
@@ -110,6 +111,9 @@ struct emu_scn_cfg {
 	/* a pcap of chosen links, or NULL */
 	const char *pcap;
 	const char *pcap_links;		/* "S0/3,L1/0" or NULL: every link */
+	/* a time series (series.h) to this CSV file every series_every, or NULL; not with --attach or ranks */
+	const char *series;
+	emu_time_t series_every;
 	/*
 	 * called about every 100 ms of wall time while the run goes: @done of
 	 * the @expect result elements have reached this process's allreduce
@@ -250,7 +254,8 @@ struct emu_scn_result {
 	uint64_t dist_windows;
 	uint64_t dist_msgs, dist_bytes;
 	uint64_t dist_rejected;		/* malformed/foreign messages and unknown keys, all ranks, whole session */
-	char write_err[256];		/* --pcap could not be written: why (empty: it was) */
+	char write_err[256];		/* --pcap or --timeseries could not be written: why (empty: it was) */
+	struct emu_series_stats series;	/* cfg.series: its rows and what they cost */
 	unsigned nattached;
 	struct emu_scn_attached attached[EMU_SCN_MAX_ATTACH];
 	uint64_t mem_estimate;		/* what the run needs at least in this process (emu_scenario_run) */

@@ -901,6 +901,20 @@ emu_time_t emu_lookahead_end(const struct emu_engine *eng, emu_time_t next)
 	return end < next ? EMU_TIME_INF : end;
 }
 
+/* cfg.sample: the samples due by @next, then the window's end cut at the next one */
+static __attribute__((noinline)) emu_time_t window_sample(struct emu_engine *eng, emu_time_t next, emu_time_t end)
+{
+	emu_time_t every = eng->cfg.sample_every;
+
+	if (!eng->sample_next)
+		eng->sample_next = every;
+	while (eng->sample_next <= next && eng->sample_next != EMU_TIME_INF) {
+		eng->cfg.sample(eng->cfg.sample_ctx, eng->sample_next);
+		eng->sample_next = eng->sample_next + every > eng->sample_next ? eng->sample_next + every : EMU_TIME_INF;
+	}
+	return eng->sample_next < end ? eng->sample_next : end;
+}
+
 /* the next window [next, end): routing changes due at @next published, @end cut where it must */
 void emu_window_bounds(struct emu_engine *eng, emu_time_t next, emu_time_t end)
 {
@@ -919,6 +933,8 @@ void emu_window_bounds(struct emu_engine *eng, emu_time_t next, emu_time_t end)
 		end = eng->stop_at;
 	if (eng->stall_armed && eng->ndone < eng->expect_done && eng->st.last_progress + stall_limit(eng) < end)
 		end = eng->st.last_progress + stall_limit(eng);
+	if (eng->cfg.sample_every)
+		end = window_sample(eng, next, end);
 	eng->win_start = next;
 	eng->win_end = end;
 	eng->st.windows++;

@@ -365,6 +365,15 @@ struct emu_engine_cfg {
 	 * every 100 ms of wall time, with the emulated time and completions */
 	void (*progress)(void *ctx, emu_time_t now, uint64_t done, uint64_t expect);
 	void *progress_ctx;
+	/*
+	 * called between windows (all workers wait) for every multiple t of
+	 * @sample_every, once every event before t ran and none at or after
+	 * it (windows are cut there): the state at t, for any worker count;
+	 * 0: never. Not in the wall-clock mode or across processes.
+	 */
+	emu_time_t sample_every;
+	void (*sample)(void *ctx, emu_time_t t);
+	void *sample_ctx;
 	/* watchdog: with completions expected, stop when no node reported
 	 * progress (emu_node_progress) for this long, or for twice the
 	 * longest wait a node announced (emu_node_waits) if that is longer;

@@ -115,6 +115,7 @@ struct emu_engine {
 	uint64_t expect_done;
 	uint64_t ndone;
 	bool stall_armed;		/* the watchdog has a start time */
+	emu_time_t sample_next;		/* cfg.sample_every: the next sample's time */
 	emu_time_t stall_origin;	/* ... not before this one (emu_engine_set_stall_origin) */
 
 	/* routing, RCU-published */

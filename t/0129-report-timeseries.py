@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# --timeseries FILE: a CSV row every --timeseries-every of emulated time
+# (the state at the row's time) and a gnuplot script beside it. The rows
+# change no result (the same report without them, for one or two workers),
+# are the same for any worker count, fall on every multiple of the
+# interval up to the run's end, and add up to the report's own figures:
+# each tier's utilization over the rows is the mean of its links' in the
+# report; descriptors per switch add up to the total; the allreduce's
+# delivered share ends at 1. Bad values are refused (exit 2).
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import exit_status, ok, skip  # noqa: E402
+from emurun import emu, plan, runs  # noqa: E402
+
+T = ["--topology", "fattree2:leaves=4,spines=4,hosts=8", "--size", "128KiB", "--no-progress", "--json",
+     "--loss", "0.001"]
+ALGOS = ["canary", "ring"]
+
+
+def results(out):
+    """The report without the emulator's own figures (wall time, windows, the series' cost)."""
+    rs = runs(out)
+    for r in rs:
+        for k in ("wall_s", "frame_hops_per_s", "peak_rss_bytes", "partition", "timeseries", "workers"):
+            r.pop(k, None)
+    return json.dumps(rs, sort_keys=True)
+
+
+def read(path):
+    with open(path) as f:
+        rows = [r for r in csv.reader(ln for ln in f if not ln.startswith("#"))]
+    return rows[0], [[float(x) for x in r] for r in rows[1:]]
+
+
+def tier(link):
+    """A link's tier from its ends' names: H hosts (0), L leaves (1), S spines (2)."""
+    lv = {"H": 0, "L": 1, "S": 2}
+    return "%d->%d" % (lv[link["from"][0]], lv[link["to"][0]])
+
+
+def check(head, rows, run, every):
+    """What is wrong with one run's rows, or ''."""
+    col = {h: i for i, h in enumerate(head)}
+    end = run["emulated_ns"] / 1e3
+    times = [r[0] for r in rows]
+    want = [k * every for k in range(1, int(end / every) + 1) if k * every < end - 1e-9] + [end]
+    if len(times) != len(want) or any(abs(a - b) > 1e-6 for a, b in zip(times, want)):
+        return "rows at %s..%s (%d), not every %g us up to %g" % (times[:3], times[-1:], len(times), every, end)
+    prev = 0.0
+    sums = {}
+    for r in rows:
+        dt = r[0] - prev
+        prev = r[0]
+        for h, i in col.items():
+            if h.startswith("util_"):
+                if not 0 <= r[i] <= 1 + 1e-9:
+                    return "%s = %g at %g" % (h, r[i], r[0])
+                sums[h[5:]] = sums.get(h[5:], 0) + r[i] * dt
+        desc = [r[i] for h, i in col.items() if h.startswith("desc_") and h not in ("desc_total", "desc_max")]
+        if sum(desc) != r[col["desc_total"]] or max(desc) != r[col["desc_max"]]:
+            return "descriptors per switch do not add up at %g" % r[0]
+    by_tier = {}
+    for ln in run["links"]:
+        by_tier.setdefault(tier(ln), []).append(ln["util"])
+    for t, us in by_tier.items():
+        mean = sum(us) / len(us)
+        if abs(sums.get(t, -1) / end - mean) > 2e-3:
+            return "tier %s: %g over the rows, %g in the report" % (t, sums.get(t, -1) / end, mean)
+    if rows[-1][col["ar_delivered"]] != 1:
+        return "the allreduce ends %g delivered" % rows[-1][col["ar_delivered"]]
+    return ""
+
+
+def main():
+    if not plan(10):
+        return 0
+    tmp = tempfile.mkdtemp(prefix="canary-ts-")
+    try:
+        base_args = T + ["--algo", ",".join(ALGOS)]
+        rc, out0, err = emu(base_args + ["--workers", "1"])
+        ok(rc == 0, "the run without a time series", err[-500:])
+        csvs = {}
+        for w in ("1", "2"):
+            p = os.path.join(tmp, "w%s.csv" % w)
+            rc, out, err = emu(base_args + ["--workers", w, "--timeseries", p])
+            same = rc == 0 and results(out) == results(out0)
+            ok(same, "with --timeseries on %s worker(s): the same results" % w, err[-500:])
+            csvs[w] = (p, out)
+        files = {w: [os.path.join(tmp, "w%s-%s.csv" % (w, a)) for a in ALGOS] for w in csvs}
+        texts = {w: [open(f).read() if os.path.exists(f) else None for f in fs] for w, fs in files.items()}
+        ok(texts["1"][0] and texts["1"] == texts["2"], "one file per algorithm, the same for 1 and 2 workers",
+           str(os.listdir(tmp)))
+
+        rs = runs(csvs["1"][1])
+        why = []
+        for a, f, r in zip(ALGOS, files["1"], rs):
+            head, rows = read(f)
+            w = check(head, rows, r, 1.0)
+            if w:
+                why.append("%s: %s" % (a, w))
+            if a == "canary" and not any(x[head.index("desc_total")] for x in rows):
+                why.append("canary: no descriptor in use in any row")
+            if a == "ring" and any(x[head.index("desc_total")] for x in rows):
+                why.append("ring: descriptors in use")
+            if not any(x[head.index("bg_gbps")] > 0 for x in rows):
+                why.append("%s: no background goodput" % a)
+        ok(not why, "rows every 1 us to the end; utilization per tier adds up to the report's; descriptors; "
+           "the allreduce delivered", "; ".join(why))
+        ok(all(r.get("timeseries", {}).get("rows") == len(read(f)[1]) for f, r in zip(files["1"], rs)),
+           "the report counts the rows and their cost", json.dumps([r.get("timeseries") for r in rs]))
+
+        p = os.path.join(tmp, "five.csv")
+        rc, out, err = emu(T + ["--algo", "canary", "--timeseries", p, "--timeseries-every", "5us"])
+        head, rows = read(p) if rc == 0 else ([], [])
+        w = check(head, rows, runs(out)[0], 5.0) if rows else "no rows"
+        ok(not w, "--timeseries-every 5us", w + err[-300:])
+
+        if shutil.which("gnuplot"):
+            gp = os.path.join(tmp, "five.gp")
+            g = subprocess.run(["gnuplot", "-c", gp], cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=120)
+            png = os.path.join(tmp, "five.png")
+            ok(g.returncode == 0 and os.path.getsize(png) > 10000 if os.path.exists(png) else False,
+               "gnuplot draws the script's PNG beside it, run from another directory", g.stderr[-500:])
+        else:
+            skip("no gnuplot")
+
+        bad = [(["--timeseries-every", "0"], "--timeseries-every"),
+               (["--timeseries", p, "--seeds", "1-2"], "--timeseries"),
+               (["--timeseries", os.path.join(tmp, "no", "such", "dir.csv")], "--timeseries")]
+        res = [emu(T + ["--algo", "canary"] + a) for a, _ in bad]
+        ok(all(r[0] == 2 and o in r[2] for r, (_, o) in zip(res, bad)), "bad values: exit 2 naming the option",
+           " | ".join(r[2].strip() for r in res))
+        rc, out, err = emu(T + ["--algo", "canary", "--timeseries", p, "--processes", "2"])
+        ok(rc == 2 and "--timeseries" in err, "not across processes", err)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
