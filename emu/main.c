@@ -93,6 +93,7 @@ struct cli {
 		size_t len;
 	} origin;
 	bool topology_changed;		/* --topology-changed: run a topology file that differs from the report's */
+	const char *scn_before;		/* the first scenario option given before --scenario (refused) */
 };
 
 /*
@@ -1098,6 +1099,41 @@ static int apply_identity(struct cli *c, const char *key, const char *val, char 
 	return 1;
 }
 
+static int algo_list(struct cli *c, const char *s, char *why, size_t len);
+
+/*
+ * scn_check - what the command line checks after its last option, checked
+ * for a scenario file's value as it is read, so that the error names the
+ * file's line: the algorithms, a topology generator's spec, --lossless
+ * beside the file's lossy and loss (written before it). 0, or -EINVAL with
+ * the reason in @err.
+ */
+static int scn_check(struct cli *c, const char *key, const char *val, char *err, size_t errlen)
+{
+	char why[512];
+
+	if (!strcmp(key, "algo") && algo_list(c, val, why, sizeof(why))) {
+		snprintf(err, errlen, "algo: %s", why);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "topology") && (emu_topo_is_spec(val) || (strchr(val, ':') && access(val, F_OK)))) {
+		struct emu_fabric *fab = emu_topo_load(val, why, sizeof(why));
+		const char *w = strncmp(why, "--topology: ", 12) ? why : why + 12;
+
+		emu_fabric_destroy(fab);
+		if (!fab) {
+			snprintf(err, errlen, "topology: %s", w);
+			return -EINVAL;
+		}
+	}
+	if (!strcmp(key, "lossless") && !strcmp(val, "true") && (c->cfg.lossy || !(c->cfg.loss > 0))) {
+		snprintf(err, errlen, "lossless: true %s", c->cfg.lossy ? "cannot be combined with lossy: true (one flow control)"
+									 : "only applies with loss P > 0 (the fabric is lossless without it)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* apply_kv - one "key": value of a scenario file, as --key value; 0, or -EINVAL with the reason in @err */
 static int apply_kv(void *ctx, const char *key, const char *val, char *err, size_t errlen)
 {
@@ -1116,6 +1152,8 @@ static int apply_kv(void *ctx, const char *key, const char *val, char *err, size
 	}
 	if (!strcmp(val, "auto"))
 		return 0;	/* the default, resolved when the run starts */
+	if (scn_check(c, key, val, err, errlen))
+		return -EINVAL;
 	if (!d->arg && strcmp(val, "true") && strcmp(val, "false")) {
 		snprintf(err, errlen, "%s: '%s' is not true or false", key, val);
 		return -EINVAL;
@@ -1312,6 +1350,14 @@ static int parse_options(struct cli *c, int argc, char **argv)
 		}
 		if (d) {
 			snprintf(name, sizeof(name), "--%s", d->name);
+			/* a report sets every scenario option it holds: one given before it would be lost */
+			if (d->parse == o_scenario && c->origin.report)
+				return fail(name, "'%s': one --scenario per run", optarg);
+			if (d->parse == o_scenario && c->scn_before)
+				return fail(name, "'%s' after --%s: give --%s after --scenario to override the report",
+					    optarg, c->scn_before, c->scn_before);
+			if (!c->origin.report && !c->scn_before && emu_scnfile_known(d->name))
+				c->scn_before = d->name;
 			const char *why = d->parse(c, optarg);
 
 			if (why && optarg)
@@ -1560,25 +1606,36 @@ static bool check_sweep(struct cli *c)
 	return false;
 }
 
-/* parse_algos - --algo into c->algo[]; 0 or 2 (said why) */
-static int parse_algos(struct cli *c)
+/* algo_list - the comma list @s into c->algo[]; 0, or -EINVAL with the reason in @why */
+static int algo_list(struct cli *c, const char *s, char *why, size_t len)
 {
 	char abuf[256], *save = NULL;
 
-	snprintf(abuf, sizeof(abuf), "%s", c->algos);
+	c->nalgo = 0;
+	snprintf(abuf, sizeof(abuf), "%s", s);
 	for (char *tok = strtok_r(abuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (c->nalgo == MAX_ALGOS)
-			return fail("--algo", "'%s' lists too many algorithms (at most 8)", c->algos);
+			return snprintf(why, len, "'%s' lists too many algorithms (at most 8)", s), -EINVAL;
 		if (parse_algo(tok, &c->algo[c->nalgo].a, &c->algo[c->nalgo].n))
-			return fail("--algo", "'%s' is not canary, ring or static:N (N in 1..64)", tok);
+			return snprintf(why, len, "'%s' is not canary, ring or static:N (N in 1..64)", tok), -EINVAL;
 		for (unsigned i = 0; i < c->nalgo; i++)
 			if (c->algo[i].a == c->algo[c->nalgo].a && c->algo[i].n == c->algo[c->nalgo].n)
-				return fail("--algo", "'%s' lists %s twice (the same run)", c->algos, tok);
+				return snprintf(why, len, "'%s' lists %s twice (the same run)", s, tok), -EINVAL;
 		snprintf(c->algo[c->nalgo].name, sizeof(c->algo[c->nalgo].name), "%s", tok);
 		c->nalgo++;
 	}
 	if (!c->nalgo)
-		return fail("--algo", "'%s' names no algorithm", c->algos);
+		return snprintf(why, len, "'%s' names no algorithm", s), -EINVAL;
+	return 0;
+}
+
+/* parse_algos - --algo into c->algo[]; 0 or 2 (said why) */
+static int parse_algos(struct cli *c)
+{
+	char why[512];
+
+	if (algo_list(c, c->algos, why, sizeof(why)))
+		return fail("--algo", "%s", why);
 	/* before any run: a limit of a later algorithm or size must not wait for the earlier ones */
 	c->cfg.size_bytes = c->runs.size_max;
 	for (unsigned i = 0; i < c->nalgo; i++) {

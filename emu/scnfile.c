@@ -368,6 +368,8 @@ static int string(struct reader *r, char *out, size_t len)
 
 				if (*e || !isxdigit((unsigned char)hex[0]))
 					return bad(r, "a bad \\u escape");
+				if (!cp)
+					return bad(r, "\\u0000 in a string (a scenario value cannot hold a NUL)");
 				r->p += 4;
 				k = utf8((uint32_t)cp, tmp);
 			} else {
@@ -486,10 +488,33 @@ static int skip(struct reader *r, unsigned depth)
 	return scalar(r, tmp, sizeof(tmp));
 }
 
-/* give - apply @key = @val, the file and line in front of @apply's reason */
+/* control - the first control character of @s (C0, DEL or C1 as UTF-8; a tab is text), or 0 */
+static unsigned control(const char *s)
+{
+	for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
+		if ((*q < 0x20 && *q != '\t') || *q == 0x7f)
+			return *q;
+		if (*q == 0xc2 && q[1] >= 0x80 && q[1] <= 0x9f)
+			return q[1];
+	}
+	return 0;
+}
+
+/*
+ * give - apply @key = @val, the file and line in front of @apply's reason.
+ * A control character is refused here, before anything echoes it to a
+ * terminal (no value a report writes has one).
+ */
 static int give(struct reader *r, const char *at, const char *key, const char *val)
 {
 	char why[256];
+	unsigned cc = control(key) ? control(key) : control(val);
+
+	if (cc) {
+		snprintf(r->err, r->errlen, "line %u: a control character (U+%04X) in %s", line(r, at), cc,
+			 control(key) ? "a key" : "a value");
+		return -EINVAL;
+	}
 
 	if (!r->apply(r->ctx, key, val, why, sizeof(why)))
 		return 0;
@@ -562,7 +587,9 @@ static int read_json(struct reader *r)
 	while (more > 0) {
 		if (member_key(r, key, sizeof(key)))
 			return -EINVAL;
-		if (!strcmp(key, "scenario") && !found) {
+		if (!strcmp(key, "scenario") && found)
+			return bad(r, "a second \"scenario\" member (which one is meant?)");
+		if (!strcmp(key, "scenario")) {
 			found = true;
 			if (scenario(r))
 				return -EINVAL;
@@ -577,6 +604,9 @@ static int read_json(struct reader *r)
 		snprintf(r->err, r->errlen, "has no \"scenario\" object (a canary-emu --json report has one)");
 		return -EINVAL;
 	}
+	ws(r);
+	if (r->p < r->end)
+		return bad(r, "more after the report's JSON object (one report per file)");
 	return 0;
 }
 
@@ -594,8 +624,12 @@ static int read_csv(struct reader *r)
 			eol = r->end;
 		size_t len = (size_t)(eol - r->p);
 
+		if (len && r->p[len - 1] == '\r')
+			len--;	/* CRLF line ends */
 		if (len >= sizeof(buf))
 			return bad(r, "a line too long for a scenario value");
+		if (memchr(r->p, 0, len))
+			return bad(r, "a NUL byte in the line");
 		memcpy(buf, r->p, len);
 		buf[len] = 0;
 		r->p = eol < r->end ? eol + 1 : eol;
