@@ -16,7 +16,7 @@ top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(top, "t", "lib"))
 from tap import exit_status, ok  # noqa: E402
 
-targets = ["wire", "switch", "host", "topo", "options", "dist", "keys", "nic", "scenario"]
+targets = ["wire", "switch", "host", "topo", "options", "dist", "keys", "nic", "scenario", "scnfile"]
 print("1..%d" % len(targets))
 for t in targets:
     prog = os.path.join(top, "t", "fuzz", "fuzz-%s.replay" % t)

@@ -170,3 +170,19 @@ put("nic", "ring", bytes([c0, 2 | 2 << 2]) + slot(ipv4_udp(b"\x05\x01" + b"\x00"
 put("nic", "bad-slots", bytes([c0, 0]) + slot(canary(1), flags=1, mac=4000) + slot(canary(1), flags=1 | 2 | 16) +
     slot(canary(1), flags=1 | 2 | 8, extra=struct.pack(">H", 9000)) + slot(b"\x02" * 10) +
     slot(canary(1), flags=1 | 2 | 4, extra=struct.pack(">H", 5)) + slot(canary(1), flags=0) + slot(canary(2)))
+
+# ---- scnfile: reports as --scenario reads them, and the inputs it refuses
+REPORT = ('{\n  "scenario": {\n    "version": "1.0.0",\n    "topology": "fattree2:leaves=2,spines=1,hosts=2",\n'
+          '    "algo": "canary",\n    "hosts": "4",\n    "size": "4KiB",\n    "seed": "1",\n    "lossy": false,\n'
+          '    "fail": [],\n    "drop": ["H1/0#3", "H2/0#1"],\n    "time-limit": "100ms",\n    "format": 1,\n'
+          '    "resolved": {"hosts_total": 4, "link_rate_bps": [100000000000]}\n  },\n  "runs": [{"seed": 1}]\n}\n')
+CSV = "# version=1.0.0\n# topology=fattree2:leaves=2,spines=1,hosts=2\n# algo=canary\n# drop=H1/0#3\n# format=1\nalgo,seed\ncanary,1\n"
+put("scnfile", "json", REPORT)
+put("scnfile", "csv", CSV)
+put("scnfile", "csv-crlf", CSV.replace("\n", "\r\n"))
+put("scnfile", "refused-value", REPORT.replace('"hosts": "4"', '"refuse": "4"'))
+put("scnfile", "escape-control", REPORT.replace('"canary"', '"x\\u001b[31mred\\u0007\\u009b"'))
+put("scnfile", "escape-nul", REPORT.replace('"canary"', '"canary\\u0000ring"'))
+put("scnfile", "raw-control", CSV.replace("algo=canary", "algo=can\x1bary\x00x"))
+put("scnfile", "trailing", REPORT + "garbage\n")
+put("scnfile", "two-scenarios", REPORT.rstrip()[:-1] + ', "scenario": {"seed": "5"}}\n')
