@@ -1390,6 +1390,13 @@ static void scn_tally_attached(struct scn *s)
 	if (!run->lag_exceeded)
 		return;
 	res->exact = false;	/* the run was cut short: the real hosts cannot have finished */
+	if (!(run->pace > 0 && run->pace < 1)) {
+		/* no measured pace below real time to scale --rate by (the lag came at once, not over a stretch) */
+		snprintf(res->stuck, sizeof(res->stuck),
+			 "fell %.1f ms behind real time (--max-lag %.1f ms) at %.3f s; lower --rate or raise --max-lag",
+			 (double)run->final_lag_ns / 1e6, (double)s->cfg->lag_max_ns / 1e6, (double)run->emulated / 1e12);
+		return;
+	}
 	snprintf(res->stuck, sizeof(res->stuck),
 		 "fell %.1f ms behind real time (--max-lag %.1f ms) at %.3f s: it kept %.0f%% of real time, so "
 		 "it sustains links of about %.0f Mb/s here; lower --rate", (double)run->final_lag_ns / 1e6,
