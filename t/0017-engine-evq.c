@@ -63,7 +63,7 @@ static void drain_check(struct emu_evq *q, const char *name, emu_time_t win, uns
 	struct emu_ev ev;
 	static struct emu_ev got[MAXEV];
 
-	while (q->n) {
+	while (emu_evq_min_time(q) != EMU_TIME_INF) {
 		if (!emu_evq_pop_before(q, end, &ev)) {
 			end += win;
 			continue;

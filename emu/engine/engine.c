@@ -1074,7 +1074,7 @@ void emu_worker_process(struct emu_worker *w, emu_time_t end)
 	const struct emu_ev *e;
 
 	/* counted here, added to the worker's at the end: no store per event */
-	uint64_t nev = 0, nq = 0;
+	uint64_t ncredit = 0, nq = 0;
 
 	w->in_process = true;
 	if (emu_unlikely(w->later_min < end))
@@ -1088,13 +1088,13 @@ void emu_worker_process(struct emu_worker *w, emu_time_t end)
 		prefetch_ahead(eng, &w->q);
 		w->now = e->t;
 		w->cur_key = e->key;
-		nev += type != EMU_EV_CREDIT;	/* credits count when sent (port.c) */
 		nq++;
 		switch (type) {
 		case EMU_EV_FRAME:
 			emu_port_arrive(n, port, e->frame);
 			break;
 		case EMU_EV_CREDIT:
+			ncredit++;	/* credits count when sent (port.c) */
 			emu_port_credit(n, port, arg);
 			break;
 		case EMU_EV_TIMER:
@@ -1126,7 +1126,7 @@ void emu_worker_process(struct emu_worker *w, emu_time_t end)
 		if (emu_unlikely(w->ahead_n))
 			emu_port_ahead(w, end);
 	}
-	w->events += nev;
+	w->events += nq - ncredit;
 	w->qevents += nq;
 	w->in_process = false;
 	if (w->now > w->last_event)

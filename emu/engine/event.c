@@ -88,6 +88,41 @@ void emu_evfifo_push(struct emu_evfifo *f, const struct emu_ev *ev)
 
 /* ---------- timing wheel ---------- */
 
+/*
+ * The current slot's array and the sort's scratch keep one event before
+ * their first, the smallest there is (time 0, key 0): an insertion stops
+ * there without testing the index.
+ */
+static void bucket_grow(struct emu_evbucket *b, uint32_t cap, bool keep)
+{
+	struct emu_ev *a = b->ev ? b->ev - 1 : NULL;
+	size_t size = ((size_t)cap + 1) * sizeof(*a);
+
+	if (keep) {
+		a = emu_xrealloc(a, size);
+	} else {
+		free(a);
+		a = emu_xmalloc(size);
+	}
+	a[0] = (struct emu_ev){ .t = 0, .key = 0 };
+	b->ev = a + 1;
+	b->cap = cap;
+}
+
+static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
+{
+	if (emu_unlikely(want > b->cap))
+		bucket_grow(b, want > 2 * b->cap ? (want > 32 ? want : 32) : 2 * b->cap, true);
+}
+
+static void bucket_free(struct emu_evbucket *b)
+{
+	if (b->ev)
+		free(b->ev - 1);
+	b->ev = NULL;
+	b->cap = b->n = 0;
+}
+
 void emu_evq_init(struct emu_evq *q)
 {
 	memset(q, 0, sizeof(*q));
@@ -110,8 +145,8 @@ static void chunks_free(struct emu_evchunk *c)
 void emu_evq_fini(struct emu_evq *q)
 {
 	emu_heap_fini(&q->far);
-	free(q->now.ev);
-	free(q->tmp.ev);
+	bucket_free(&q->now);
+	bucket_free(&q->tmp);
 	if (q->slot)
 		for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
 			chunks_free(q->slot[i].last);
@@ -120,16 +155,6 @@ void emu_evq_fini(struct emu_evq *q)
 	chunks_free(q->spare);
 	q->spare = NULL;
 	q->nspare = q->nchunks = 0;
-}
-
-static inline void bucket_reserve(struct emu_evbucket *b, uint32_t want)
-{
-	if (emu_unlikely(want > b->cap)) {
-		b->cap = b->cap ? 2 * b->cap : 32;
-		if (b->cap < want)
-			b->cap = want;
-		b->ev = emu_xrealloc(b->ev, (size_t)b->cap * sizeof(*b->ev));
-	}
 }
 
 static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev *ev)
@@ -188,7 +213,6 @@ void emu_evq_push_slow(struct emu_evq *q, const struct emu_ev *ev)
 {
 	uint64_t sl = ev->t >> EMU_EVQ_GRAIN_BITS;
 
-	q->n++;
 	if (sl <= q->cur)
 		now_insert(q, ev);
 	else if (sl < q->cur + EMU_EVQ_SLOTS)
@@ -248,6 +272,24 @@ static void isort(struct emu_ev *a, uint32_t n)
 	}
 }
 
+/*
+ * A slot of a few events (one chunk) into the current array in (t, key)
+ * order: each copied in after the last event not after it (insertion
+ * sort fused with the copy; the array's lead event ends every search).
+ */
+static inline void take_small(struct emu_ev *out, const struct emu_ev *in, uint32_t n)
+{
+	for (const struct emu_ev *e = in, *end = in + n; e < end; e++, out++) {
+		struct emu_ev *p = out;
+
+		while (emu_ev_before(e, p - 1)) {
+			*p = p[-1];
+			p--;
+		}
+		*p = *e;
+	}
+}
+
 /* merge the ascending src[lo..mid) and src[mid..hi) into dst[lo..hi) (stable: ties keep src's order) */
 static inline void merge2(const struct emu_ev *src, struct emu_ev *dst, uint32_t lo, uint32_t mid, uint32_t hi)
 {
@@ -261,7 +303,7 @@ static inline void merge2(const struct emu_ev *src, struct emu_ev *dst, uint32_t
 		dst[k++] = src[j++];
 }
 
-#define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots) */
+#define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots); a slot of at most this many: take_small() */
 #define NATURAL_RUNS 32	/* a slot with more ascending runs is sorted from scratch */
 
 /*
@@ -291,9 +333,9 @@ static struct emu_ev *merge_runs(struct emu_ev *src, struct emu_ev *dst, uint32_
 }
 
 /*
- * Sort the current slot (q->now) on (t, key). A slot mostly holds a few
- * ascending runs (events pushed by the same instant's work come in key
- * order): find them and merge them, linear for a handful. Lock-step traffic
+ * Sort the current slot (q->now, more than SORT_RUN events) on (t, key).
+ * A slot mostly holds a few ascending runs (events pushed by the same
+ * instant's work come in key order): find them and merge them. Lock-step traffic
  * (every host starting at the same picosecond) puts thousands in one in
  * no order: insertion sort on runs of SORT_RUN, then bottom-up merges, so
  * the cost stays O(n log n). Merges go through q->tmp, which then becomes
@@ -306,10 +348,6 @@ static void sort_now(struct emu_evq *q)
 	uint32_t run[NATURAL_RUNS + 2];
 	uint32_t nrun = 1;
 
-	if (n <= SORT_RUN) {
-		isort(a, n);
-		return;
-	}
 	run[0] = 0;
 	for (uint32_t k = 1; k < n; k++) {
 		if (!emu_ev_before(&a[k], &a[k - 1]))
@@ -377,11 +415,8 @@ static bool advance(struct emu_evq *q)
 	q->slot[i].n = EMU_EVCHUNK_N;
 	q->nwheel -= n;
 	/* the slot's chunks into the current array, in push order */
-	if (n > q->now.cap) {
-		free(q->now.ev);	/* read to the end: nothing to keep */
-		q->now.cap = n > 2 * q->now.cap ? n : 2 * q->now.cap;
-		q->now.ev = emu_xmalloc((size_t)q->now.cap * sizeof(*q->now.ev));
-	}
+	if (n > q->now.cap)	/* read to the end: nothing to keep */
+		bucket_grow(&q->now, n > 2 * q->now.cap ? n : 2 * q->now.cap, false);
 	q->now.n = n;
 	q->head = 0;
 	/*
@@ -400,9 +435,14 @@ static bool advance(struct emu_evq *q)
 		q->nspare--;
 		free(x);
 	}
+	bool small = n <= SORT_RUN;	/* one chunk */
+
+	if (small)
+		take_small(q->now.ev, c->ev, n);
 	for (struct emu_evchunk *next; c; c = next, cn = EMU_EVCHUNK_N) {
 		next = c->prev;
-		memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
+		if (!small)
+			memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
 		if (q->nspare < keep) {
 			c->prev = q->spare;
 			q->spare = c;
@@ -411,7 +451,8 @@ static bool advance(struct emu_evq *q)
 			free(c);
 		}
 	}
-	sort_now(q);
+	if (!small)
+		sort_now(q);
 	pull_far(q);
 	return true;
 }
@@ -437,7 +478,7 @@ emu_time_t emu_evq_min_time(const struct emu_evq *q)
 bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 {
 	if (q->head == q->now.n) {
-		if (!q->n)
+		if (!q->nwheel && !q->far.n)
 			return false;
 		/*
 		 * Move to the next slot only if it starts before @end. Moving
@@ -455,6 +496,5 @@ bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 	if (q->now.ev[q->head].t >= end)
 		return false;
 	*out = q->now.ev[q->head++];
-	q->n--;
 	return true;
 }

@@ -16,11 +16,12 @@
  * time only moves forward, so events are appended (O(1)) to the wheel slot
  * of their EMU_EVQ_GRAIN_BITS of picoseconds when within the wheel's span,
  * or to a far-future heap otherwise. Only the current slot is ordered on
- * (t, key), sorted when the wheel reaches it: a slot mostly holds a few
- * ascending runs, which are merged (a handful of events: insertion sort; a
- * slot in no order: merge sort, O(n log n) whatever number of events share
- * a time), then pops are O(1); pushes at or before the current slot are
- * inserted in order (binary search, one move). A slot holds chunks only
+ * (t, key), sorted when the wheel reaches it: a handful of events are
+ * insertion-sorted as they are copied out of their chunk; a larger slot
+ * mostly holds a few ascending runs, which are merged (a slot in no order:
+ * merge sort, O(n log n) whatever number of events share a time). Then
+ * pops are O(1); pushes at or before the current slot are inserted in
+ * order (binary search, one move). A slot holds chunks only
  * while it has events; when the wheel reaches it they are copied into the
  * current slot's array (one array for every slot, so it stays in the
  * cache) and go back to a free list, where the next push into an empty
@@ -151,7 +152,6 @@ struct emu_evslot {
 
 struct emu_evq {
 	uint64_t cur;			/* current slot number (t >> GRAIN_BITS) */
-	size_t n;
 	size_t nwheel;			/* events in wheel slots */
 	struct emu_evbucket now;	/* events with slot <= cur, sorted by (t, key) from head */
 	uint32_t head;
@@ -185,7 +185,6 @@ static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {	/* it has a chunk: marked used */
 			s->last->ev[s->n++] = *ev;
 			q->nwheel++;
-			q->n++;
 			return;
 		}
 	}
@@ -207,7 +206,6 @@ static inline struct emu_ev *emu_evq_reserve(struct emu_evq *q, emu_time_t t)
 
 		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {
 			q->nwheel++;
-			q->n++;
 			return &s->last->ev[s->n++];
 		}
 	}
@@ -227,7 +225,6 @@ static inline bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct 
 			return false;
 		*out = *e;
 		q->head++;
-		q->n--;
 		return true;
 	}
 	return emu_evq_pop_slow(q, end, out);
@@ -246,7 +243,6 @@ static inline const struct emu_ev *emu_evq_next(struct emu_evq *q, emu_time_t en
 		if (e->t >= end)
 			return NULL;
 		q->head++;
-		q->n--;
 		return e;
 	}
 	return emu_evq_pop_slow(q, end, spare) ? spare : NULL;
