@@ -1039,18 +1039,20 @@ uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
  */
 static inline __attribute__((always_inline)) void prefetch_ahead(const struct emu_engine *eng, const struct emu_evq *q)
 {
-	const struct emu_ev *a = emu_evq_ahead(q, 2);
+	uint32_t left = emu_evq_left(q);	/* in the current slot after the one popped */
+	const struct emu_ev *a;
 
-	if (a) {
+	if (left > 2) {
+		a = emu_evq_ahead(q, 2);
 		__builtin_prefetch(&eng->nodes[a->node]);
 		if (a->type == EMU_EV_FRAME) {
 			__builtin_prefetch(a->frame);
 			__builtin_prefetch(a->frame->data);
 		}
 	}
-	a = emu_evq_ahead(q, 0);
-	if (!a)
+	if (!left)
 		return;
+	a = emu_evq_ahead(q, 0);
 	const struct emu_node *n = &eng->nodes[a->node];
 
 	__builtin_prefetch(n->state);
@@ -1089,39 +1091,40 @@ void emu_worker_process(struct emu_worker *w, emu_time_t end)
 		w->now = e->t;
 		w->cur_key = e->key;
 		nq++;
-		switch (type) {
-		case EMU_EV_FRAME:
+		if (emu_likely(type == EMU_EV_FRAME)) {	/* most events: a test, not the jump table */
 			emu_port_arrive(n, port, e->frame);
-			break;
-		case EMU_EV_CREDIT:
-			ncredit++;	/* credits count when sent (port.c) */
-			emu_port_credit(n, port, arg);
-			break;
-		case EMU_EV_TIMER:
-			if (port)	/* a wake (1), not a timer that is its own event (0) */
-				emu_timer_fired(n);
-			if (n->up && n->ops->timer)
-				n->ops->timer(n, arg);
-			break;
-		case EMU_EV_TXDONE:
-			emu_port_txdone(n, port);
-			break;
-		case EMU_EV_LINK:
-			emu_port_link(n, port, arg != 0);
-			break;
-		case EMU_EV_XBAR:
-			emu_xbar_wake(n, port, arg != 0);
-			break;
-		case EMU_EV_NODE:
-			if (n->up != (arg != 0)) {
-				n->up = arg != 0;
-				emu_port_refresh(n);
-				if (n->ops->state)
-					n->ops->state(n, n->up);
+		} else {
+			switch (type) {
+			case EMU_EV_CREDIT:
+				ncredit++;	/* credits count when sent (port.c) */
+				emu_port_credit(n, port, arg);
+				break;
+			case EMU_EV_TIMER:
+				if (port)	/* a wake (1), not a timer that is its own event (0) */
+					emu_timer_fired(n);
+				if (n->up && n->ops->timer)
+					n->ops->timer(n, arg);
+				break;
+			case EMU_EV_TXDONE:
+				emu_port_txdone(n, port);
+				break;
+			case EMU_EV_LINK:
+				emu_port_link(n, port, arg != 0);
+				break;
+			case EMU_EV_XBAR:
+				emu_xbar_wake(n, port, arg != 0);
+				break;
+			case EMU_EV_NODE:
+				if (n->up != (arg != 0)) {
+					n->up = arg != 0;
+					emu_port_refresh(n);
+					if (n->ops->state)
+						n->ops->state(n, n->up);
+				}
+				break;
+			default:
+				emu_die(EINVAL);
 			}
-			break;
-		default:
-			emu_die(EINVAL);
 		}
 		if (emu_unlikely(w->ahead_n))
 			emu_port_ahead(w, end);

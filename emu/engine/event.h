@@ -173,13 +173,19 @@ void emu_evq_fini(struct emu_evq *q);
 void emu_evq_push_slow(struct emu_evq *q, const struct emu_ev *ev);
 bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out);
 
+/* slot @sl is one of the wheel's after the current one (cur < sl < cur + SLOTS): one comparison */
+static inline bool emu_evq_in_wheel(const struct emu_evq *q, uint64_t sl)
+{
+	return sl - q->cur - 1 < EMU_EVQ_SLOTS - 1;
+}
+
 /* emu_evq_push - queue a copy of @ev (at or after the last popped time). Cannot fail. */
 static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 {
 	uint64_t sl = ev->t >> EMU_EVQ_GRAIN_BITS;
 
 	/* the common case inline: a later slot of the wheel whose chunk has room */
-	if (__builtin_expect(sl > q->cur && sl < q->cur + EMU_EVQ_SLOTS, 1)) {
+	if (__builtin_expect(emu_evq_in_wheel(q, sl), 1)) {
 		struct emu_evslot *s = &q->slot[sl & (EMU_EVQ_SLOTS - 1)];
 
 		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {	/* it has a chunk: marked used */
@@ -201,7 +207,7 @@ static inline struct emu_ev *emu_evq_reserve(struct emu_evq *q, emu_time_t t)
 {
 	uint64_t sl = t >> EMU_EVQ_GRAIN_BITS;
 
-	if (__builtin_expect(sl > q->cur && sl < q->cur + EMU_EVQ_SLOTS, 1)) {
+	if (__builtin_expect(emu_evq_in_wheel(q, sl), 1)) {
 		struct emu_evslot *s = &q->slot[sl & (EMU_EVQ_SLOTS - 1)];
 
 		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {
@@ -248,14 +254,20 @@ static inline const struct emu_ev *emu_evq_next(struct emu_evq *q, emu_time_t en
 	return emu_evq_pop_slow(q, end, spare) ? spare : NULL;
 }
 
+/* emu_evq_left - the events left in the current slot (after the one last popped) */
+static inline uint32_t emu_evq_left(const struct emu_evq *q)
+{
+	return q->now.n - q->head;
+}
+
 /*
- * emu_evq_ahead - the event @i places after the next one in the current
- * slot, or NULL: what will run soon, to prefetch what it touches. A later
- * push may still come before it.
+ * emu_evq_ahead - the event @i (below emu_evq_left()) places after the next
+ * one in the current slot: what will run soon, to prefetch what it
+ * touches. A later push may still come before it.
  */
 static inline const struct emu_ev *emu_evq_ahead(const struct emu_evq *q, uint32_t i)
 {
-	return q->head + i < q->now.n ? &q->now.ev[q->head + i] : NULL;
+	return &q->now.ev[q->head + i];
 }
 
 /* emu_evq_min_time - time of the smallest event, EMU_TIME_INF if empty. */
