@@ -2039,6 +2039,13 @@ static int run_one(struct cli *c, struct emu_dist *dist, unsigned ai, struct emu
 				rc == -ENOSPC ? " (canary-emu --resources with the same options shows the table)" : "");
 		return 2;
 	}
+	for (unsigned i = 0; i < r->nattached; i++)
+		if (r->attached[i].st.in_fast * 2 > r->attached[i].st.in_frames)
+			fprintf(stderr, "canary-emu: warning: %s (%s) sent %llu of its %llu frames faster than its link "
+					"(%.0f Mb/s) carries them: give the real host that rate (canary-allreduce --rate, "
+					"CANARY_MPI_RATE)\n", r->attached[i].node, r->attached[i].ifname,
+				(unsigned long long)r->attached[i].st.in_fast,
+				(unsigned long long)r->attached[i].st.in_frames, (double)r->rate_min_bps / 1e6);
 	if (r->write_err[0]) {
 		fprintf(stderr, "canary-emu: %s\n", r->write_err);
 		status = 1;

@@ -682,9 +682,11 @@ void emu_report_text_end(struct report *r, const struct emu_scn_result *res, uns
 			const struct emu_scn_attached *a = &res[k].attached[i];
 
 			fprintf(r->out, "# attached %s on %s (rank %u, tenant %u): %llu frames in, %llu out, %llu bad, "
-				"%llu overruns, %llu not sent; %s\n", a->node, a->ifname, a->rank, a->tenant,
-				(unsigned long long)a->st.in_frames, (unsigned long long)a->st.out_frames,
-				(unsigned long long)a->st.in_bad, (unsigned long long)a->st.in_overrun,
+				"%llu overruns, %llu faster than the link, %llu retransmission requests, %llu not sent; %s\n",
+				a->node, a->ifname, a->rank, a->tenant, (unsigned long long)a->st.in_frames,
+				(unsigned long long)a->st.out_frames, (unsigned long long)a->st.in_bad,
+				(unsigned long long)a->st.in_overrun, (unsigned long long)a->st.in_fast,
+				(unsigned long long)a->st.in_retx_req,
 				(unsigned long long)a->st.out_dropped,
 				a->st.quiet ? "done (barrier passed, then quiet)" :
 				a->st.barrier_passed ? "barrier passed, still talking" : "barrier NOT passed");
@@ -727,10 +729,11 @@ static void json_attached(FILE *f, const struct emu_scn_result *res, const char 
 		fprintf(f, ", \"interface\": ");
 		json_str(f, a->ifname);
 		fprintf(f, ", \"tenant\": %u, \"rank\": %u, \"frames_in\": %llu, \"bytes_in\": %llu, "
-			   "\"bad_frames\": %llu, \"overruns\": %llu, \"frames_out\": %llu, \"bytes_out\": %llu, "
-			   "\"out_dropped\": %llu, \"barrier_passed\": %s, \"went_quiet\": %s}%s\n",
+			   "\"bad_frames\": %llu, \"overruns\": %llu, \"retx_requests\": %llu, \"fast_frames\": %llu, "
+			   "\"frames_out\": %llu, \"bytes_out\": %llu, \"out_dropped\": %llu, \"barrier_passed\": %s, \"went_quiet\": %s}%s\n",
 			a->tenant, a->rank, (unsigned long long)a->st.in_frames, (unsigned long long)a->st.in_bytes,
 			(unsigned long long)a->st.in_bad, (unsigned long long)a->st.in_overrun,
+			(unsigned long long)a->st.in_retx_req, (unsigned long long)a->st.in_fast,
 			(unsigned long long)a->st.out_frames, (unsigned long long)a->st.out_bytes,
 			(unsigned long long)a->st.out_dropped, a->st.barrier_passed ? "true" : "false",
 			a->st.quiet ? "true" : "false", i + 1 < res->nattached ? "," : "");

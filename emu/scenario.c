@@ -1208,6 +1208,21 @@ static int scn_place(struct scn *s)
 		s->order[i] = s->order[j];
 		s->order[j] = tmp;
 	}
+	/* --attach: the attached hosts first (in --attach's order), then the others by the seed */
+	for (unsigned a = 0, k = 0; a < cfg->nattach; a++) {
+		uint32_t node = emu_fabric_find(s->fab, cfg->attach[a].node);
+
+		if (node == EMU_NONE32 || s->fab->nodes[node].kind != EMU_NODE_HOST)
+			continue;	/* scn_attach() says so */
+		for (uint32_t i = k; i < nh; i++)
+			if (s->order[i] == s->fab->nodes[node].index) {
+				uint32_t tmp = s->order[k];
+
+				s->order[k++] = s->order[i];
+				s->order[i] = tmp;
+				break;
+			}
+	}
 	s->allpeers = emu_xmalloc(nh * sizeof(*s->allpeers));
 	for (uint32_t i = 0; i < nh; i++) {
 		const struct emu_fab_node *n = &s->fab->nodes[s->fab->hosts[i]];
@@ -1326,11 +1341,13 @@ static int scn_attach(struct scn *s)
 				if (s->ten[t].hosts[r] == s->fab->nodes[node].index)
 					found = true, ra->tenant = t, ra->rank = r;
 		if (!found) {
-			snprintf(s->err, s->errlen, "--attach: %s is not in an allreduce with this --seed and --hosts "
-				 "(all %u hosts take part with --hosts %u)", a->node, s->nh, s->nh);
+			snprintf(s->err, s->errlen, "--attach: %s is not in an allreduce: the attached hosts take part "
+				 "first, then others by --seed, so --hosts must be at least the %u attached (times "
+				 "--concurrent)", a->node, cfg->nattach);
 			return -EINVAL;
 		}
 		s->att[i] = *a;
+		s->att[i].algo = (int)cfg->algo;
 		s->att[i].afp = lh_afp_open(a->ifname, 0, why, sizeof(why));
 		if (!s->att[i].afp) {
 			snprintf(s->err, s->errlen, "--attach: %s=%s: %s", a->node, a->ifname, why);
@@ -1377,6 +1394,7 @@ static void scn_tally_attached(struct scn *s)
 	struct emu_scn_result *res = s->res;
 	const struct emu_run_stats *run = &res->run;
 	uint64_t rate = 0;
+	bool refused = false;
 
 	for (uint32_t i = 0; i < s->fab->nlinks; i++)
 		rate = s->fab->links[i].rate_bps[0] > rate ? s->fab->links[i].rate_bps[0] : rate;
@@ -1386,6 +1404,14 @@ static void scn_tally_attached(struct scn *s)
 
 		if (as)
 			res->attached[i].st = as->st;
+		if (as && as->st.algo_refused && !refused) {
+			refused = true;
+			res->exact = false;
+			snprintf(res->stuck, sizeof(res->stuck),
+				 "%s (%s) sends %s frames, the emulator runs %s: refused at its first frame (give the real "
+				 "hosts and canary-emu the same algorithm)", s->att[i].node, s->att[i].ifname,
+				 lh_algo_name((enum lh_algo)as->st.algo_seen), res->algo);
+		}
 	}
 	if (!run->lag_exceeded)
 		return;

@@ -14,7 +14,10 @@
 #    while junk frames arrive on both sides of an attachment (counted and
 #    dropped by the emulator and by canary-allreduce);
 #  - a real host killed mid-run: the emulator ends on its stall watchdog
-#    (exit 1, naming the allreduce) instead of hanging.
+#    (exit 1, naming the allreduce) instead of hanging;
+#  - --hosts 2 with two hosts of eight attached: the allreduce is exactly
+#    them; their retransmission requests are counted; real hosts on
+#    another algorithm than the emulator's are refused at the first frame.
 #
 # Rates are slow (100 Mb/s), timeouts generous, and nothing asserts a time:
 # only exit status, results and counters. canary-emu runs with --max-lag 0
@@ -439,7 +442,65 @@ def killed():
         net.close()
 
 
-PLAN = 14
+def placed():
+    """--hosts 2 on a fabric of 8 with two attached hosts: the allreduce is exactly them (ranks by host index), a
+    result frame lost on the way to H3 makes it ask again, and the emulator counts that request; then the real
+    hosts on static trees against an emulator on canary: refused at the first frame, naming both."""
+    net = Net()
+    try:
+        if not fabric(net, 2):
+            ok(False, "the allreduce on exactly the attached hosts: namespaces set up")
+            ok(False, "an algorithm mismatch: namespaces set up")
+            ok(False, "a real host faster than its link: namespaces set up")
+            return
+        real = [(3, 0), (6, 1)]	# (host index, namespace / veth index): ranks 0 and 1 of the allreduce
+        peers = "/tmp/canary-peers-p%d" % ID
+        at = instant()
+        e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 2, [("H%d" % h, "ce%d" % i) for h, i in real],
+                     at, ["--attach-peers", peers, "--seed", "5", "--drop", "L0/3#3"])
+        said = wait_attached(e, 2)
+        # H6 paced at 10 Gb/s into its 100 Mb/s link (as a veth's reported speed would): exact, and warned of
+        hs = [host(ns(i), "ch%d" % i, r, 2, "canary", ["--peers", peers] + (["--rate", "10Gbps"] if r else []), at)
+              for r, (h, i) in enumerate(real)]
+        res = [exact_host(finish(h)) for h in hs]
+        rc, out, err = finish(e)
+        ok(rc == 0 and "warning: H6 (ce1) sent" in err and "(100 Mb/s)" in err and "H3 (ce0) sent" not in err,
+           "a real host sending at 10 Gb/s into a 100 Mb/s link: warned of, naming the rate; the one at 100 Mb/s "
+           "not", err)
+        j = erun(out)
+        att = j["attached"] if j else []
+        try:
+            os.unlink(peers)
+        except OSError:
+            pass
+        good = all(r[0] for r in res) and rc == 0 and j and j["allreduces"][0]["hosts"] == 2 and \
+            [(a["host"], a["rank"]) for a in att] == [("H3", 0), ("H6", 1)]
+        asked = [a["retx_requests"] for a in att] if att else None
+        sent = [r[1]["retransmissions"] if r[1] else None for r in res]
+        ok(good and asked[0] >= 1 and all(a >= (s or 0) for a, s in zip(asked, sent)),
+           "--hosts 2 with H3 and H6 attached (seed 5): the allreduce is exactly them, exact; a result lost on the "
+           "way to H3: the emulator counts its retransmission requests (%s; the hosts say %s)" % (asked, sent),
+           "".join(said) + err + "\n".join(r[2] for r in res) + "\n" + brief(res, att))
+
+        at = instant()
+        e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in
+                                                                        [(1, 0), (6, 1)]], at, ["--stall", "5s"])
+        said = wait_attached(e, 2)
+        hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--size", SIZE,
+                            "--algo", "static", "--rate", "100Mbps", "--start-at", at, "--time-limit", "30s"])
+              for h, i in [(1, 0), (6, 1)]]
+        rc, out, err = finish(e, 200)
+        for h in hs:
+            h.kill()
+            finish(h)
+        ok(rc == 1 and "sends static frames, the emulator runs canary" in err,
+           "real hosts on static trees, the emulator on canary: refused at the first frame, naming both (exit 1)",
+           "".join(said) + "rc %s\n" % rc + err)
+    finally:
+        net.close()
+
+
+PLAN = 17
 
 
 def main():
@@ -456,6 +517,7 @@ def main():
     four_real()
     mixed()
     killed()
+    placed()
     return exit_status(PLAN)
 
 

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "emu/engine/node.h"
+#include "libhost/canary_host.h"
 #include "libhost/wire.h"
 
 #define T_POLL 1	/* the poll timer (watched: the quiet check only) */
@@ -33,6 +35,34 @@ static bool is_final_done(const uint8_t *p, uint32_t len)
 	       (h.flags & EMU_CANARY_OP_MASK) == EMU_CANARY_OP_DONE && h.hosts && h.counter == h.hosts;
 }
 
+/*
+ * frame_algo - the algorithm an allreduce frame from a host belongs to
+ * (a Canary reduction, a static tree's, the ring's data), -1 for any
+ * other frame (requests, the barrier, background); counts the requests.
+ */
+static int frame_algo(struct emu_attach_state *s, const uint8_t *p, uint32_t len)
+{
+	struct emu_canary_hdr h;
+	unsigned n;
+
+	if (len >= EMU_ETH_HLEN + EMU_IPV4_HLEN && emu_get16(p + 12) == EMU_ETHERTYPE_IPV4)
+		return p[EMU_ETH_HLEN + 1] >> 2 == EMU_DSCP_COLLECTIVE ? LH_ALGO_RING : -1;
+	if (lh_wire_canary_parse(p, len, &h, &n) != LH_WIRE_OK)
+		return -1;
+	switch (h.flags & EMU_CANARY_OP_MASK) {
+	case EMU_CANARY_OP_REDUCE:
+		return LH_ALGO_CANARY;
+	case EMU_CANARY_OP_TREE_REDUCE:
+	case EMU_CANARY_OP_TREE_BCAST:
+		return LH_ALGO_STATIC;
+	case EMU_CANARY_OP_RETX_REQ:
+		s->st.in_retx_req++;
+		return -1;
+	default:
+		return -1;
+	}
+}
+
 static void inject(void *arg, const uint8_t *p, uint32_t len)
 {
 	struct emu_attach_state *s = arg;
@@ -43,6 +73,19 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 
 	if (len > port->mtu_frame || len > EMU_FRAME_MAX || lh_wire_dst(p, len, &dip, &hash) != LH_WIRE_OK) {
 		s->st.in_bad++;
+		return;
+	}
+	int algo = frame_algo(s, p, len);
+
+	if (algo >= 0 && s->st.algo_seen < 0)
+		s->st.algo_seen = algo;
+	if (s->st.algo_seen >= 0 && s->st.algo_seen != s->cfg->algo) {
+		/* another algorithm than the emulator's: nothing of it enters, the run ends */
+		s->st.in_bad++;
+		if (!s->st.algo_refused) {
+			s->st.algo_refused = true;
+			emu_stop(n);
+		}
 		return;
 	}
 	if (emu_port_queued(n, 0) + len > s->cfg->queue_max) {
@@ -59,6 +102,13 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 
 	if (real && mono > 0 && (uint64_t)mono + STAMP_SANE > (uint64_t)(clock_ns(CLOCK_REALTIME) - s->real_off))
 		emu_node_injected(n, (uint64_t)mono);
+	/* sent faster than the link carries: this frame came before half its wire time after the previous one */
+	uint64_t at = real ? real : (uint64_t)clock_ns(CLOCK_REALTIME);
+
+	if (s->last_in_ns && port->rate_bps && at >= s->last_in_ns &&
+	    (at - s->last_in_ns) * 2 * port->rate_bps < (uint64_t)len * 8 * 1000000000ULL)
+		s->st.in_fast++;
+	s->last_in_ns = at;
 	if (!s->st.in_frames)
 		s->st.first_in = emu_node_now(n);
 	s->st.in_frames++;
@@ -90,6 +140,7 @@ static int attach_init(struct emu_node *n, void *arg)
 	s->node = n;
 	s->hs.node = n;
 	s->hs.attached = true;
+	s->st.algo_seen = -1;
 	s->watched = !emu_node_watch(n, lh_afp_fd(s->cfg->afp), ring_ready, s->cfg->afp, T_WAKE);
 	s->next_poll = emu_node_now(n);
 	emu_timer_at(n, s->next_poll, T_POLL);

@@ -19,6 +19,10 @@
  * link). How late a frame entered, against the kernel's receive stamp,
  * goes to the run's injected-frame lag (emu_node_injected()).
  *
+ * The host's first allreduce frame must be of the emulator's algorithm
+ * (Canary, a static tree, the ring); otherwise it is dropped and the run
+ * stops (algo_refused). Its retransmission requests are counted.
+ *
  * The emulator cannot see inside the real host. It counts the host as
  * done (emu_node_done()) once the completion barrier's last frame went to
  * or came from it (a DONE with counter = hosts: every host of the
@@ -41,7 +45,9 @@ struct emu_attach_cfg {
 	emu_time_t poll;		/* receive ring polling period */
 	emu_time_t quiet;		/* silence after the barrier, then the host counts as done */
 	uint64_t queue_max;		/* NIC queue bound, bytes */
+	int algo;			/* the emulator's (enum lh_algo): the host's frames must be of it */
 };
+
 
 struct emu_attach_stats {
 	uint64_t in_frames, in_bytes;	/* from the interface into the fabric */
@@ -49,6 +55,11 @@ struct emu_attach_stats {
 	uint64_t in_overrun;		/* NIC queue full: dropped */
 	uint64_t out_frames, out_bytes;	/* from the fabric to the interface */
 	uint64_t out_dropped;		/* transmit ring full */
+	uint64_t in_retx_req;		/* Canary retransmission requests it sent (and, as a leader, polls) */
+	uint64_t in_fast;		/* frames that came in less than half their wire time at the link's rate
+					 * after the previous one (the host sends faster than its link) */
+	int algo_seen;			/* enum lh_algo of its first allreduce frame; -1: none yet */
+	bool algo_refused;		/* that was not the emulator's algorithm: the run stopped */
 	emu_time_t first_in, last_active;
 	bool barrier_passed;		/* the barrier's last frame went through */
 	bool quiet;			/* ...and then silence: counted as done */
@@ -60,6 +71,7 @@ struct emu_attach_state {
 	struct emu_node *node;
 	emu_time_t next_poll;		/* the poll timer armed last */
 	bool watched;			/* the engine wakes the model (emu_node_watch) */
+	uint64_t last_in_ns;		/* the previous frame's arrival (CLOCK_REALTIME ns) */
 	int64_t real_off;		/* CLOCK_REALTIME - CLOCK_MONOTONIC, ns, at the last read */
 	struct emu_attach_stats st;
 };
