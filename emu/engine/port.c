@@ -69,7 +69,7 @@ const char *const emu_tc_mode_names[EMU_TC_MODES] = { "none", "recovery", "colle
  * The traffic class of @f from its bytes (engine.h, cfg.tc_mode): what a
  * switch's classifier reads, the Canary opcode or the IPv4 DSCP.
  */
-static unsigned frame_tc(const struct emu_node *n, const struct emu_frame *f)
+static inline __attribute__((always_inline)) unsigned frame_tc(const struct emu_node *n, const struct emu_frame *f)
 {
 	unsigned mode = n->eng->cfg.tc_mode;
 

@@ -174,21 +174,14 @@ static inline uint64_t port_occupancy(struct emu_node *n, unsigned pi)
 	return n->xb ? n->ports[pi].qbytes : emu_port_queued(n, pi);
 }
 
-static unsigned nth_bit(uint64_t mask, unsigned k)
-{
-	while (k--)
-		mask &= mask - 1;
-	return (unsigned)__builtin_ctzll(mask);
-}
-
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
 {
-	unsigned cnt = emu_popcount64(mask);
+	unsigned cnt = emu_mask_count(mask);
 
 	if (cnt == 1)
 		return (unsigned)__builtin_ctzll(mask);
 	unsigned start = (unsigned)(emu_hash64(hash) % cnt);
-	unsigned def = nth_bit(mask, start);
+	unsigned def = emu_nth_bit(mask, start);
 
 	if (policy == EMU_ROUTE_ECMP)
 		return def;
@@ -220,9 +213,7 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 
 int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f)
 {
-	unsigned cnt = emu_popcount64(mask);
-
-	if (!n->xb || cnt == 1)
+	if (!n->xb || !(mask & (mask - 1)))
 		return emu_send(n, emu_route_pick(n, mask, hash, policy), f);
 	/*
 	 * merlin: the natural port now, topo_fattree's destination rule

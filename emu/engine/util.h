@@ -38,6 +38,31 @@ static inline unsigned emu_popcount64(uint64_t x)
 #endif
 }
 
+/*
+ * emu_mask_count, emu_nth_bit - the bits set in @mask (not 0), and the
+ * @k-th of them (from 0, @k below their count). A switch's ports toward a
+ * destination are most often one run of contiguous bits (its up ports):
+ * counted and indexed at once, else bit by bit.
+ */
+static inline unsigned emu_mask_count(uint64_t mask)
+{
+	uint64_t m = mask >> __builtin_ctzll(mask);
+
+	return m & (m + 1) ? emu_popcount64(mask) : 64 - (unsigned)__builtin_clzll(m);
+}
+
+static inline unsigned emu_nth_bit(uint64_t mask, unsigned k)
+{
+	unsigned lo = (unsigned)__builtin_ctzll(mask);
+	uint64_t m = mask >> lo;
+
+	if (!(m & (m + 1)))
+		return lo + k;
+	while (k--)
+		mask &= mask - 1;
+	return (unsigned)__builtin_ctzll(mask);
+}
+
 /* emu_cpu_relax - hint to the core that we are spinning. */
 static inline void emu_cpu_relax(void)
 {

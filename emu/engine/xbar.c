@@ -126,12 +126,10 @@ void emu_xbar_destroy(struct emu_xbar *xb)
 
 unsigned emu_xbar_natural(const struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t hash)
 {
-	unsigned cnt = emu_popcount64(mask);
+	unsigned cnt = emu_mask_count(mask);
 	unsigned k = dst != EMU_NONE32 ? (dst / n->xb->drf) % cnt : (unsigned)(emu_hash64(hash) % cnt);
 
-	while (k--)
-		mask &= mask - 1;
-	return (unsigned)__builtin_ctzll(mask);
+	return emu_nth_bit(mask, k);
 }
 
 

@@ -8,8 +8,12 @@
 
 #include "libhost/wire.h"
 
-/* the ports of @n toward @f's destination and its flow hash; 0, -EINVAL or -EHOSTUNREACH */
-static int fwd_mask(struct emu_node *n, const struct emu_frame *f, uint64_t *mask, uint64_t *hash)
+/*
+ * the ports of @n toward @f's destination and its flow hash; 0, -EINVAL or
+ * -EHOSTUNREACH. Once per switch hop: the header's parse and the table's
+ * lookup are inlined here (route.c's merlin path parses too).
+ */
+static __attribute__((flatten)) int fwd_mask(struct emu_node *n, const struct emu_frame *f, uint64_t *mask, uint64_t *hash)
 {
 	uint32_t dip;
 
