@@ -1037,14 +1037,14 @@ uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
  * pure, and drops a call to a pure function that returns nothing, with
  * every prefetch in it (GCC 12: none of these was in the binary before).
  */
-static inline __attribute__((always_inline)) void prefetch_ahead(const struct emu_engine *eng, const struct emu_evq *q)
+static inline __attribute__((always_inline)) void prefetch_ahead(const struct emu_node *nodes, const struct emu_evq *q)
 {
 	uint32_t left = emu_evq_left(q);	/* in the current slot after the one popped */
 	const struct emu_ev *a;
 
 	if (left > 2) {
 		a = emu_evq_ahead(q, 2);
-		__builtin_prefetch(&eng->nodes[a->node]);
+		__builtin_prefetch(&nodes[a->node]);
 		if (a->type == EMU_EV_FRAME) {
 			__builtin_prefetch(a->frame);
 			__builtin_prefetch(a->frame->data);
@@ -1053,7 +1053,7 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const struct em
 	if (!left)
 		return;
 	a = emu_evq_ahead(q, 0);
-	const struct emu_node *n = &eng->nodes[a->node];
+	const struct emu_node *n = &nodes[a->node];
 
 	__builtin_prefetch(n->state);
 	if (a->type != EMU_EV_FRAME && a->type != EMU_EV_TXDONE)
@@ -1071,7 +1071,7 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const struct em
 
 void emu_worker_process(struct emu_worker *w, emu_time_t end)
 {
-	struct emu_engine *eng = w->eng;
+	struct emu_node *const nodes = w->eng->nodes;	/* fixed while events run: not reloaded after each call */
 	struct emu_ev spare;
 	const struct emu_ev *e;
 
@@ -1085,9 +1085,9 @@ void emu_worker_process(struct emu_worker *w, emu_time_t end)
 		/* what the handler needs, read before it can push (e is the queue's) */
 		unsigned type = e->type, port = e->port;
 		uint64_t arg = e->arg;
-		struct emu_node *n = &eng->nodes[e->node];
+		struct emu_node *n = &nodes[e->node];
 
-		prefetch_ahead(eng, &w->q);
+		prefetch_ahead(nodes, &w->q);
 		w->now = e->t;
 		w->cur_key = e->key;
 		nq++;
