@@ -22,7 +22,8 @@ import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EMU = os.path.join(ROOT, "emu", "canary-emu")
-VOLATILE = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "queue_events", "distributed", "partition"}
+VOLATILE = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "mem_estimate_bytes", "workers", "events", "queue_events",
+            "distributed", "partition"}
 TIMEOUT = 900
 
 FABRICS = [

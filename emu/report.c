@@ -857,6 +857,12 @@ static void json_what(FILE *f, const struct emu_scn_result *res, const struct em
 	fprintf(f, "%s  \"algbw_GBps\": %.6f,\n", ind, algbw(res->goodput_gbps));
 	fprintf(f, "%s  \"busbw_GBps\": %.6f,\n", ind, run_busbw(res));
 	fprintf(f, "%s  \"result_exact\": %s,\n", ind, res->exact ? "true" : "false");
+	fprintf(f, "%s  \"stuck\": ", ind);
+	if (res->stuck[0])
+		json_str(f, res->stuck);
+	else
+		fputs("null", f);
+	fputs(",\n", f);
 }
 
 /* json_protocol - the protocol's counters (summed over the allreduces) and the switches' */
@@ -973,6 +979,7 @@ static void json_engine(FILE *f, const struct emu_scn_result *res, const struct 
 	fprintf(f, "%s  \"queue_events\": %llu,\n", ind, (unsigned long long)res->run.queue_events);
 	fprintf(f, "%s  \"workers\": %u,\n", ind, res->run.workers);
 	fprintf(f, "%s  \"peak_rss_bytes\": %llu,\n", ind, (unsigned long long)res->peak_rss);
+	fprintf(f, "%s  \"mem_estimate_bytes\": %llu,\n", ind, (unsigned long long)res->mem_estimate);
 	if (res->series.rows)
 		fprintf(f, "%s  \"timeseries\": {\"rows\": %llu, \"dropped\": %llu, \"wall_ns\": %llu, \"max_row_ns\": %llu},\n",
 			ind, (unsigned long long)res->series.rows, (unsigned long long)res->series.dropped,
@@ -1019,6 +1026,35 @@ static void json_completion(FILE *f, const struct emu_scn_ar *a)
 	fputs("]}", f);
 }
 
+/* json_waits - an unfinished allreduce's first hosts without their result, and what each waits for */
+static void json_waits(FILE *f, const struct emu_scn_ar *a)
+{
+	fputs(", \"waiting\": [", f);
+	for (unsigned k = 0; k < a->nwait; k++) {
+		const struct emu_scn_wait *w = &a->wait[k];
+		char why[512];
+
+		emu_scn_wait_describe(why, sizeof(why), w);
+		fprintf(f, "%s{\"host\": ", k ? ", " : "");
+		json_str(f, w->host);
+		fprintf(f, ", \"waits_for\": \"%s\", \"blocks_left\": %u, ", lh_wait_name(w->w.what), w->w.blocks_left);
+		if (w->w.block == UINT32_MAX)
+			fputs("\"block\": null", f);
+		else
+			fprintf(f, "\"block\": %u", w->w.block);
+		fputs(", \"peer\": ", f);
+		if (w->peer[0])
+			json_str(f, w->peer);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"tries\": %u, \"count\": %u, \"since_ns\": %.3f, \"text\": ", w->w.tries, w->w.count,
+			(double)w->w.since / 1e3);
+		json_str(f, why);
+		fputs("}", f);
+	}
+	fputs("]", f);
+}
+
 /* json_allreduces - one object per allreduce */
 static void json_allreduces(FILE *f, const struct emu_scn_result *res, const char *ind)
 {
@@ -1044,6 +1080,7 @@ static void json_allreduces(FILE *f, const struct emu_scn_result *res, const cha
 			(unsigned long long)a->polls, (unsigned long long)a->restorations, (unsigned long long)a->collisions_seen,
 			(unsigned long long)a->noise_delays, a->window, (double)a->retx_timeout / 1e3);
 		json_completion(f, a);
+		json_waits(f, a);
 		fprintf(f, "}%s\n", i + 1 < res->nar ? "," : "");
 	}
 	fprintf(f, "%s  ]\n%s}", ind, ind);

@@ -485,6 +485,7 @@ static uint32_t find_port_link(const struct emu_fabric *fab, uint32_t node, int 
  */
 struct host_rec {
 	uint8_t has_req, data_done, done, attached, pad[4];
+	struct lh_ar_wait wait;		/* not done: what it waits for */
 	uint64_t delivered;
 	uint64_t mismatches;
 	uint64_t bg_bytes;
@@ -545,6 +546,7 @@ static void recs_fill(struct recs *r, struct emu_engine *eng, const struct emu_f
 			h->data_done = lh_req_data_done(s->req);
 			h->done = lh_req_done(s->req);
 			h->st = *lh_req_stats(s->req);
+			lh_req_wait(s->req, &h->wait);
 		}
 		if (s->lh) {
 			const struct lh_bg_stats *bs = lh_host_bg_stats(s->lh);
@@ -1693,6 +1695,8 @@ static void tally_host(const struct emu_scn_cfg *cfg, lh_time_t hold, const stru
 		a->finished = false;
 		a->unfinished_hosts++;
 	}
+	if (st && !h->data_done && a->nwait < EMU_SCN_WAIT)
+		a->wait[a->nwait++].w = h->wait;	/* named by the caller */
 	a->mismatches += h->mismatches;
 	if (!st)
 		return;
@@ -1792,6 +1796,69 @@ static void tally_completion(const struct scn *s, unsigned t, struct emu_scn_ar 
 	free(v);
 }
 
+/* wait_name - the host of tenant @t's rank @r, and the host it waits on, in @w */
+static void wait_name(const struct scn *s, unsigned t, unsigned r, struct emu_scn_wait *w)
+{
+	const struct tenant *T = &s->ten[t];
+
+	snprintf(w->host, sizeof(w->host), "%s", s->fab->nodes[s->fab->hosts[T->hosts[r]]].name);
+	w->peer[0] = 0;
+	if (w->w.peer < T->P)
+		snprintf(w->peer, sizeof(w->peer), "%s", s->fab->nodes[s->fab->hosts[T->hosts[w->w.peer]]].name);
+}
+
+size_t emu_scn_wait_describe(char *buf, size_t len, const struct emu_scn_wait *w)
+{
+	const struct lh_ar_wait *x = &w->w;
+	const char *peer = w->peer[0] ? w->peer : "?";
+	char since[64] = "";
+	int n;
+
+	if (x->since)
+		snprintf(since, sizeof(since), ", the last at %.3f us", (double)x->since / 1e6);
+	switch (x->what) {
+	case LH_WAIT_SEND:
+		n = snprintf(buf, len, "%s: %u blocks left, block %u not sent yet", w->host, x->blocks_left, x->block);
+		break;
+	case LH_WAIT_RESULT:
+	case LH_WAIT_FALLBACK:
+		if (x->tries)
+			snprintf(since, sizeof(since), " (%u requests, the last at %.3f us)", x->tries,
+				 (double)x->since / 1e6);
+		else
+			snprintf(since, sizeof(since), " (sent at %.3f us)", (double)x->since / 1e6);
+		n = snprintf(buf, len, "%s: %u blocks left, waits for block %u's result from its leader %s%s%s",
+			     w->host, x->blocks_left, x->block, peer,
+			     x->what == LH_WAIT_FALLBACK ? ", its data sent for the fallback" : "", since);
+		break;
+	case LH_WAIT_REISSUE:
+		n = snprintf(buf, len, "%s: %u blocks left, block %u failed, its re-issue held back", w->host,
+			     x->blocks_left, x->block);
+		break;
+	case LH_WAIT_CONTRIB:
+		n = snprintf(buf, len, "%s: %u blocks left, leads block %u: %u contributions counted%s%s "
+			     "(%u rounds%s)", w->host, x->blocks_left, x->block, x->count,
+			     w->peer[0] ? ", missing " : "", w->peer, x->tries, since);
+		break;
+	case LH_WAIT_PULL:
+		n = snprintf(buf, len, "%s: %u blocks left, leads block %u's fallback: %u ranks counted, waits for "
+			     "%s's data%s", w->host, x->blocks_left, x->block, x->count, peer, since);
+		break;
+	case LH_WAIT_RING:
+		n = snprintf(buf, len, "%s: %u result packets left, waits for step %u's packets from %s (%u NACKs "
+			     "since progress)", w->host, x->blocks_left, x->block, peer, x->tries);
+		break;
+	case LH_WAIT_BARRIER:
+		n = snprintf(buf, len, "%s: has the result, waits for the completion barrier's DONE from %s",
+			     w->host, peer);
+		break;
+	default:
+		n = snprintf(buf, len, "%s: %s", w->host, lh_wait_name(x->what));
+		break;
+	}
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len;
+}
+
 /* scn_tally_allreduces - each tenant's results, exactness, goodput, and why a run is stuck */
 static void scn_tally_allreduces(struct scn *s, emu_time_t T)
 {
@@ -1809,9 +1876,14 @@ static void scn_tally_allreduces(struct scn *s, emu_time_t T)
 		a->hosts = s->ten[t].P;
 		a->size_bytes = cfg->size_bytes;
 		a->finished = true;
-		for (unsigned r = 0; r < s->ten[t].P; r++)
+		for (unsigned r = 0; r < s->ten[t].P; r++) {
+			unsigned nw = a->nwait;
+
 			tally_host(cfg, s->hold, &s->recs->host[s->ten[t].hosts[r]], a, &nonleader_frames,
 				   &nonleader);
+			if (a->nwait > nw)
+				wait_name(s, t, r, &a->wait[nw]);
+		}
 		a->frames_per_host = nonleader ? nonleader_frames / nonleader : 0;
 		tally_completion(s, t, a);
 		a->exact = a->finished && a->mismatches == 0;
@@ -1823,18 +1895,27 @@ static void scn_tally_allreduces(struct scn *s, emu_time_t T)
 		res->goodput_gbps += a->goodput_gbps / s->K;
 		if (a->finished || res->stuck[0])
 			continue;
+		size_t n;
+
 		if (res->run.stalled)
-			snprintf(res->stuck, sizeof(res->stuck),
-				 "allreduce %u: %llu of %u hosts without their whole result; no block completed "
-				 "since %.3f us (stopped at %.3f us, --stall %.3f us, longest host timeout %.3f us)", t,
-				 (unsigned long long)a->unfinished_hosts, a->hosts,
-				 (double)res->run.last_progress / 1e6, (double)T / 1e6, (double)cfg->stall / 1e6,
-				 (double)res->run.wait_max / 1e6);
+			n = (size_t)snprintf(res->stuck, sizeof(res->stuck),
+					     "allreduce %u: %llu of %u hosts without their whole result; no block completed "
+					     "since %.3f us (stopped at %.3f us, --stall %.3f us, longest host timeout %.3f us)",
+					     t, (unsigned long long)a->unfinished_hosts, a->hosts,
+					     (double)res->run.last_progress / 1e6, (double)T / 1e6, (double)cfg->stall / 1e6,
+					     (double)res->run.wait_max / 1e6);
 		else
-			snprintf(res->stuck, sizeof(res->stuck),
-				 "allreduce %u: %llu of %u hosts without their whole result at %.3f us (limit %.3f us)",
-				 t, (unsigned long long)a->unfinished_hosts, a->hosts, (double)T / 1e6,
-				 (double)cfg->limit / 1e6);
+			n = (size_t)snprintf(res->stuck, sizeof(res->stuck),
+					     "allreduce %u: %llu of %u hosts without their whole result at %.3f us (limit %.3f us)",
+					     t, (unsigned long long)a->unfinished_hosts, a->hosts, (double)T / 1e6,
+					     (double)cfg->limit / 1e6);
+		for (unsigned k = 0; k < a->nwait && n < sizeof(res->stuck); k++) {
+			n += (size_t)snprintf(res->stuck + n, sizeof(res->stuck) - n, "; ");
+			if (n < sizeof(res->stuck))
+				n += emu_scn_wait_describe(res->stuck + n, sizeof(res->stuck) - n, &a->wait[k]);
+		}
+		if (a->unfinished_hosts > a->nwait && n < sizeof(res->stuck))
+			snprintf(res->stuck + n, sizeof(res->stuck) - n, "; ...");
 	}
 }
 

@@ -34,6 +34,8 @@
 #define EMU_SCN_MAX_ATTACH 32
 /* the slowest hosts an allreduce's result names */
 #define EMU_SCN_LAST 3
+/* an unfinished allreduce names what this many of its hosts without their result wait for */
+#define EMU_SCN_WAIT 4
 /* cfg.sketch: the sketch where the run can lose frames, none where it cannot (emu_scenario_sketch) */
 #define EMU_SCN_SKETCH_AUTO UINT_MAX
 
@@ -200,6 +202,17 @@ struct emu_scn_ar {
 		char host[EMU_NAME_MAX];
 		emu_time_t t;
 	} last[EMU_SCN_LAST];
+	/*
+	 * Not finished: its first hosts (by rank) without their whole result,
+	 * each with what it waits for (lh_req_wait; peer: the host waited on,
+	 * "" for none in particular).
+	 */
+	unsigned nwait;
+	struct emu_scn_wait {
+		char host[EMU_NAME_MAX];
+		char peer[EMU_NAME_MAX];
+		struct lh_ar_wait w;
+	} wait[EMU_SCN_WAIT];
 };
 
 /* A directed link by its two ends, "NODE/PORT" each. */
@@ -247,7 +260,7 @@ struct emu_scn_result {
 	uint64_t peak_rss;
 	struct emu_tofino_need need;
 	const struct tofino_profile *prof;
-	char stuck[256];		/* why the run did not finish */
+	char stuck[1024];		/* why the run did not finish: the first unfinished allreduce, its hosts */
 	bool partial;			/* a rank other than 0: results are at rank 0 */
 	/* distributed runs: ZeroMQ traffic of this run over all ranks */
 	unsigned dist_ranks;
@@ -260,6 +273,9 @@ struct emu_scn_result {
 	struct emu_scn_attached attached[EMU_SCN_MAX_ATTACH];
 	uint64_t mem_estimate;		/* what the run needs at least in this process (emu_scenario_run) */
 };
+
+/* emu_scn_wait_describe - what host @w waits for, in words, into @buf; the bytes written (at most @len) */
+size_t emu_scn_wait_describe(char *buf, size_t len, const struct emu_scn_wait *w);
 
 /*
  * emu_scenario_run - build and run @cfg. Return 0 when the run happened

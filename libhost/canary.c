@@ -879,6 +879,34 @@ static size_t canary_mem(const struct lh_ar_cfg *cfg, unsigned P, size_t count)
 	       ((nblocks + P - 1) / P + 1) * sizeof(struct clead) + nblocks / P * (E + K) * sizeof(int32_t);
 }
 
+/* canary_wait - the oldest block not complete here, and what this host waits on for it */
+static void canary_wait(const struct lh_req *r, struct lh_ar_wait *w)
+{
+	struct canary *c = r->algo;
+	size_t b = 0;
+
+	w->blocks_left = c->remaining > UINT32_MAX ? UINT32_MAX : (uint32_t)c->remaining;
+	while (b < c->nblocks && c->b[b].state == B_DONE)
+		b++;
+	if (b == c->nblocks)
+		return;
+	const struct cblock *cb = &c->b[b];
+
+	w->block = (uint32_t)b;
+	if (leader_of(r, b) == r->rank && lh_lead_wait(r, c, b, w))
+		return;
+	w->peer = leader_of(r, b);
+	w->tries = cb->tries;
+	if (cb->state == B_SENT)
+		w->since = c->tm[cb->slot].sent;
+	if (cb->held)
+		w->what = LH_WAIT_REISSUE;
+	else if (cb->state == B_SENT)
+		w->what = cb->fallback ? LH_WAIT_FALLBACK : LH_WAIT_RESULT;
+	else
+		w->what = LH_WAIT_SEND;
+}
+
 static void canary_rx(struct lh_req *r, const uint8_t *p, uint32_t len)
 {
 	struct emu_canary_hdr h;
@@ -898,5 +926,6 @@ const struct lh_algo_ops lh_canary_ops = {
 	.timer_idle = canary_timer_idle,
 	.fini = canary_fini,
 	.mem = canary_mem,
+	.wait = canary_wait,
 };
 

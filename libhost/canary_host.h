@@ -335,6 +335,40 @@ bool lh_req_data_done(const struct lh_req *r);
 bool lh_req_done(const struct lh_req *r);
 const struct lh_ar_stats *lh_req_stats(const struct lh_req *r);
 
+/*
+ * What an unfinished allreduce waits for at one host (lh_req_wait): the
+ * oldest thing it has not got, for a report on a run that did not finish.
+ */
+enum lh_wait_what {
+	LH_WAIT_NONE = 0,	/* nothing: the completion barrier passed */
+	LH_WAIT_SEND,		/* block @block is not sent yet (the window is full, or the NIC busy) */
+	LH_WAIT_RESULT,		/* block @block's sum from its leader @peer (sent, @tries requests since) */
+	LH_WAIT_FALLBACK,	/* ...after sending its data to leader @peer for the fallback */
+	LH_WAIT_REISSUE,	/* block @block failed: its re-issue is held back until @next */
+	LH_WAIT_CONTRIB,	/* leader of block @block: @count of the contributions (the next RECOVER or
+				 * poll at @next, @tries so far) */
+	LH_WAIT_PULL,		/* leader of block @block, its fallback: data of rank @peer asked for
+				 * (@count ranks counted) */
+	LH_WAIT_RING,		/* ring: packets of step @block from rank @peer (@tries NACKs since progress) */
+	LH_WAIT_BARRIER,	/* the result is here: the completion barrier's DONE from rank @peer */
+};
+
+struct lh_ar_wait {
+	uint32_t what;		/* enum lh_wait_what */
+	uint32_t blocks_left;	/* blocks (ring: result packets) not yet here */
+	uint32_t block;		/* the oldest of them (ring: the step); UINT32_MAX: none */
+	uint32_t peer;		/* the rank waited on; UINT32_MAX: none in particular */
+	uint32_t tries;		/* requests or retries since the last progress */
+	uint32_t count;		/* LH_WAIT_CONTRIB, LH_WAIT_PULL: contributions counted */
+	lh_time_t since;	/* when it was last sent or asked for (0: unknown) */
+	lh_time_t next;		/* when the next retry is due (0: none armed) */
+};
+
+/* lh_req_wait - what request @r waits for now (*@w), LH_WAIT_NONE once done */
+void lh_req_wait(const struct lh_req *r, struct lh_ar_wait *w);
+/* lh_wait_name - "send", "result", "fallback", "reissue", "contributions", "pull", "ring", "barrier", "none" */
+const char *lh_wait_name(unsigned what);
+
 /* lh_algo_name - "canary", "static", "ring". */
 const char *lh_algo_name(enum lh_algo a);
 

@@ -228,4 +228,7 @@ void lh_lead_timer(struct lh_req *r, struct canary *c, size_t b, uint16_t gen);
 void lh_lead_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, const struct emu_canary_hdr *h,
 		const uint8_t *p, unsigned nelem);
 
+/* lh_lead_wait - what this leader of block @b waits for (*@w); false: nothing, it waits as a host */
+bool lh_lead_wait(const struct lh_req *r, struct canary *c, size_t b, struct lh_ar_wait *w);
+
 #endif /* LH_CANARY_INTERNAL_H */

@@ -876,3 +876,33 @@ void lh_lead_rx(struct lh_req *r, struct canary *c, size_t b, unsigned a, const 
 		return;
 	}
 }
+
+bool lh_lead_wait(const struct lh_req *r, struct canary *c, size_t b, struct lh_ar_wait *w)
+{
+	const struct clead *l = lead_of(r, c, b);
+
+	/* a static tree's leader sends its data up the tree and waits like any host, unless it falls back */
+	if (l->complete || (c->tree && !l->fallback))
+		return false;
+	w->count = l->counter;
+	w->tries = l->ltries;
+	w->since = l->last_rx;
+	w->next = l->ltimer ? l->lt_at : 0;
+	w->peer = UINT32_MAX;
+	if (l->fallback) {
+		w->what = LH_WAIT_PULL;
+		for (unsigned k = 0; l->seen && k < r->P; k++)
+			if (l->seen[k] == PULL_ASKED || l->seen[k] == PULL_LATE) {
+				w->peer = k;
+				break;
+			}
+		return true;
+	}
+	w->what = LH_WAIT_CONTRIB;
+	for (unsigned i = 0; l->recovering && i < l->nmiss; i++)
+		if (!(l->got & 1u << i)) {
+			w->peer = l->miss[i];
+			break;
+		}
+	return true;
+}

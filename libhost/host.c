@@ -490,6 +490,40 @@ const struct lh_ar_stats *lh_req_stats(const struct lh_req *r)
 	return &r->st;
 }
 
+const char *lh_wait_name(unsigned what)
+{
+	static const char *const names[] = {
+		[LH_WAIT_NONE] = "none", [LH_WAIT_SEND] = "send", [LH_WAIT_RESULT] = "result",
+		[LH_WAIT_FALLBACK] = "fallback", [LH_WAIT_REISSUE] = "reissue", [LH_WAIT_CONTRIB] = "contributions",
+		[LH_WAIT_PULL] = "pull", [LH_WAIT_RING] = "ring", [LH_WAIT_BARRIER] = "barrier",
+	};
+
+	return what < sizeof(names) / sizeof(names[0]) ? names[what] : "?";
+}
+
+void lh_req_wait(const struct lh_req *r, struct lh_ar_wait *w)
+{
+	*w = (struct lh_ar_wait){ .what = LH_WAIT_NONE, .block = UINT32_MAX, .peer = UINT32_MAX };
+	if (r->done)
+		return;
+	if (!r->data_done) {
+		r->ops->wait(r, w);
+		return;
+	}
+	/* the barrier: rank 0 waits for every DONE, the others for rank 0's final one */
+	w->what = LH_WAIT_BARRIER;
+	w->tries = r->barrier_tries;
+	w->peer = 0;
+	if (r->rank == 0) {
+		for (unsigned k = 1; k < r->P; k++)
+			if (!r->done_seen[k]) {
+				w->peer = k;
+				break;
+			}
+		w->count = r->ndone_seen;
+	}
+}
+
 /* ---------- dispatch ---------- */
 
 static struct lh_req *req_of_tenant(struct lh_host *h, unsigned tenant)

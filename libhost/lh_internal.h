@@ -136,6 +136,8 @@ struct lh_algo_ops {
 	void (*fini)(struct lh_req *r);
 	/* the bytes start() and the run allocate at least (lh_allreduce_mem) */
 	size_t (*mem)(const struct lh_ar_cfg *cfg, unsigned P, size_t count);
+	/* what the data part waits for (lh_req_wait; not called once data_done) */
+	void (*wait)(const struct lh_req *r, struct lh_ar_wait *w);
 };
 
 extern const struct lh_algo_ops lh_canary_ops;

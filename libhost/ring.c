@@ -330,6 +330,27 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 	lh_req_timer(r, lh_now(r) + lh_backoff(r, t, g->nack_tries, t << LH_BACKOFF_SHIFT, 0), 0);
 }
 
+/* ring_wait - the first step with a packet missing from the predecessor */
+static void ring_wait(const struct lh_req *r, struct lh_ar_wait *w)
+{
+	const struct ring *g = r->algo;
+	unsigned prev = (r->rank + r->P - 1) % r->P;
+
+	w->what = LH_WAIT_RING;
+	w->peer = prev;
+	w->tries = g->nack_tries;
+	w->blocks_left = (uint32_t)(g->want_final - g->nfinal);
+	for (unsigned s = 0; s < steps(r); s++) {
+		size_t c = chunk_sent(r, prev, s), np = chunk_pkts(r, g, c);
+
+		for (size_t k = 0; k < np; k++)
+			if (!g->got[(size_t)s * g->maxpk + k]) {
+				w->block = s;
+				return;
+			}
+	}
+}
+
 static int ring_start(struct lh_req *r)
 {
 	struct ring *g = lh_xcalloc(1, sizeof(*g));
@@ -424,4 +445,5 @@ const struct lh_algo_ops lh_ring_ops = {
 	.timer = ring_timer,
 	.fini = ring_fini,
 	.mem = ring_mem,
+	.wait = ring_wait,
 };

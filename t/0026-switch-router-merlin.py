@@ -23,7 +23,8 @@ from emurun import EMU, ROOT, emu, runs  # noqa: E402
 
 SMALL = ["--topology", "fattree2:leaves=8,spines=8,hosts=8", "--size", "64KiB", "--no-progress", "--json"]
 # as t/0070-golden: figures of the emulator, not of the emulated network
-EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "queue_events", "distributed", "partition", "links"}
+EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "mem_estimate_bytes", "workers", "events", "queue_events",
+            "distributed", "partition", "links"}
 
 
 

@@ -36,7 +36,7 @@
 
 #define EMU "emu/canary-emu"
 /* lines that may differ between a single-process and a distributed run */
-#define VOLATILE "wall_s|frame_hops_per_s|queue_events|\"workers\"|peak_rss|distributed|partition|dilation|lag_ns|kept_up"
+#define VOLATILE "wall_s|frame_hops_per_s|queue_events|\"workers\"|peak_rss|mem_estimate|distributed|partition|dilation|lag_ns|kept_up"
 
 static char dir[64];
 

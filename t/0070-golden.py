@@ -32,12 +32,14 @@ DIGESTS = os.path.join(HERE, "0070-golden.digests")
 TIMEOUT = 600
 
 # "links" repeats link_util (which is digested) with each link's two ends named; "scenario" describes the
-# run's options (a single run's report carries it), algbw and busbw follow from size, hosts and runtime
-EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "workers", "events", "queue_events", "distributed", "partition", "links",
-            "scenario", "algbw_GBps", "busbw_GBps"}
+# run's options (a single run's report carries it), algbw and busbw follow from size, hosts and runtime;
+# "stuck" says in words why a run did not finish (the exit status and "finished" are digested)
+EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "mem_estimate_bytes", "workers", "events", "queue_events", "distributed", "partition", "links",
+            "scenario", "algbw_GBps", "busbw_GBps", "stuck"}
 # derived figures of each allreduce, left out of the digest the same way; "completion" summarizes the
-# hosts' completion times, of which the digested runtime_ns is the largest
-EXCLUDED_AR = {"algbw_GBps", "busbw_GBps", "completion"}
+# hosts' completion times, of which the digested runtime_ns is the largest; "waiting" describes the
+# hosts of an unfinished allreduce
+EXCLUDED_AR = {"algbw_GBps", "busbw_GBps", "completion", "waiting"}
 
 # 64 hosts, 32 in the allreduce, 32 sending background traffic
 SMALL = "--topology fattree2:leaves=8,spines=8,hosts=8 --size 256KiB --workers 2"

@@ -16,6 +16,11 @@
 # timeout's ceiling). The scenario is the random campaign's, and what it
 # reduces to: 8 hosts on one leaf pair.
 #
+# A run that cannot finish (a host's link down for good) stops at the
+# watchdog and says, in its message and its report's "stuck" and
+# "waiting", which hosts miss their result, how many blocks each, and what
+# each waits for from whom (lh_req_wait).
+#
 # The ring with a retransmission timeout just above its floor (one data
 # frame's time) and loss: a receiver without progress sent a NACK for 32
 # packets at every timeout, before the answer to the last one could come,
@@ -71,11 +76,33 @@ def ring_short_timeout():
        % (rr[0]["runtime_ns"] / 1e3 if rr else 0, rr[0]["peak_rss_bytes"] >> 20 if rr else 0), err[-2000:])
 
 
-if plan(5):
+def named_stuck():
+    """A host's link down for good: each algorithm stops, naming the hosts, their blocks and what they wait for."""
+    rc, out, err = emu(["--topology", "fattree2:leaves=2,spines=2,hosts=4", "--hosts", "8", "--size", "64KiB",
+                        "--algo", "canary,static:2,ring", "--fail", "link:L0/0@5us", "--no-progress", "--json"])
+    rr = runs(out)
+    kinds = {"send", "result", "fallback", "reissue", "contributions", "pull", "ring", "barrier"}
+    for r in rr:
+        ws = r["allreduces"][0]["waiting"] if r.get("allreduces") else []
+        line = next((ln for ln in err.splitlines() if ln.startswith("canary-emu: %s: " % r["algo"])), "")
+        good = (rc == 1 and r["stuck"] and line == "canary-emu: %s: %s" % (r["algo"], r["stuck"])
+                and 0 < len(ws) <= 4 and all(w["host"].startswith("H") and w["waits_for"] in kinds
+                                             and w["text"].startswith(w["host"] + ": ") and w["text"] in r["stuck"]
+                                             and w["blocks_left"] > 0 for w in ws)
+                and any(w["peer"] and w["peer"].startswith("H") and w["peer"] in w["text"] for w in ws))
+        ok(good, "%s, a host link down for good: stopped, naming %s" % (r["algo"], ", ".join(
+            "%s (%s)" % (w["host"], w["waits_for"]) for w in ws)), (r.get("stuck") or "") + "\n" + err[-2000:])
+    if len(rr) != 3:
+        for _ in range(3 - len(rr)):
+            ok(False, "a run of each algorithm", err[-2000:])
+
+
+if plan(8):
     check(REDUCED + ["--algo", "static:4", "--router", "merlin"], "reduced, static:4, merlin", 200)
     check(REDUCED + ["--algo", "static:1,canary,ring", "--router", "fifo"], "reduced, static:1, canary, ring, fifo",
           200)
     check(CAMPAIGN + ["--algo", "static:4", "--router", "merlin"], "campaign scenario, static:4, merlin", 500)
     check(CAMPAIGN + ["--algo", "static:1", "--router", "merlin"], "campaign scenario, static:1, merlin", 500)
     ring_short_timeout()
+    named_stuck()
 sys.exit(exit_status())
