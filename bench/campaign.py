@@ -6,12 +6,13 @@
 # some beyond it: zero, huge, malformed), each run once and judged by the
 # properties below. The same --seed gives the same cases.
 #
-#   bench/campaign.py [--runs N] [--seconds S] [--seed S] [--emu PATH] [--keep DIR] [-v]
+#   bench/campaign.py [--runs N] [--seconds S] [--seed S] [--emu PATH] [--keep DIR] [--reduce-runs N] [-v]
 #
 # Stops after N cases (default 100) or S seconds, whichever comes first;
-# prints a line per failed case (its command, to re-run it) and a summary;
-# exits 1 if any failed. make check runs a few cases (t/0124), CI a few
-# minutes (.ci/run).
+# prints a line per failed case (its command, to re-run it), then the case
+# reduced (options dropped and values made smaller while the same property
+# still fails: reduce()), and a summary; exits 1 if any failed. make check
+# runs a few cases (t/0124), CI 400 cases of one seed (.ci/run).
 #
 # A case's outcome is (exit status, stdout, stderr, wall seconds, peak RSS);
 # each property is a function of the case and the outcome that returns
@@ -222,26 +223,206 @@ def p_said_why(case, o):
     return None
 
 
+def option(args, name):
+    """The value of option NAME in ARGS (its last one), or None."""
+    v = None
+    for i, a in enumerate(args[:-1]):
+        if a == name:
+            v = args[i + 1]
+    return v
+
+
+def p_live(case, o):
+    """No STUCK: an allreduce that neither completed nor failed for a reason the scenario gives.
+
+    The emulator's watchdog stops a run in which no block completed for
+    --stall or twice the longest timeout a host waits on (exit 1, "no block
+    completed since"): that is a livelock unless the scenario takes a host
+    or a link away for good (a --fail without an end: then no allreduce
+    through it can complete). A run cut by --time-limit while blocks still
+    complete is slow, not stuck.
+    """
+    rc, err = o[0], o[2]
+    if rc != 1 or "no block completed since" not in err:
+        return None
+    fail = option(case.args, "--fail")
+    if fail and "-" not in fail.split("@", 1)[-1]:
+        return None
+    why = next(ln for ln in err.splitlines() if "no block completed since" in ln)
+    return "STUCK: " + why[len("canary-emu: "):] if why.startswith("canary-emu: ") else "STUCK: " + why
+
+
+def estimate(case, o):
+    """The run's own memory estimate (bytes; its JSON report's mem_estimate_bytes), or None.
+
+    From the report when the case printed JSON, else from the same options
+    run again for JSON and cut at once (--time-limit 1ns): the estimate is
+    made before the run starts.
+    """
+    def of(text):
+        try:
+            rr = json.loads(text)
+        except ValueError:
+            return None
+        rr = rr.get("runs", [rr]) if isinstance(rr, dict) else []
+        v = [r.get("mem_estimate_bytes") for r in rr if isinstance(r, dict)]
+        v = [x for x in v if isinstance(x, int)]
+        return max(v) if v else None
+
+    if "--json" in case.args:
+        return of(o[1])
+    if case.kind != "options" or not getattr(case, "emu", None):
+        return None
+    args = [a for a in case.args if a != "--csv"]
+    args = [x for k, v in options(args) if k != "--time-limit" for x in ((k,) if v is None else (k, v))]
+    try:
+        p = subprocess.run([case.emu] + args + ["--json", "--time-limit", "1ns"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, timeout=WALL_LIMIT)
+    except subprocess.TimeoutExpired:
+        return None
+    return of(p.stdout.decode(errors="replace"))
+
+
 def p_memory(case, o):
-    if o[4] > RSS_LIMIT:
-        return "peak RSS %.0f MiB (more than %d MiB)" % (o[4] / 2**20, RSS_LIMIT >> 20)
+    """Peak RSS within RSS_LIMIT, or within twice the run's own estimate (and 256 MiB) when that is more.
+
+    The emulator refuses a run its estimate says does not fit; one it takes
+    may need more than RSS_LIMIT by that estimate (a 1 GiB allreduce on 16
+    hosts keeps about 4 GiB of block state): the property is that memory
+    stays near what the run said it needs, not a fixed size. Twice: a
+    sanitizer's shadow memory and redzones on top of the estimate, which
+    leaves out frames in flight.
+    """
+    if o[4] <= RSS_LIMIT:
+        return None
+    est = estimate(case, o)
+    limit = max(RSS_LIMIT, 2 * est + (256 << 20)) if est else RSS_LIMIT
+    if o[4] > limit:
+        return "peak RSS %.0f MiB (more than %d MiB; the run's own estimate: %s)" % (
+            o[4] / 2**20, limit >> 20, "%.0f MiB" % (est / 2**20) if est else "none")
     return None
 
 
-PROPERTIES = [p_ends, p_sanitizers, p_exact, p_said_why, p_memory]
+PROPERTIES = [p_ends, p_sanitizers, p_exact, p_said_why, p_live, p_memory]
 
 
 def judge(case, outcome):
     """The failed properties of CASE's OUTCOME, as messages (empty: it passed)."""
-    return [why for why in (p(case, outcome) for p in PROPERTIES) if why]
+    return [why for _, why in failures(case, outcome)]
+
+
+# options a reduction keeps (without them the emulator falls back to the paper's 1 024-host fabric, 4 MiB, 100 ms)
+KEEP = {"--topology", "--hosts", "--size", "--time-limit", "--no-progress", "--json", "--csv", "--scenario"}
+# smaller values a reduction tries, in order, for options it keeps or that matter
+SIMPLER = {"--topology": FABRICS[:4], "--hosts": ["2", "4"], "--size": ["4", "64", "1KiB", "16KiB"],
+           "--algo": ALGOS, "--concurrent": ["1"], "--background": ["none"], "--workers": ["1"],
+           "--time-limit": ["1ms", "5ms"], "--elements": ["32", "256"]}
+
+
+def options(args):
+    """ARGS as a list of (option, value or None), in order."""
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if i + 1 < len(args) and not args[i + 1].startswith("--") and a.startswith("--"):
+            out.append((a, args[i + 1]))
+            i += 2
+        else:
+            out.append((a, None))
+            i += 1
+    return out
+
+
+def flatten(opts):
+    return [x for o, v in opts for x in ((o,) if v is None else (o, v))]
+
+
+def failures(case, outcome):
+    """The failed properties of CASE's OUTCOME: (name, why) each."""
+    return [(p.__name__, why) for p, why in ((p, p(case, outcome)) for p in PROPERTIES) if why]
+
+
+def reduce(case, outcome, emu, tmp, max_runs=60, seconds=300, log=None):
+    """A smaller case that fails a property CASE failed with OUTCOME.
+
+    Greedy: drop each option the reduction need not keep, then try each
+    simpler value of SIMPLER, keeping every change after which the case
+    still fails a property it failed before (the same function); again
+    until nothing changes, at most MAX_RUNS runs or SECONDS. Returns
+    (case, whys, runs).
+    """
+    failed = failures(case, outcome)
+    if case.kind != "options":
+        return case, [w for _, w in failed], 0
+    target = {n for n, _ in failed}
+    runs, t0 = 0, time.monotonic()
+    best, best_whys = case, [w for _, w in failed]
+
+    def still(opts):
+        nonlocal runs
+        runs += 1
+        c = Case("options", flatten(opts))
+        o = isolated(c, emu, tmp)
+        failed = failures(c, o)
+        if log:
+            log("    reduce %d: %s -> %s" % (runs, " ".join(quote(a) for a in c.args),
+                                            ", ".join(n for n, _ in failed) or "passes"))
+        if any(n in target for n, _ in failed):
+            return c, [w for _, w in failed]
+        return None
+
+    changed = True
+    while changed and runs < max_runs and time.monotonic() - t0 < seconds:
+        changed = False
+        opts = options(best.args)
+        # drop what need not stay, the last options first
+        for i in reversed(range(len(opts))):
+            if runs >= max_runs or time.monotonic() - t0 >= seconds:
+                break
+            if i >= len(opts) or opts[i][0] in KEEP:
+                continue
+            r = still(opts[:i] + opts[i + 1:])
+            if r:
+                best, best_whys = r
+                opts = options(best.args)
+                changed = True
+        # simpler values
+        for i in range(len(opts)):
+            o, v = opts[i]
+            for simpler in SIMPLER.get(o, []):
+                if runs >= max_runs or time.monotonic() - t0 >= seconds:
+                    break
+                if simpler == v or (v and o == "--algo" and simpler not in v.split(",")):
+                    continue
+                if v is not None and o != "--algo" and rank(o, simpler) >= rank(o, v):
+                    continue
+                r = still(opts[:i] + [(o, simpler)] + opts[i + 1:])
+                if r:
+                    best, best_whys = r
+                    opts = options(best.args)
+                    v = simpler
+                    changed = True
+                    if o == "--algo":
+                        break
+    return best, best_whys, runs
+
+
+def rank(opt, value):
+    """Where VALUE stands among SIMPLER[OPT] (a value not there: after all of them)."""
+    vals = SIMPLER.get(opt, [])
+    return vals.index(value) if value in vals else len(vals)
 
 
 def quote(a):
     return a if a and all(c.isalnum() or c in "-_=.,:/%@+" for c in a) else "'" + a.replace("'", "'\\''") + "'"
 
 
-def campaign(runs, seconds, seed, emu=EMU, keep=None, verbose=False, each=None):
-    """Run up to RUNS cases (or SECONDS); call EACH(i, case, outcome, whys) per case. Return (cases, failed)."""
+def campaign(runs, seconds, seed, emu=EMU, keep=None, verbose=False, each=None, reduce_runs=60):
+    """Run up to RUNS cases (or SECONDS); call EACH(i, case, outcome, whys) per case. Return (cases, failed).
+
+    A failed case is reduced (reduce(), at most REDUCE_RUNS runs; 0: not)
+    and its reduction printed (or passed to EACH as case.reduced).
+    """
     rng = random.Random(seed)
     rng.rare = 0
     t0 = time.monotonic()
@@ -257,6 +438,8 @@ def campaign(runs, seconds, seed, emu=EMU, keep=None, verbose=False, each=None):
                 failed += 1
                 if keep:
                     save(keep, seed, done, case, outcome)
+                if reduce_runs:
+                    case.reduced = reduce(case, outcome, emu, tmp, reduce_runs)
             if each:
                 each(done, case, outcome, whys)
             elif whys or verbose:
@@ -266,11 +449,21 @@ def campaign(runs, seconds, seed, emu=EMU, keep=None, verbose=False, each=None):
                                                             "".join("\n    " + w for w in whys)), flush=True)
                 if whys and case.files:
                     print("    DIR/%s: %r" % tuple(next(iter(case.files.items()))))
+                if whys and getattr(case, "reduced", None) and case.reduced[2]:
+                    print(reduced_text(case.reduced, emu), flush=True)
     return done, failed
+
+
+def reduced_text(reduced, emu):
+    """The lines that give a reduction: its command and why it fails."""
+    c, whys, n = reduced
+    return "    reduced (%d runs): %s%s" % (n, " ".join(quote(a) for a in c.command(emu, "DIR")),
+                                            "".join("\n        " + w for w in whys))
 
 
 def isolated(case, emu, tmp):
     """run() in a child process, so that RUSAGE_CHILDREN is this case's alone."""
+    case.emu = emu
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -318,13 +511,15 @@ def main():
     ap.add_argument("--emu", default=EMU)
     ap.add_argument("--keep", help="save each failed case (command, files, stderr) under this directory")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line per case, not only per failure")
+    ap.add_argument("--reduce-runs", type=int, default=60,
+                    help="reduce a failed case in at most this many runs (0: do not reduce)")
     a = ap.parse_args()
     if not os.access(a.emu, os.X_OK):
         print("campaign: build emu/canary-emu first")
         return 2
     seed = a.seed if a.seed is not None else int(time.time())
     t0 = time.monotonic()
-    done, failed = campaign(a.runs, a.seconds, seed, a.emu, a.keep, a.verbose)
+    done, failed = campaign(a.runs, a.seconds, seed, a.emu, a.keep, a.verbose, reduce_runs=a.reduce_runs)
     print("campaign: seed %d: %d cases in %.0f s, %d failed" % (seed, done, time.monotonic() - t0, failed))
     return 1 if failed else 0
 
