@@ -1295,6 +1295,15 @@ static int write_peers(struct scn *s)
 			return -EINVAL;
 		}
 		fprintf(f, "# canary-emu: tenant %u, %u hosts: RANK IPV4 MAC\n", t, s->ten[t].P);
+		for (unsigned i = 0; i < s->res->nattached; i++)
+			if (s->res->attached[i].tenant == t) {
+				const struct emu_fab_node *fn = &s->fab->nodes[emu_fabric_find(s->fab, s->res->attached[i].node)];
+				const struct emu_fab_port *fp = &s->fab->ports[fn->port0];
+
+				/* the real hosts pace at this without --rate (a veth says 10 Gb/s) */
+				fprintf(f, "# rate %llu\n", (unsigned long long)s->fab->links[fp->link].rate_bps[fp->side]);
+				break;
+			}
 		for (unsigned r = 0; r < s->ten[t].P; r++) {
 			const uint8_t *m = s->ten[t].peers[r].mac;
 

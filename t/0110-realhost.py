@@ -452,6 +452,7 @@ def placed():
             ok(False, "the allreduce on exactly the attached hosts: namespaces set up")
             ok(False, "an algorithm mismatch: namespaces set up")
             ok(False, "a real host faster than its link: namespaces set up")
+            ok(False, "the peer table's rate: namespaces set up")
             return
         real = [(3, 0), (6, 1)]	# (host index, namespace / veth index): ranks 0 and 1 of the allreduce
         peers = "/tmp/canary-peers-p%d" % ID
@@ -459,10 +460,16 @@ def placed():
         e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 2, [("H%d" % h, "ce%d" % i) for h, i in real],
                      at, ["--attach-peers", peers, "--seed", "5", "--drop", "L0/3#3"])
         said = wait_attached(e, 2)
-        # H6 paced at 10 Gb/s into its 100 Mb/s link (as a veth's reported speed would): exact, and warned of
-        hs = [host(ns(i), "ch%d" % i, r, 2, "canary", ["--peers", peers] + (["--rate", "10Gbps"] if r else []), at)
-              for r, (h, i) in enumerate(real)]
+        # H6 paced at 10 Gb/s into its 100 Mb/s link (as a veth's reported speed would): exact, and warned of;
+        # H3 without --rate: the peer table's rate
+        h3 = start(ns(0), pinned() + [AR, "--interface", "ch0", "--rank", "0", "--hosts", "2", "--algo", "canary",
+                                      "--size", SIZE, "--time-limit", "240s", "--verify", "--json", "--start-at", at,
+                                      "--peers", peers])
+        hs = [h3, host(ns(1), "ch1", 1, 2, "canary", ["--peers", peers, "--rate", "10Gbps"], at)]
         res = [exact_host(finish(h)) for h in hs]
+        ok(res[0][1] is not None and res[0][1]["rate_bps"] == 100000000,
+           "a real host without --rate paces at the emulated links' 100 Mb/s from --attach-peers' table",
+           str(res[0][1] and res[0][1]["rate_bps"]) + res[0][2])
         rc, out, err = finish(e)
         ok(rc == 0 and "warning: H6 (ce1) sent" in err and "(100 Mb/s)" in err and "H3 (ce0) sent" not in err,
            "a real host sending at 10 Gb/s into a 100 Mb/s link: warned of, naming the rate; the one at 100 Mb/s "
@@ -500,7 +507,7 @@ def placed():
         net.close()
 
 
-PLAN = 17
+PLAN = 18
 
 
 def main():

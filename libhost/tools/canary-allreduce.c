@@ -794,6 +794,8 @@ int main(int argc, char **argv)
 			free(peers);
 			return 2;
 		}
+		if (!o.rate)
+			o.rate = lh_peers_file_rate(o.peers_file);	/* the emulated link's (canary-emu --attach-peers) */
 	} else {
 		for (unsigned r = 0; r < o.hosts; r++)
 			peers[r] = (struct lh_peer){ .ipv4 = HOST_IP_BASE + r,

@@ -70,3 +70,18 @@ int lh_peers_file_read(const char *path, struct lh_peer *p, unsigned n, char *er
 	}
 	return rc;
 }
+
+uint64_t lh_peers_file_rate(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	unsigned long long bps = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "# rate %llu", &bps) == 1)
+			break;
+	fclose(f);
+	return bps;
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * DOC: peers_file.h - the peer table of real hosts, read from a file of
- * lines "RANK IPV4 MAC" (blank lines and lines starting with # skipped).
+ * lines "RANK IPV4 MAC" (blank lines and lines starting with # skipped;
+ * "# rate BPS" gives the real hosts' link rate).
  * canary-allreduce --peers and libcanarympi's CANARY_MPI_PEERS read it;
  * canary-emu --attach-peers writes it.
  */
@@ -9,6 +10,7 @@
 #define LH_PEERS_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "libhost/canary_host.h"
 
@@ -18,5 +20,12 @@
  * file and, for a bad line, its number.
  */
 int lh_peers_file_read(const char *path, struct lh_peer *p, unsigned n, char *err, size_t errlen);
+
+/*
+ * lh_peers_file_rate - the link rate a "# rate BPS" line of @path names
+ * (canary-emu --attach-peers writes the emulated link's), bit/s; 0 if
+ * none or unreadable.
+ */
+uint64_t lh_peers_file_rate(const char *path);
 
 #endif
