@@ -6,6 +6,10 @@
 #
 #   bench/loss-sweep.sh                     the paper's fabric, 512 hosts, 4 MiB
 #   SCALE=small bench/loss-sweep.sh         256-host fabric, 128 hosts, 1 MiB
+#   SCALE=droptail16 bench/loss-sweep.sh    60-host fabric at 25 Gb/s, 16 KiB drop-tail
+#                                           queues, two 41-host tenants of 1 MiB, 16
+#                                           elements, background: losses up to 5 %
+#   TREE=NAME EMU=PATH                      rows of another build, tagged (before/after)
 #   SEEDS="1 2 3 4 5" BGS="none uniform" LOSSES="0 droptail 0.00001 0.0001 0.001 0.01" SKETCHES="8 16"
 #   LOSSES="credit:0.0001 credit:0.001"     the same loss on the credit fabric
 #   RUNS="base paper sketch"                ring and static:4, Canary (paper), Canary (sketch)
@@ -29,19 +33,31 @@
 # drop-tail fabric (P, no injected loss: droptail).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SEEDS_SET=${SEEDS:-}
 . bench/lib.sh
 
 SCALE=${SCALE:-paper}
-BGS=${BGS:-none uniform}
-LOSSES=${LOSSES:-0 droptail 0.00001 0.0001 0.001 0.01}
 SKETCHES=${SKETCHES:-16}
-RUNS=${RUNS:-base paper sketch}
 case $SCALE in
 paper) ARGS="$PAPER --hosts 512" ;;
 small) ARGS="--topology fattree2:leaves=16,spines=16,hosts=16 --elements 256 --profile ${PROFILE:-unbounded}
 	--no-progress --hosts 128 --size 1MiB" ;;
-*) echo "bench/loss-sweep.sh: SCALE=$SCALE is neither paper nor small" >&2; exit 2 ;;
+# the liveness scenario family: small drop-tail buffers that the recovery's
+# own frames fill; 16 elements a packet (no sketch: auto gives it 0), a
+# 200 ms limit (the ring takes about 9 ms at 2 %)
+droptail16) ARGS="--topology fattree2:leaves=6,spines=3,hosts=10,rate=25G --hosts 41 --size 1MiB
+	--elements 16 --concurrent 2 --bg-volume 256KiB --buffer 16KiB --no-progress --time-limit 200ms"
+	BGS=${BGS:-uniform}
+	LOSSES=${LOSSES:-0 droptail 0.001 0.005 0.01 0.02 0.05 credit:0.001 credit:0.005 credit:0.01 credit:0.02 credit:0.05}
+	RUNS=${RUNS:-base paper}
+	SEEDS=${SEEDS_SET:-1 2 3} ;;
+*) echo "bench/loss-sweep.sh: SCALE=$SCALE is neither paper, small nor droptail16" >&2; exit 2 ;;
 esac
+BGS=${BGS:-none uniform}
+LOSSES=${LOSSES:-0 droptail 0.00001 0.0001 0.001 0.01}
+RUNS=${RUNS:-base paper sketch}
+# TREE=NAME: a column of the rows, and a prefix of the table's and plot's columns
+TAG=${TREE:+tree=$TREE,}
 # the recovery's frames in their own traffic class (the emulator's default;
 # PRIORITY=none: one class, as the rows measured before it)
 ARGS="$ARGS --priority ${PRIORITY:-recovery}"
@@ -53,7 +69,8 @@ table() {
 		my (%sum, %n, %bad, %fb, %rows, %cols);
 		while (<STDIN>) {
 			chomp; my @v = parse_line(",", 0, $_);
-			my $col = $v[$i{algo}] . ($v[$i{recovery}] eq "-" ? "" : " ($v[$i{recovery}])");
+			my $col = (defined $i{tree} ? "$v[$i{tree}]: " : "") . $v[$i{algo}] .
+				($v[$i{recovery}] eq "-" ? "" : " ($v[$i{recovery}])");
 			my $row = "$v[$i{bg}] | $v[$i{loss}]";
 			$rows{$row} = 1; $cols{$col} = 1;
 			my $ok = $v[$i{result_exact}] eq "yes" || $v[$i{result_exact}] eq "true";
@@ -74,18 +91,20 @@ table() {
 		}' < "$F"
 }
 
-# plot: the CSV's means and min-max per panel, algorithm and loss, as
-# gnuplot data blocks (one per panel and column), then the figure
+# plot: the CSV's means and min-max per panel, column and loss, as gnuplot
+# data blocks (one per panel with rows and column), then the figure: a panel
+# per kind of row (none, credit, droptail) that has rows, the losses of the
+# rows as evenly spaced points (0 first)
 plot() {
 	command -v gnuplot >/dev/null || { echo "bench/loss-sweep.sh: no gnuplot, no plot" >&2; return 0; }
 	local dat=$RESULTS/loss-sweep-$SCALE.dat png=$RESULTS/loss-sweep-$SCALE.png
 	perl -MText::ParseWords -e '
 		my $hdr = <STDIN>; chomp $hdr; my @c = parse_line(",", 0, $hdr); my %i; @i{@c} = 0..$#c;
-		my %v; my %cols;
-		my @x = ("0.00001", "0.0001", "0.001", "0.01");
+		my %v; my %cols; my %xs = (0 => 1);
 		while (<STDIN>) {
 			chomp; my @f = parse_line(",", 0, $_);
-			my $col = $f[$i{algo}] . ($f[$i{recovery}] eq "-" ? "" : " ($f[$i{recovery}])");
+			my $col = (defined $i{tree} ? "$f[$i{tree}]: " : "") . $f[$i{algo}] .
+				($f[$i{recovery}] eq "-" ? "" : " ($f[$i{recovery}])");
 			my $ok = $f[$i{result_exact}] eq "yes" || $f[$i{result_exact}] eq "true";
 			my ($bg, $l) = ($f[$i{bg}], $f[$i{loss}]);
 			# panel and x (0: no injected loss) of the row; a row may serve two panels
@@ -98,43 +117,52 @@ plot() {
 				push @at, ["droptail", 0] if $l eq "droptail";
 				push @at, ["droptail", $l] if $l =~ /^[0-9.]+$/ && $l ne "0";
 			}
-			for my $a (@at) { push @{$v{$a->[0]}{$col}{$a->[1]}}, $ok ? $f[$i{goodput_gbps}] : 0; $cols{$col} = 1; }
+			for my $a (@at) {
+				push @{$v{$a->[0]}{$col}{$a->[1] + 0}}, $ok ? $f[$i{goodput_gbps}] : 0;
+				$cols{$col} = 1; $xs{$a->[1] + 0} = 1;
+			}
 		}
+		my @x = sort { $a <=> $b } keys %xs;
+		print "#xtics ", join(", ", map { sprintf "\"%s\" %d", $x[$_] ? ($x[$_] * 100) . " %%" : "0", $_ } 0..$#x), "\n";
+		print "#xmax ", $#x, "\n";
 		for my $p ("none", "credit", "droptail") {
+			next unless $v{$p};
+			print "#panel $p\n";
 			for my $col (sort keys %cols) {
-				print "# $p	$col
-";
-				my $k = 0;
-				for my $x ("0", @x) {
-					my $s = $v{$p}{$col}{$x} or do { $k++; next };
+				print "# $p	$col\n";
+				for my $k (0..$#x) {
+					my $s = $v{$p}{$col}{$x[$k]} or next;
 					my ($sum, $lo, $hi) = (0, 1e9, -1);
 					for (@$s) { $sum += $_; $lo = $_ if $_ < $lo; $hi = $_ if $_ > $hi; }
-					printf "%d\t%.3f\t%.3f\t%.3f\n", $k++, $sum / @$s, $lo, $hi;
+					printf "%d\t%.3f\t%.3f\t%.3f\n", $k, $sum / @$s, $lo, $hi;
 				}
 				print "\n\n";
 			}
 		}' < "$F" > "$dat"
-	local cols
-	cols=$(awk -F'\t' '/^# none/ { print $2 }' "$dat")
+	local cols panels xtics xmax
+	panels=$(awk '/^#panel / { print $2 }' "$dat")
+	cols=$(awk -F'\t' -v p="$(echo "$panels" | head -1)" '$1 == "# " p { print $2 }' "$dat")
+	xtics=$(sed -n 's/^#xtics //p' "$dat")
+	xmax=$(sed -n 's/^#xmax //p' "$dat")
 	{
 		echo 'set encoding utf8'
-		echo 'set terminal pngcairo size 1440,480 font "sans,11" noenhanced'
+		echo "set terminal pngcairo size $((480 * $(echo "$panels" | wc -l) + 160)),480 font \"sans,11\" noenhanced"
 		echo "set output '$png'"
-		echo 'set multiplot layout 1,3'
+		echo "set multiplot layout 1,$(echo "$panels" | wc -l)"
 		echo 'set grid ytics'
 		echo 'set key outside below center horizontal'
 		echo 'set bmargin 6'
 		echo 'set ylabel "goodput (Gb/s)"'
-		echo 'set xrange [-0.3:4.3]'
+		echo "set xrange [-0.3:$xmax.3]"
 		echo 'set yrange [0:*]'
-		echo 'set xtics ("0" 0, "0.001 %%" 1, "0.01 %%" 2, "0.1 %%" 3, "1 %%" 4)'
+		echo "set xtics ($xtics)"
 		echo 'set xlabel "loss per link"'
-		local b=0 title
-		for p in none credit droptail; do
+		local b=0 title p
+		for p in $panels; do
 			case $p in
 			none) title="$SCALE scale, no background" ;;
 			credit) title="background, credit fabric (0: lossless)" ;;
-			droptail) title="background, drop-tail (0: no injected loss)" ;;
+			droptail) title="$SCALE: background, drop-tail (0: no injected loss)" ;;
 			esac
 			echo "set title '$title'"
 			local cmd="plot" k=0 col
@@ -166,18 +194,18 @@ for seed in $SEEDS; do for bg in $BGS; do for loss in $LOSSES; do
 	esac
 	case " $RUNS " in *" base "*)
 		# shellcheck disable=SC2086
-		csv_run "$F" "loss=$loss,bg=$bg,recovery=-" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
+		csv_run "$F" "${TAG}loss=$loss,bg=$bg,recovery=-" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
 			--algo ring,static:4 ;;
 	esac
 	case " $RUNS " in *" paper "*)
 		# shellcheck disable=SC2086
-		csv_run "$F" "loss=$loss,bg=$bg,recovery=paper" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
+		csv_run "$F" "${TAG}loss=$loss,bg=$bg,recovery=paper" $ARGS --background "$bg" --seed "$seed" "${lo[@]}" \
 			--algo canary --sketch 0 ;;
 	esac
 	case " $RUNS " in *" sketch "*)
 		for k in $SKETCHES; do
 			# shellcheck disable=SC2086
-			csv_run "$F" "loss=$loss,bg=$bg,recovery=sketch$k" $ARGS --background "$bg" --seed "$seed" \
+			csv_run "$F" "${TAG}loss=$loss,bg=$bg,recovery=sketch$k" $ARGS --background "$bg" --seed "$seed" \
 				"${lo[@]}" --algo canary --sketch "$k"
 		done ;;
 	esac
