@@ -414,27 +414,37 @@ def mixed():
         net.close()
 
 
+def h1_h6(emu_args, host_args, meanwhile=None):
+    """H1 and H6 real (namespaces 0 and 1), 8 hosts on a canary emulator with --stall 5s; meanwhile(at, hosts)
+    runs while the emulator does. The emulator's exit status, output and stderr, and what it said on attaching."""
+    real = [(1, 0), (6, 1)]
+    at = instant()
+    e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
+                 at, ["--stall", "5s"] + emu_args)
+    said = wait_attached(e, 2)
+    hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--start-at", at] +
+                host_args) for h, i in real]
+    if meanwhile:
+        meanwhile(at, hs)
+    rc, out, err = finish(e, 200)
+    for h in hs:
+        h.kill()
+        finish(h)
+    return rc, out, err, said
+
+
 def killed():
     net = Net()
     try:
         if not fabric(net, 2):
             ok(False, "a killed real host: namespaces set up")
             return
-        real = [(1, 0), (6, 1)]
-        at = instant()
-        e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
-                     at, ["--stall", "5s", "--size", "4MiB", "--rate", "10Mbps"])
-        said = wait_attached(e, 2)
-        hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--size", "4MiB",
-                            "--rate", "10Mbps", "--start-at", at, "--time-limit", "60s"])
-              for h, i in real]
-        # killed 1.5 s into the allreduce, which cannot end before 3.4 s: each host sends its 4 MiB at 10 Mb/s
-        time.sleep(max(0.0, float(at) + 1.5 - time.time()))
-        hs[1].kill()
-        rc, out, err = finish(e, 200)
-        for h in hs:
-            h.kill()
-            finish(h)
+        def kill_h6(at, hs):
+            # killed 1.5 s into the allreduce, which cannot end before 3.4 s: each host sends its 4 MiB at 10 Mb/s
+            time.sleep(max(0.0, float(at) + 1.5 - time.time()))
+            hs[1].kill()
+        rc, out, err, said = h1_h6(["--size", "4MiB", "--rate", "10Mbps"],
+                                   ["--size", "4MiB", "--rate", "10Mbps", "--time-limit", "60s"], kill_h6)
         ok(rc == 1 and "without their whole result" in err,
            "a real host killed mid-run: the emulator stops on its watchdog, exit 1, saying which allreduce",
            "".join(said) + "rc %s\n" % rc + err)
@@ -492,17 +502,8 @@ def placed():
            "(%s; the hosts say %s)" % (asked, sent),
            "".join(said) + err + "\n".join(r[2] for r in res) + "\n" + brief(res, att))
 
-        at = instant()
-        e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in
-                                                                        [(1, 0), (6, 1)]], at, ["--stall", "5s"])
-        said = wait_attached(e, 2)
-        hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--size", SIZE,
-                            "--algo", "static", "--rate", "100Mbps", "--start-at", at, "--time-limit", "30s"])
-              for h, i in [(1, 0), (6, 1)]]
-        rc, out, err = finish(e, 200)
-        for h in hs:
-            h.kill()
-            finish(h)
+        rc, out, err, said = h1_h6([], ["--size", SIZE, "--algo", "static", "--rate", "100Mbps",
+                                        "--time-limit", "30s"])
         ok(rc == 1 and "sends static frames, the emulator runs canary" in err,
            "real hosts on static trees, the emulator on canary: refused at the first frame, naming both (exit 1)",
            "".join(said) + "rc %s\n" % rc + err)
