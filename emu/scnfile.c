@@ -515,6 +515,10 @@ static int give(struct reader *r, const char *at, const char *key, const char *v
 			 control(key) ? "a key" : "a value");
 		return -EINVAL;
 	}
+	if (!key[0] || strchr(key, '\t')) {
+		snprintf(r->err, r->errlen, "line %u: %s", line(r, at), key[0] ? "a tab in a key" : "an empty key");
+		return -EINVAL;
+	}
 
 	if (!r->apply(r->ctx, key, val, why, sizeof(why)))
 		return 0;
@@ -635,9 +639,13 @@ static int read_csv(struct reader *r)
 		r->p = eol < r->end ? eol + 1 : eol;
 		char *kv = buf + 1 + strspn(buf + 1, " "), *eq = strchr(kv, '=');
 
-		if (!eq) {
+		if (!eq || eq == kv) {
 			r->p = at;
 			return bad(r, "not '# key=value'");
+		}
+		if (strlen(eq + 1) >= SCNFILE_VAL * 2) {
+			r->p = at;
+			return bad(r, "a value too long for a scenario value");
 		}
 		*eq = 0;
 		if (give(r, at, kv, eq + 1))
