@@ -857,17 +857,19 @@ static __attribute__((noinline)) int send_full(struct emu_node *n, unsigned port
 
 int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 {
-	struct emu_port *p = &n->ports[port];
-
 	/*
 	 * A fast variant: the full path's checks all pass but the MTU's;
 	 * what a frame of class 0 does there (the higher class takes the
 	 * full path).
 	 */
-	if (emu_likely(port < n->nports) && emu_likely(p->variant) && emu_likely(f->len <= p->mtu_frame) &&
-	    (p->variant == EMU_PORT_FAST_ONE || !frame_tc(n, f))) {
-		port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), 0, true);
-		return 0;
+	if (emu_likely(port < n->nports)) {
+		const struct emu_port *p = &n->ports[port];
+
+		if (emu_likely(p->variant) && emu_likely(f->len <= p->mtu_frame) &&
+		    (p->variant == EMU_PORT_FAST_ONE || !frame_tc(n, f))) {
+			port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), 0, true);
+			return 0;
+		}
 	}
 	return send_full(n, port, f);
 }
