@@ -580,7 +580,9 @@ void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
 
 uint32_t lh_frame_data_len(const uint8_t *p, uint32_t len)
 {
-	if (len > EMU_UDP_PAYLOAD_OFF + LH_BG_DATA && lh_wire_udp_dport(p, len) == LH_BG_PORT)
+	/* a Canary frame is all data: told from its EtherType without a call */
+	if (len > EMU_UDP_PAYLOAD_OFF + LH_BG_DATA && lh_wire_ethertype(p, len) == EMU_ETHERTYPE_IPV4 &&
+	    lh_wire_udp_dport(p, len) == LH_BG_PORT)
 		return EMU_UDP_PAYLOAD_OFF + LH_BG_DATA;
 	return len;
 }
@@ -975,7 +977,10 @@ static bool bg_pull(struct lh_host *h)
 	const struct lh_peer *to = &b->peers[b->peer];
 	uint32_t len = lh_wire_udp(buf, to->mac, h->self.mac, h->self.ipv4, to->ipv4, LH_BG_PORT, LH_BG_PORT, payload);
 
-	memset(buf + EMU_UDP_PAYLOAD_OFF, 0, payload < LH_BG_DATA ? payload : LH_BG_DATA);
+	if (payload >= LH_BG_DATA)
+		memset(buf + EMU_UDP_PAYLOAD_OFF, 0, LH_BG_DATA);	/* a constant size: two stores, no call */
+	else
+		memset(buf + EMU_UDP_PAYLOAD_OFF, 0, payload);
 	b->left -= payload;
 	b->st.frames_sent++;
 	b->st.bytes_sent += len;
