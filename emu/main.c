@@ -39,6 +39,7 @@
 #include "emu/scenario.h"
 #include "emu/scnfile.h"
 #include "emu/units.h"
+#include "libhost/wire.h"
 #include "topologies/topo.h"
 #include "emu/engine/cores.h"
 #include "emu/engine/util.h"
@@ -511,6 +512,16 @@ static const char *o_seed(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_run_id(struct cli *c, const char *a)
+{
+	uint64_t v;
+
+	if (emu_parse_u64(a, &v) || v >= EMU_CANARY_RUNS)
+		return "is not a run id in 0..3";
+	c->cfg.run_id = (unsigned)v;
+	return NULL;
+}
+
 /* --seeds A-B: every run once per seed from A to B */
 static const char *o_seeds(struct cli *c, const char *a)
 {
@@ -946,6 +957,10 @@ static const struct cli_opt opt_table[] = {
 	OPT("attach-peers", "FILE", o_attach_peers, NULL,
 	    "write the attached hosts' peer table (RANK IPV4 MAC) for canary-allreduce --peers; FILE.T per tenant T "
 	    "with --concurrent"),
+	OPT("run-id", "N", o_run_id, "0",
+	    "the run id (0..3) every frame of the first run carries, then N+1, ... modulo 4 for a sweep's runs; "
+	    "a host drops a frame of another run and counts it (other_run_frames). Real hosts: canary-allreduce "
+	    "--run-id, or the '# run' line of --attach-peers' table"),
 	OPT("attach-quiet", "T", o_attach_quiet, "1s",
 	    "an attached host counts as done when the completion barrier went through and it was then silent this long"),
 	OPT("attach-poll", "T", o_attach_poll, "20us", "how often the attached interfaces are read"),
@@ -2067,6 +2082,7 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 		   unsigned *nres)
 {
 	int status = 0;
+	unsigned run_id = c->cfg.run_id, nrun = 0;
 
 	for (uint64_t sz = c->runs.size_min; sz; sz = next_size(c, sz))
 		for (unsigned i = 0; i < c->nalgo; i++) {
@@ -2078,6 +2094,8 @@ static int run_all(struct cli *c, struct emu_dist *dist, struct report *rep, str
 
 				c->cfg.size_bytes = sz;
 				c->cfg.seed = c->runs.seed_min + k;
+				/* the next run's frames differ from this one's: a frame left over is dropped */
+				c->cfg.run_id = (run_id + nrun++) % EMU_CANARY_RUNS;
 				int rc = run_one(c, dist, i, &res[*nres], &done);
 
 				if (rc > 0)

@@ -682,11 +682,12 @@ void emu_report_text_end(struct report *r, const struct emu_scn_result *res, uns
 			const struct emu_scn_attached *a = &res[k].attached[i];
 
 			fprintf(r->out, "# attached %s on %s (rank %u, tenant %u): %llu frames in, %llu out, %llu bad, "
-				"%llu overruns, %llu faster than the link, %llu retransmission requests, %llu not sent; %s\n",
+				"%llu overruns, %llu faster than the link, %llu retransmission requests, %llu of another run, "
+				"%llu not sent; %s\n",
 				a->node, a->ifname, a->rank, a->tenant, (unsigned long long)a->st.in_frames,
 				(unsigned long long)a->st.out_frames, (unsigned long long)a->st.in_bad,
 				(unsigned long long)a->st.in_overrun, (unsigned long long)a->st.in_fast,
-				(unsigned long long)a->st.in_retx_req,
+				(unsigned long long)a->st.in_retx_req, (unsigned long long)a->st.in_other_run,
 				(unsigned long long)a->st.out_dropped,
 				a->st.quiet ? "done (barrier passed, then quiet)" :
 				a->st.barrier_passed ? "barrier passed, still talking" : "barrier NOT passed");
@@ -729,12 +730,12 @@ static void json_attached(FILE *f, const struct emu_scn_result *res, const char 
 		fprintf(f, ", \"interface\": ");
 		json_str(f, a->ifname);
 		fprintf(f, ", \"tenant\": %u, \"rank\": %u, \"frames_in\": %llu, \"bytes_in\": %llu, "
-			   "\"bad_frames\": %llu, \"overruns\": %llu, \"retx_requests\": %llu, \"fast_frames\": %llu, "
+			   "\"bad_frames\": %llu, \"overruns\": %llu, \"retx_requests\": %llu, \"fast_frames\": %llu, \"other_run_frames\": %llu, "
 			   "\"frames_out\": %llu, \"bytes_out\": %llu, \"out_dropped\": %llu, \"barrier_passed\": %s, \"went_quiet\": %s}%s\n",
 			a->tenant, a->rank, (unsigned long long)a->st.in_frames, (unsigned long long)a->st.in_bytes,
 			(unsigned long long)a->st.in_bad, (unsigned long long)a->st.in_overrun,
 			(unsigned long long)a->st.in_retx_req, (unsigned long long)a->st.in_fast,
-			(unsigned long long)a->st.out_frames, (unsigned long long)a->st.out_bytes,
+			(unsigned long long)a->st.in_other_run, (unsigned long long)a->st.out_frames, (unsigned long long)a->st.out_bytes,
 			(unsigned long long)a->st.out_dropped, a->st.barrier_passed ? "true" : "false",
 			a->st.quiet ? "true" : "false", i + 1 < res->nattached ? "," : "");
 	}
@@ -851,6 +852,7 @@ static void json_what(FILE *f, const struct emu_scn_result *res, const struct em
 	fprintf(f, "%s  \"elements\": %u,\n", ind, c->elements);
 	fprintf(f, "%s  \"concurrent\": %u,\n", ind, res->nar);
 	fprintf(f, "%s  \"seed\": %llu,\n", ind, (unsigned long long)res->seed);
+	fprintf(f, "%s  \"run_id\": %u,\n", ind, res->run_id);
 	fprintf(f, "%s  \"priority\": \"%s\",\n", ind, emu_tc_mode_names[c->priority]);
 	fprintf(f, "%s  \"runtime_ns\": %.3f,\n", ind, (double)res->runtime / 1e3);
 	fprintf(f, "%s  \"goodput_gbps\": %.6f,\n", ind, res->goodput_gbps);
@@ -881,6 +883,7 @@ static void json_protocol(FILE *f, const struct emu_scn_result *res, const struc
 	fprintf(f, "%s  \"collisions\": %llu,\n", ind, (unsigned long long)res->sw.collisions);
 	fprintf(f, "%s  \"restorations\": %llu,\n", ind, (unsigned long long)rs);
 	fprintf(f, "%s  \"retransmissions\": %llu,\n", ind, (unsigned long long)retx);
+	fprintf(f, "%s  \"other_run_frames\": %llu,\n", ind, (unsigned long long)res->other_run);
 	fprintf(f, "%s  \"failures\": %llu,\n", ind, (unsigned long long)fails);
 	fprintf(f, "%s  \"reissues\": %llu,\n", ind, (unsigned long long)re);
 	fprintf(f, "%s  \"fallbacks\": %llu,\n", ind, (unsigned long long)fb);

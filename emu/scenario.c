@@ -491,6 +491,7 @@ struct host_rec {
 	uint64_t bg_bytes;
 	uint64_t bg_wire_offered;
 	uint64_t bg_wire_sent;
+	uint64_t other_run;		/* frames of another run dropped (lh_host_other_run) */
 	struct lh_ar_stats st;
 };
 
@@ -554,6 +555,7 @@ static void recs_fill(struct recs *r, struct emu_engine *eng, const struct emu_f
 			h->bg_bytes = bs->bytes_sent;
 			h->bg_wire_offered = bs->wire_bytes_offered;
 			h->bg_wire_sent = bs->wire_bytes_sent;
+			h->other_run = lh_host_other_run(s->lh);
 		}
 	}
 	for (uint32_t i = 0; i < fab->nswitches; i++)
@@ -1304,6 +1306,7 @@ static int write_peers(struct scn *s)
 				fprintf(f, "# rate %llu\n", (unsigned long long)s->fab->links[fp->link].rate_bps[fp->side]);
 				break;
 			}
+		fprintf(f, "# run %u\n", cfg->run_id);	/* the run id the real hosts' frames carry (--run-id) */
 		for (unsigned r = 0; r < s->ten[t].P; r++) {
 			const uint8_t *m = s->ten[t].peers[r].mac;
 
@@ -1359,6 +1362,7 @@ static int scn_attach(struct scn *s)
 		}
 		s->att[i] = *a;
 		s->att[i].algo = (int)cfg->algo;
+		s->att[i].run = cfg->run_id;
 		s->att[i].afp = lh_afp_open(a->ifname, 0, why, sizeof(why));
 		if (!s->att[i].afp) {
 			snprintf(s->err, s->errlen, "--attach: %s=%s: %s", a->node, a->ifname, why);
@@ -1413,8 +1417,10 @@ static void scn_tally_attached(struct scn *s)
 		const struct emu_attach_state *as =
 			emu_node_state(emu_engine_node(s->eng, emu_fabric_find(s->fab, s->att[i].node)));
 
-		if (as)
+		if (as) {
 			res->attached[i].st = as->st;
+			res->other_run += as->st.in_other_run;
+		}
 		if (as && as->st.algo_refused && !refused) {
 			refused = true;
 			res->exact = false;
@@ -1572,6 +1578,7 @@ static void scn_program_hosts(struct scn *s)
 			h->cfg.npeers = s->ten[t].P;
 			h->cfg.rank = r;
 			h->cfg.tenant = t;
+			h->cfg.run = cfg->run_id;
 			h->cfg.ar = &s->arv[t];
 			h->cfg.count = cfg->size_bytes / 4;
 			h->cfg.input = host_input;
@@ -2052,6 +2059,8 @@ static void scn_tally_links(struct scn *s, emu_time_t T)
 	res->util_mean_busy = busy ? sumbusy / busy : 0;
 	for (uint32_t i = 0; i < s->nbg; i++)
 		res->bg_bytes += s->recs->host[s->order[s->nar + i]].bg_bytes;
+	for (uint32_t i = 0; i < s->recs->nhost; i++)
+		res->other_run += s->recs->host[i].other_run;
 	scn_tally_bg_load(s, T);
 }
 
@@ -2095,6 +2104,7 @@ int emu_scenario_run(const struct emu_scn_cfg *cfg, struct emu_scn_result *res, 
 
 	memset(res, 0, sizeof(*res));
 	res->seed = cfg->seed;
+	res->run_id = cfg->run_id;
 	res->size_bytes = cfg->size_bytes;
 	if (cfg->sketch == EMU_SCN_SKETCH_AUTO) {
 		/* canary-emu resolves it first (its report names K); other callers get it here */

@@ -95,6 +95,7 @@ struct emu_scn_cfg {
 	unsigned shards;		/* 0: smallest that fits */
 	bool table_per_tenant;		/* split the table among the tenants (paper sec. 5.2) */
 	uint64_t seed;
+	unsigned run_id;		/* the run every Canary and ring frame carries, 0..3 (wire.h) */
 	unsigned workers;
 	bool per_node;
 	enum emu_clock clock;
@@ -272,6 +273,8 @@ struct emu_scn_result {
 	unsigned nattached;
 	struct emu_scn_attached attached[EMU_SCN_MAX_ATTACH];
 	uint64_t mem_estimate;		/* what the run needs at least in this process (emu_scenario_run) */
+	unsigned run_id;		/* cfg.run_id */
+	uint64_t other_run;		/* frames of another run the hosts (real ones too) dropped */
 };
 
 /* emu_scn_wait_describe - what host @w waits for, in words, into @buf; the bytes written (at most @len) */

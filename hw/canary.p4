@@ -17,7 +17,7 @@
  *   r_tstate    0 free, TS_FLUSHED flushed, else the first arrival time
  *               (the timeout and the flushed state in one register); its
  *               output is what the counter and the elements do (elem_op)
- *   r_leader, r_hosts, r_children (ports 0..31)
+ *   r_leader, r_hosts (and the block's run id), r_children (ports 0..31)
  *   r_counter   contributions; CNT_DONE once the root sent the result
  *   r_e00..r_e31 the partial sums
  * 6 + 32 + the ECMP selector + 3 for the adaptive next hop = 42 stateful
@@ -101,9 +101,9 @@
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_CANARY = 0x88B5;
 
-const bit<6> OP_REDUCE = 1;
-const bit<6> OP_BCAST = 2;
-const bit<6> OP_RESTORE = 3;
+const bit<4> OP_REDUCE = 1;
+const bit<4> OP_BCAST = 2;
+const bit<4> OP_RESTORE = 3;
 
 const bit<32> TS_FLUSHED = 1;
 /*
@@ -146,7 +146,8 @@ header canary_h {
     bit<16> switch_addr; /* switch that saw the collision */
     bit<1>  bypass;
     bit<1>  multicast;
-    bit<6>  opcode;
+    bit<2>  run;         /* the run id, modulo 4 (wire.h) */
+    bit<4>  opcode;
 }
 
 header data_h {
@@ -263,6 +264,9 @@ struct ig_md_t {
     bit<1>  complete;    /* the root's last contribution */
     bit<32> now;         /* ns, never 0 or TS_FLUSHED */
     bit<16> hosts;
+    bit<2>  desc_run;    /* r_hosts' run: a flushed descriptor's */
+    bit<2>  run;         /* t_run: the run of this frame's tenant */
+    bit<1>  run_check;   /* ...if the control plane set one */
     bit<16> this_switch;
     bit<1>  is_up;       /* routed to an up port */
     bit<8>  up_idx;
@@ -298,6 +302,9 @@ parser IgParser(packet_in pkt, out headers_t hdr, out ig_md_t md, out ingress_in
         md.complete = 0;
         md.now = 0;
         md.hosts = 0;
+        md.desc_run = 0;
+        md.run = 0;
+        md.run_check = 0;
         md.this_switch = 0;
         md.is_up = 0;
         md.up_idx = 0;
@@ -407,6 +414,21 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
     };
 
 #endif
+    /*
+     * The run each tenant's hosts are in (canary_cp.py set_run): a Canary
+     * frame of the tenant with another run id is left over from an earlier
+     * run, or replayed, and is dropped before it touches a descriptor.
+     * A tenant without an entry is not checked (its hosts still drop such
+     * frames: libhost counts them).
+     */
+    action set_run(bit<2> run) { md.run = run; md.run_check = 1; }
+    table t_run {
+        key = { hdr.canary.id[31:24] : exact @name("tenant"); }
+        actions = { set_run; NoAction; }
+        size = 256;
+        default_action = NoAction();
+    }
+
     action set_root() { md.is_root = 1; }
     table leader_local {          /* leaders hanging off this switch */
         key = { hdr.canary.dst : exact; }
@@ -552,12 +574,13 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
 
-    Register<bit<16>, bit<15>>(N_DESC, 0) r_hosts;
-    RegisterAction<bit<16>, bit<15>, bit<16>>(r_hosts) hosts_set = {
-        void apply(inout bit<16> v) { v = hdr.canary.hosts; }
+    /* the hosts and, above them, the block's run (a flushed descriptor's frame carries it) */
+    Register<bit<32>, bit<15>>(N_DESC, 0) r_hosts;
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_hosts) hosts_set = {
+        void apply(inout bit<32> v) { v = (bit<32>)(hdr.canary.run ++ hdr.canary.hosts); }
     };
-    RegisterAction<bit<16>, bit<15>, bit<16>>(r_hosts) hosts_read = {
-        void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
+    RegisterAction<bit<32>, bit<15>, bit<32>>(r_hosts) hosts_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
 
     /* ---- r_children ---- */
@@ -1197,6 +1220,9 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
         prepare();
         prepare2();
         switch_addr.apply();
+        if (hdr.canary.isValid()) {
+            t_run.apply();
+        }
 #ifdef CANARY_ADAPTIVE_TIMEOUT
         if (hdr.ato.isValid()) {
             /* a sample back from ATO_PORT: step Q (then dropped: neither Canary nor IPv4) */
@@ -1222,8 +1248,12 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             if (md.old_id != 0) {
                 md.elem_op = tstate_timer.execute(md.slot);    /* READ: open and expired */
                 md.route_ip = leader_read.execute(md.slot);
-                md.hosts = hosts_read.execute(md.slot);
+                bit<32> hr = hosts_read.execute(md.slot);
+                md.hosts = hr[15:0];
+                md.desc_run = hr[17:16];
             }
+        } else if (hdr.canary.isValid() && md.run_check == 1 && hdr.canary.run != md.run) {
+            ig_dprsr_md.drop_ctl = 1;    /* a frame of another run: no descriptor sees it */
         } else if (hdr.canary.isValid() && hdr.canary.bypass == 0 && hdr.canary.opcode == OP_REDUCE) {
             port_onehot.apply();
 #ifndef CANARY_ADAPTIVE_TIMEOUT
@@ -1346,6 +1376,7 @@ control Ingress(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_meta
             hdr.canary.switch_addr = 0;
             hdr.canary.bypass = 0;
             hdr.canary.multicast = 0;
+            hdr.canary.run = md.desc_run;
             hdr.canary.opcode = OP_REDUCE;
         }
         if (md.cnt == CNT_DONE) {

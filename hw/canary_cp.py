@@ -163,6 +163,21 @@ def selector_entries(routes, uplinks=()):
             [(g, list(ids)) for ids, g in groups.items()], lpm)
 
 
+def run_entries(runs):
+    """t_run: the run id (0..3, libhost/wire.h) each tenant's hosts are in,
+    from {"TENANT": RUN}; a Canary frame of the tenant with another run id
+    is dropped. Returns [(tenant, run)] sorted by tenant."""
+    out = []
+    for t, r in runs.items():
+        t, r = int(t), int(r)
+        if not 0 <= t <= 255:
+            raise ValueError("tenant %d is not in 0..255" % t)
+        if not 0 <= r <= 3:
+            raise ValueError("run id %d of tenant %d is not in 0..3" % (r, t))
+        out.append((t, r))
+    return sorted(out)
+
+
 def prune_entries(ports):
     """Egress pruning of multicast copies: (port, value, mask) of the ternary
     match on the children bitmap that keeps a copy on that port."""
@@ -180,6 +195,8 @@ def setup(bfrt, cfg):  # pragma: no cover - needs the SDE
     ig.switch_addr.set_default_with_set_switch(addr=cfg["switch_addr"])
     for leader in cfg.get("leaders", []):
         ig.leader_local.add_with_set_root(dst=leader)
+    for tenant, run in run_entries(cfg.get("runs", {})):
+        ig.t_run.add_with_set_run(tenant=tenant, run=run)
     uplinks = cfg.get("uplinks", [])
     members, groups, lpm = selector_entries(cfg["routes"], uplinks)
     for member, port, mac, idx in members:

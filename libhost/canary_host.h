@@ -222,6 +222,18 @@ struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_pee
  * thread lives).
  */
 void lh_host_share_peers(struct lh_host *h);
+/*
+ * lh_host_set_run - the run (0..3) every frame of @h carries, its run id
+ * on the wire modulo 4 (set it before the host's first allreduce; 0 by
+ * default). Every host and emulator of one run sets the same value, and
+ * the next run another (canary-emu numbers a sweep's runs from its
+ * --run-id on): a frame of another run, left over or replayed, is dropped
+ * and counted (lh_host_other_run()) instead of being taken for a block of
+ * this one. -EINVAL if @run is above 3.
+ */
+int lh_host_set_run(struct lh_host *h, unsigned run);
+/* lh_host_other_run - frames of another run @h has dropped */
+uint64_t lh_host_other_run(const struct lh_host *h);
 /* lh_host_destroy - free the host and its communicators. Accepts NULL. */
 void lh_host_destroy(struct lh_host *h);
 

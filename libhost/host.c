@@ -80,6 +80,19 @@ struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_pee
 	return h;
 }
 
+int lh_host_set_run(struct lh_host *h, unsigned run)
+{
+	if (run >= EMU_CANARY_RUNS)
+		return -EINVAL;
+	h->run = (uint8_t)run;
+	return 0;
+}
+
+uint64_t lh_host_other_run(const struct lh_host *h)
+{
+	return h->other_run;
+}
+
 static void req_free(struct lh_req *r)
 {
 	if (!r)
@@ -204,7 +217,11 @@ void lh_output(struct lh_req *r, size_t off, const int32_t *data, size_t n)
 uint32_t lh_canary_frame(struct lh_req *r, uint8_t *buf, const struct lh_peer *to, const struct emu_canary_hdr *h,
 			 const int32_t *data, unsigned nelem)
 {
-	return lh_wire_canary_build(buf, to ? to->mac : bcast_mac, r->comm->host->self.mac, h, data, nelem);
+	uint32_t len = lh_wire_canary_build(buf, to ? to->mac : bcast_mac, r->comm->host->self.mac, h, data, nelem);
+
+	buf[EMU_CANARY_FLAGS_OFF] = (uint8_t)((buf[EMU_CANARY_FLAGS_OFF] & ~EMU_CANARY_RUN_MASK) |
+					      r->comm->host->run << EMU_CANARY_RUN_SHIFT);
+	return len;
 }
 
 /* noise: does the next frame have to wait? */
@@ -544,6 +561,10 @@ void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
 
 		if (lh_wire_canary_parse(p, len, &ch, &nelem) != LH_WIRE_OK)
 			return;
+		if (ch.run != h->run) {
+			h->other_run++;	/* a frame of another run: its id may name a block of this one */
+			return;
+		}
 		struct lh_req *r = req_of_tenant(h, ch.id >> LH_TENANT_SHIFT);
 
 		if (!r)
@@ -563,6 +584,10 @@ void lh_host_rx(struct lh_host *h, const uint8_t *p, uint32_t len)
 	int port = lh_wire_udp_dport(p, len);
 
 	if (port == LH_RING_PORT && len > EMU_UDP_PAYLOAD_OFF) {
+		if (len >= EMU_UDP_PAYLOAD_OFF + LH_RING_HDR && p[EMU_UDP_PAYLOAD_OFF + LH_RING_RUN] != h->run) {
+			h->other_run++;
+			return;
+		}
 		struct lh_req *r = req_of_tenant(h, p[EMU_UDP_PAYLOAD_OFF]);
 
 		if (r && r->ops == &lh_ring_ops) {

@@ -13,8 +13,9 @@
 #define LH_MAX_REQS 16
 #define LH_TENANT_SHIFT 24
 #define LH_SEQ_MASK LH_BLOCK_IDS
-#define LH_RING_PORT 7400
-#define LH_RING_HDR 16	/* the ring's header in a UDP payload (ring.c) */
+#define LH_RING_PORT EMU_RING_PORT
+#define LH_RING_HDR EMU_RING_HDR	/* the ring's header in a UDP payload (ring.c) */
+#define LH_RING_RUN EMU_RING_RUN_OFF
 #define LH_BG_PORT 9000
 #define LH_BG_DATA 16	/* leading payload bytes of a background frame that are set (zeros); the rest is padding */
 #define LH_WIRE_OVERHEAD 24	/* preamble, FCS, inter-frame gap: what a frame costs on the wire beyond its bytes */
@@ -113,6 +114,8 @@ struct lh_host {
 	struct lh_bg bg;
 	bool share_peers;	/* peer tables are borrowed, not copied (lh_host_share_peers) */
 	uint32_t frame_len;	/* bytes the frame being asked for will hold (lh_host_frame_len) */
+	uint8_t run;		/* the run every frame carries (lh_host_set_run) */
+	uint64_t other_run;	/* frames of another run, dropped (lh_host_other_run) */
 };
 
 /*

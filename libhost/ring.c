@@ -113,7 +113,8 @@ static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const i
 	emu_put32(p + 4, (uint32_t)k);
 	emu_put32(p + 8, (uint32_t)c);
 	emu_put16(p + 12, (uint16_t)n);
-	emu_put16(p + 14, 0);
+	p[LH_RING_RUN] = r->comm->host->run;
+	p[15] = 0;
 	lh_wire_put_elems(p + RING_HDR, data, n);
 	if (r->cfg.reliable) {
 		if (!g->sent[s])
@@ -304,6 +305,7 @@ static void ring_timer(struct lh_req *r, uint64_t arg)
 			memset(p, 0, RING_HDR);
 			p[0] = (uint8_t)r->comm->tenant;
 			p[1] = RING_NACK;
+			p[LH_RING_RUN] = r->comm->host->run;
 			emu_put16(p + 12, (uint16_t)cnt);
 			for (unsigned i = 0; i < cnt; i++) {
 				emu_put32(p + RING_HDR + 8 * i, pairs[2 * i]);

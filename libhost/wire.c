@@ -126,7 +126,7 @@ void lh_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
 	emu_put16(c + 10, h->hosts);
 	emu_put32(c + 12, h->children);
 	emu_put16(c + 16, h->swaddr);
-	c[18] = h->flags;
+	c[18] = (uint8_t)((h->flags & ~EMU_CANARY_RUN_MASK) | (h->run << EMU_CANARY_RUN_SHIFT & EMU_CANARY_RUN_MASK));
 }
 
 EMU_ELEM_CLONES void lh_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n)
@@ -218,7 +218,8 @@ enum lh_wire_err lh_wire_canary_parse(const uint8_t *p, uint32_t len, struct emu
 	h->hosts = emu_get16(c + 10);
 	h->children = emu_get32(c + 12);
 	h->swaddr = emu_get16(c + 16);
-	h->flags = c[18];
+	h->flags = c[18] & (uint8_t)~EMU_CANARY_RUN_MASK;
+	h->run = (uint8_t)((c[18] & EMU_CANARY_RUN_MASK) >> EMU_CANARY_RUN_SHIFT);
 	unsigned op = h->flags & EMU_CANARY_OP_MASK;
 
 	if (op == 0 || op > EMU_CANARY_OP_MAX)

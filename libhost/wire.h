@@ -13,9 +13,10 @@
  *     hosts       2   hosts in the reduction
  *     children    4   ingress port of a collision / port bitmap (restoration)
  *     switch      2   address of the switch that saw a collision
- *     flags       1   bit 7 bypass, bit 6 multicast, bits 5..0 opcode
+ *     flags       1   bit 7 bypass, bit 6 multicast, bits 5..4 run, bits 3..0 opcode
  *   then the data: elements x int32, big-endian.
- *   Background traffic: Ethernet | IPv4 (20, no options) | UDP (8) | payload.
+ *   Background traffic and the ring: Ethernet | IPv4 (20, no options) |
+ *   UDP (8) | payload.
  *
  * Parsing is bounds-checked: a truncated or inconsistent frame is rejected
  * with a reason code, never read past its end.
@@ -45,17 +46,30 @@
 #define EMU_UDP_OFF (EMU_ETH_HLEN + EMU_IPV4_HLEN)
 #define EMU_UDP_PAYLOAD_OFF (EMU_UDP_OFF + EMU_UDP_HLEN)
 #define EMU_IPPROTO_UDP 17
+/* the ring's frames: UDP to this port, a 16-byte header whose byte 14 is the run (below) */
+#define EMU_RING_PORT 7400
+#define EMU_RING_HDR 16
+#define EMU_RING_RUN_OFF 14
 
 #define EMU_CANARY_HLEN 19
 #define EMU_CANARY_OFF EMU_ETH_HLEN
 #define EMU_CANARY_DATA_OFF (EMU_ETH_HLEN + EMU_CANARY_HLEN)
-#define EMU_CANARY_FLAGS_OFF (EMU_CANARY_OFF + 18)	/* the flags byte: bypass, multicast, opcode */
+#define EMU_CANARY_FLAGS_OFF (EMU_CANARY_OFF + 18)	/* the flags byte: bypass, multicast, run, opcode */
 #define EMU_CANARY_MAX_ELEMENTS 256
 #define EMU_CANARY_TENANT_BITS 8
 
 #define EMU_CANARY_F_BYPASS 0x80
 #define EMU_CANARY_F_MULTICAST 0x40
-#define EMU_CANARY_OP_MASK 0x3f
+#define EMU_CANARY_OP_MASK 0x0f
+/*
+ * The run (epoch): which run of the emulator a frame belongs to, modulo
+ * EMU_CANARY_RUNS, in bits 5..4 of the flags byte (the header keeps its
+ * size). A host drops and counts a frame of another run; a switch's
+ * descriptor holds one block of one run. Consecutive runs always differ.
+ */
+#define EMU_CANARY_RUN_SHIFT 4
+#define EMU_CANARY_RUN_MASK 0x30
+#define EMU_CANARY_RUNS 4
 
 /* BCAST: bits of the children field */
 #define EMU_CANARY_BCAST_NOSAMPLE 1u	/* keep the block's round trip out of the hosts' RTT estimate */
@@ -98,7 +112,8 @@ struct emu_canary_hdr {
 	uint16_t hosts;
 	uint32_t children;
 	uint16_t swaddr;
-	uint8_t flags;
+	uint8_t flags;		/* bypass, multicast, opcode (the run's bits are in run) */
+	uint8_t run;		/* 0 .. EMU_CANARY_RUNS - 1 */
 };
 
 enum lh_wire_err {

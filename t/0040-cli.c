@@ -283,7 +283,7 @@ int main(void)
 {
 	int rc;
 
-	plan(58 + 33 + 3 + 28);
+	plan(58 + 33 + 3 + 28 + 3);
 
 	/* options */
 	bad_opt("--hosts abc", "--hosts");
@@ -516,7 +516,7 @@ int main(void)
 
 	/* pcap through tshark and the Lua dissector */
 	if (sh("command -v tshark") != 0) {
-		skip(7, "tshark not installed");
+		skip(8, "tshark not installed");
 	} else {
 		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
 			"--background none --no-progress --pcap /tmp/canary-cli.pcap --pcap-links L0/0");
@@ -569,7 +569,27 @@ int main(void)
 		   "tshark: a ring's NACK and resent data carry DSCP 48, the rest 46");
 		if (rc != 0 || !strstr(sh_out, " 48\t1"))
 			diag("%s", sh_out);
+		/* the run id: every Canary frame of the run carries it, the dissector shows it */
+		rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
+			"--background none --no-progress --run-id 3 --pcap /tmp/canary-cli.pcap && "
+			"tshark -X lua_script:hw/wireshark/canary.lua -r /tmp/canary-cli.pcap -T fields -e canary.run "
+			"-e canary.opcode | grep -v '^Running' | sort | uniq -c");
+		ok(rc == 0 && strstr(sh_out, " 3\t1\n") && strstr(sh_out, " 3\t2\n") && !strstr(sh_out, " 0\t") &&
+		   !strstr(sh_out, " 1\t") && !strstr(sh_out, " 2\t"),
+		   "--run-id 3: every Canary frame in the pcap carries run id 3 (canary.run), REDUCE and BCAST alike");
+		if (rc != 0)
+			diag("%s", sh_out);
 	}
+	/* a sweep's runs carry consecutive run ids, modulo 4 */
+	rc = sh(EMU " --algo canary --topology fattree2:leaves=2,spines=1,hosts=2 --hosts 4 --size 2KiB --elements 8 "
+		"--background none --no-progress --seeds 1-3 --run-id 3 --json | grep -E '\"(run_id|other_run_frames)\"' "
+		"| tr -d ' \n'");
+	ok(rc == 0 && !strcmp(sh_out, "\"run_id\":3,\"other_run_frames\":0,\"run_id\":0,\"other_run_frames\":0,"
+				      "\"run_id\":1,\"other_run_frames\":0,"),
+	   "--seeds 1-3 --run-id 3: the runs carry run ids 3, 0, 1; no frame of another run");
+	if (rc != 0)
+		diag("%s", sh_out);
+	one_line_error("--run-id 4", "--run-id: '4' is not a run id in 0..3");
 	hardening();
 	return done_testing();
 }

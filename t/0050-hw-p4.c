@@ -144,10 +144,10 @@ int main(void)
 	} want[] = {
 		{ "dst", 32, 0 }, { "id", 32, 4 }, { "counter", 16, 8 }, { "hosts", 16, 10 },
 		{ "children", 32, 12 }, { "switch_addr", 16, 16 }, { "bypass", 1, 18 }, { "multicast", 1, 18 },
-		{ "opcode", 6, 18 },
+		{ "run", 2, 18 }, { "opcode", 4, 18 },
 	};
 	int n = fields(src, "canary_h", names, widths, 64);
-	int same = n == 9, bits = 0;
+	int same = n == 10, bits = 0;
 
 	for (int i = 0; same && i < n; i++) {
 		if (strcmp(names[i], want[i].name) || widths[i] != want[i].bits || bits / 8 != want[i].off) {
@@ -157,10 +157,12 @@ int main(void)
 		}
 		bits += widths[i];
 	}
-	ok(same, "canary_h: the nine fields of wire.h in the paper's order, with wire.h's widths and offsets");
+	ok(same, "canary_h: the ten fields of wire.h in the paper's order, with wire.h's widths and offsets");
 	is_int(bits, 8 * EMU_CANARY_HLEN, "canary_h is %d bytes, as EMU_CANARY_HLEN", EMU_CANARY_HLEN);
-	ok(EMU_CANARY_F_BYPASS == 0x80 && EMU_CANARY_F_MULTICAST == 0x40 && EMU_CANARY_OP_MASK == 0x3f,
-	   "flags byte: bypass bit 7, multicast bit 6, opcode bits 5..0 in both");
+	ok(EMU_CANARY_F_BYPASS == 0x80 && EMU_CANARY_F_MULTICAST == 0x40 && EMU_CANARY_RUN_MASK == 0x30 &&
+	   EMU_CANARY_RUN_SHIFT == 4 && EMU_CANARY_RUNS == 4 && EMU_CANARY_OP_MASK == 0x0f &&
+	   EMU_CANARY_OP_MAX <= EMU_CANARY_OP_MASK,
+	   "flags byte: bypass bit 7, multicast bit 6, run bits 5..4, opcode bits 3..0 in both");
 
 	int ne = fields(src, "data_h", names, widths, 64), allw = ne == 32;
 

@@ -19,7 +19,7 @@ def ok(cond, what):
     print("%sok %d - %s" % ("" if cond else "not ", n, what))
 
 
-print("1..20")
+print("1..24")
 g = cp.paper_shard_groups(64, 4)
 ok(len(g) == 2 ** 16 * 4 == 262144, "64 ports in 4 shards: 2^16 x 4 = 262144 groups (the paper's figure)")
 ok(len(cp.paper_shard_groups(32, 4)) == 1024, "32 ports in 4 shards: 1024 groups")
@@ -83,4 +83,13 @@ try:
 except ValueError:
     ok(True, "a start timeout that is not a multiple of 4 ns refused (the deadline keeps bit 1 of now)")
 ok(cp.prune_entries([0, 4]) == [(0, 1, 1), (4, 2, 2)], "egress pruning keeps a copy when the port's bit is set")
+ok(cp.run_entries({"7": 2, "0": 3}) == [(0, 3), (7, 2)], "t_run: a run id per tenant")
+for bad_runs in ({"0": 4}, {"256": 0}):
+    try:
+        cp.run_entries(bad_runs)
+        ok(False, "t_run %r refused" % bad_runs)
+    except ValueError:
+        ok(True, "t_run %r refused (tenant 0..255, run id 0..3)" % bad_runs)
+ok("table t_run {" in p4 and "key = { hdr.canary.id[31:24] : exact @name(\"tenant\"); }" in p4 and
+   "action set_run(bit<2> run)" in p4, "canary.p4's t_run has the key and action canary_cp.py fills")
 sys.exit(1 if bad else 0)

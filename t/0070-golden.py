@@ -33,9 +33,11 @@ TIMEOUT = 600
 
 # "links" repeats link_util (which is digested) with each link's two ends named; "scenario" describes the
 # run's options (a single run's report carries it), algbw and busbw follow from size, hosts and runtime;
-# "stuck" says in words why a run did not finish (the exit status and "finished" are digested)
+# "stuck" says in words why a run did not finish (the exit status and "finished" are digested); "run_id"
+# is the run's id on the wire (--run-id, a sweep's position) and "other_run_frames" counts frames of another
+# run, which only real hosts can bring: neither moves what the network computes
 EXCLUDED = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "mem_estimate_bytes", "workers", "events", "queue_events", "distributed", "partition", "links",
-            "scenario", "algbw_GBps", "busbw_GBps", "stuck"}
+            "scenario", "algbw_GBps", "busbw_GBps", "stuck", "run_id", "other_run_frames"}
 # derived figures of each allreduce, left out of the digest the same way; "completion" summarizes the
 # hosts' completion times, of which the digested runtime_ns is the largest; "waiting" describes the
 # hosts of an unfinished allreduce

@@ -30,7 +30,8 @@ BUSY = SMALL + ["--size", "16KiB", "--algo", "canary,ring", "--loss", "0.001", "
 # the options of --help that a scenario does not hold: output, distribution, real hosts, information
 NOT_SCENARIO = {"workers", "no-run-ahead", "json", "csv", "progress", "no-progress", "pcap", "pcap-links", "timeseries", "timeseries-every", "processes", "rank",
                 "ranks", "coordinator", "bind", "curve", "curve-keygen", "peer-timeout", "help", "version",
-                "resources", "scenario", "topology-changed", "attach", "attach-hold", "start-at", "attach-peers", "attach-quiet", "attach-poll"}
+                "resources", "scenario", "topology-changed", "attach", "attach-hold", "start-at", "attach-peers", "attach-quiet", "attach-poll",
+                "run-id"}
 
 
 def same_scn(a, b):

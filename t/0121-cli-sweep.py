@@ -18,7 +18,7 @@ from tap import exit_status, ok  # noqa: E402
 from emurun import EMU, emu, runs  # noqa: E402
 
 NOT_RESULTS = {"wall_s", "frame_hops_per_s", "peak_rss_bytes", "mem_estimate_bytes", "events", "partition", "workers",
-               "scenario"}
+               "scenario", "run_id"}
 SMALL = ["--topology", "fattree2:leaves=2,spines=2,hosts=4", "--hosts", "6", "--elements", "32", "--no-progress"]
 SIZES = [4096, 8192, 16384]
 SEEDS = [3, 4]

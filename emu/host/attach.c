@@ -63,6 +63,18 @@ static int frame_algo(struct emu_attach_state *s, const uint8_t *p, uint32_t len
 	}
 }
 
+/* other_run - is this a Canary or ring frame of another run than @run (wire.h)? */
+static bool other_run(const uint8_t *p, uint32_t len, unsigned run)
+{
+	uint16_t type = lh_wire_ethertype(p, len);
+
+	if (type == EMU_ETHERTYPE_CANARY)
+		return len > EMU_CANARY_FLAGS_OFF &&
+		       (p[EMU_CANARY_FLAGS_OFF] & EMU_CANARY_RUN_MASK) >> EMU_CANARY_RUN_SHIFT != run;
+	return type == EMU_ETHERTYPE_IPV4 && len >= EMU_UDP_PAYLOAD_OFF + EMU_RING_HDR &&
+	       lh_wire_udp_dport(p, len) == EMU_RING_PORT && p[EMU_UDP_PAYLOAD_OFF + EMU_RING_RUN_OFF] != run;
+}
+
 static void inject(void *arg, const uint8_t *p, uint32_t len)
 {
 	struct emu_attach_state *s = arg;
@@ -73,6 +85,10 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 
 	if (len > port->mtu_frame || len > EMU_FRAME_MAX || lh_wire_dst(p, len, &dip, &hash) != LH_WIRE_OK) {
 		s->st.in_bad++;
+		return;
+	}
+	if (other_run(p, len, s->cfg->run)) {
+		s->st.in_other_run++;	/* left over from an earlier run, or replayed: not this run's */
 		return;
 	}
 	int algo = frame_algo(s, p, len);

@@ -46,6 +46,7 @@ struct emu_attach_cfg {
 	emu_time_t quiet;		/* silence after the barrier, then the host counts as done */
 	uint64_t queue_max;		/* NIC queue bound, bytes */
 	int algo;			/* the emulator's (enum lh_algo): the host's frames must be of it */
+	unsigned run;			/* the run's (wire.h): a frame of another run is dropped */
 };
 
 
@@ -56,6 +57,7 @@ struct emu_attach_stats {
 	uint64_t out_frames, out_bytes;	/* from the fabric to the interface */
 	uint64_t out_dropped;		/* transmit ring full */
 	uint64_t in_retx_req;		/* Canary retransmission requests it sent (and, as a leader, polls) */
+	uint64_t in_other_run;		/* Canary or ring frames of another run: dropped */
 	uint64_t in_fast;		/* frames that came in less than half their wire time at the link's rate
 					 * after the previous one (the host sends faster than its link) */
 	int algo_seen;			/* enum lh_algo of its first allreduce frame; -1: none yet */

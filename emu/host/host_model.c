@@ -177,6 +177,8 @@ static int host_init(struct emu_node *n, void *arg)
 	if (!s->lh)
 		return -EINVAL;
 	lh_host_share_peers(s->lh);	/* the scenario's tables outlive the run */
+	if (lh_host_set_run(s->lh, c->run))
+		return -EINVAL;
 	if (c->hold)
 		arm(s, c->hold, T_HOLD);	/* then the NIC is free: send what waits */
 	if (c->role == EMU_HOST_BACKGROUND && c->bg_load > 0 && c->bg_load < 1 &&

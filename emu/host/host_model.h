@@ -28,6 +28,7 @@ struct emu_host_cfg {
 	unsigned npeers;
 	unsigned rank;
 	unsigned tenant;
+	unsigned run;			/* the run its frames carry (lh_host_set_run) */
 	const struct lh_ar_cfg *ar;	/* input/on_block args are set per host */
 	size_t count;
 	lh_time_t start;

@@ -56,12 +56,19 @@ struct desc {
 	uint16_t nelem;
 	uint16_t arrived;	/* static trees: children heard from */
 	uint8_t state;
+	uint8_t run;		/* the block's run (wire.h): a frame of another run is another block */
 	uint64_t children;
 	emu_time_t ts;		/* first arrival */
 	emu_time_t deadline;	/* Canary: flush at (first arrival + timeout) */
 	int32_t *acc;
 	struct emu_frame *held;	/* static trees: frames waiting for this slot */
 };
+
+/* holds - is @d's block the one of @h (its id, of its run)? */
+static inline bool holds(const struct desc *d, const struct emu_canary_hdr *h)
+{
+	return d->id == h->id && d->run == h->run;
+}
 
 /* slot -> descriptor, for the slots touched so far (never removed: gen persists) */
 struct desc_map {
@@ -272,7 +279,7 @@ static void flush(struct emu_node *n, struct sw_state *s, struct desc *d, uint32
 	const struct emu_fab_node *me = emu_node_desc(n);
 	struct emu_canary_hdr h = {
 		.dst = d->leader, .id = d->id, .counter = d->counter, .hosts = d->hosts,
-		.flags = EMU_CANARY_OP_REDUCE,
+		.flags = EMU_CANARY_OP_REDUCE, .run = d->run,
 	};
 	static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	emu_time_t now = emu_node_now(n);
@@ -465,12 +472,13 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 	}
 	if (d->state == D_SENT)
 		d->state = D_FREE;	/* a new block, or a straggler after the broadcast: a new descriptor */
-	if (d->state != D_FREE && d->id != h->id && d->state == D_FLUSHED && now - d->ts > EMU_SW_RECLAIM) {
+	if (d->state != D_FREE && !holds(d, h) && d->state == D_FLUSHED && now - d->ts > EMU_SW_RECLAIM) {
 		s->st.reclaimed++;
 		desc_free(n, s, d, slot);	/* abandoned block: reclaim */
 	}
 	if (d->state == D_FREE) {
 		d->id = h->id;
+		d->run = h->run;
 		d->leader = h->dst;
 		d->counter = h->counter;
 		d->hosts = h->hosts;
@@ -493,7 +501,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 			timer_for(n, s, d, slot);
 		return;
 	}
-	if (d->id == h->id) {
+	if (holds(d, h)) {
 		d->children |= 1ULL << port;
 		if (d->state == D_OPEN && nelem == d->nelem && d->counter + h->counter <= d->hosts) {
 			lh_wire_add_elems(d->acc, f->data + EMU_CANARY_DATA_OFF, nelem);
@@ -531,7 +539,7 @@ static void canary_bcast(struct emu_node *n, struct sw_state *s, struct emu_fram
 	struct desc *d = desc_at(s, slot);
 
 	s->st.bcast_rx++;
-	if (d->state == D_FREE || d->id != h->id) {
+	if (d->state == D_FREE || !holds(d, h)) {
 		s->st.bcast_dropped++;
 		emu_frame_free(n, f);
 		return;
@@ -656,6 +664,7 @@ static void tree_complete(struct emu_node *n, struct sw_state *s, struct desc *d
 	struct emu_canary_hdr h = {
 		.dst = d->leader, .id = d->id, .counter = d->counter, .hosts = d->hosts, .swaddr = (uint16_t)tree,
 		.flags = root ? (EMU_CANARY_F_MULTICAST | EMU_CANARY_OP_TREE_BCAST) : EMU_CANARY_OP_TREE_REDUCE,
+		.run = d->run,
 	};
 
 	f->len = lh_wire_canary_build(f->data, bcast_mac, me->mac, &h, d->acc, d->nelem);
@@ -692,9 +701,9 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 	s->st.reduce_rx++;
 	if (d->state == D_SENT)
 		d->state = D_FREE;	/* a Canary block's, broadcast */
-	if (d->state != D_FREE && d->id != h->id && now - d->ts > EMU_SW_RECLAIM)
+	if (d->state != D_FREE && !holds(d, h) && now - d->ts > EMU_SW_RECLAIM)
 		tree_reclaim(n, s, d, slot);	/* its block was recovered by the hosts */
-	if (d->state != D_FREE && d->id != h->id) {
+	if (d->state != D_FREE && !holds(d, h)) {
 		/* the previous block of this slot is not done here yet: wait
 		 * (and look again when it would be abandoned) */
 		s->st.tree_collisions++;
@@ -711,6 +720,7 @@ static void tree_reduce(struct emu_node *n, struct sw_state *s, struct emu_frame
 	if (d->state == D_FREE) {
 		d->gen++;
 		d->id = h->id;
+		d->run = h->run;
 		d->leader = h->dst;
 		d->counter = 0;
 		d->hosts = h->hosts;

@@ -5,7 +5,7 @@
 --
 --   tshark -X lua_script:hw/wireshark/canary.lua -r run.pcap -V
 --   tshark -X lua_script:hw/wireshark/canary.lua -r run.pcap -T fields \
---          -e canary.id -e canary.opcode -e canary.counter
+--          -e canary.id -e canary.opcode -e canary.counter -e canary.run
 --
 -- Install for Wireshark: copy to ~/.local/lib/wireshark/plugins/.
 
@@ -28,7 +28,8 @@ f.switch = ProtoField.uint16("canary.switch", "Switch address", base.DEC)
 f.flags = ProtoField.uint8("canary.flags", "Flags", base.HEX)
 f.bypass = ProtoField.bool("canary.bypass", "Bypass", 8, nil, 0x80)
 f.multicast = ProtoField.bool("canary.multicast", "Multicast", 8, nil, 0x40)
-f.opcode = ProtoField.uint8("canary.opcode", "Opcode", base.DEC, opcodes, 0x3f)
+f.run = ProtoField.uint8("canary.run", "Run id (modulo 4)", base.DEC, nil, 0x30)
+f.opcode = ProtoField.uint8("canary.opcode", "Opcode", base.DEC, opcodes, 0x0f)
 f.nelem = ProtoField.uint32("canary.elements", "Elements", base.DEC)
 f.elem = ProtoField.int32("canary.element", "Element", base.DEC)
 
@@ -54,8 +55,9 @@ function canary.dissector(buf, pinfo, tree)
 	local fl = t:add(f.flags, buf(18, 1))
 	fl:add(f.bypass, buf(18, 1))
 	fl:add(f.multicast, buf(18, 1))
+	fl:add(f.run, buf(18, 1))
 	fl:add(f.opcode, buf(18, 1))
-	local op = bit.band(buf(18, 1):uint(), 0x3f)
+	local op = bit.band(buf(18, 1):uint(), 0x0f)
 	local dlen = buf:len() - 19
 	if dlen % 4 ~= 0 then
 		t:add_proto_expert_info(ef_len)
@@ -68,9 +70,9 @@ function canary.dissector(buf, pinfo, tree)
 			d:add(f.elem, buf(19 + 4 * i, 4))
 		end
 	end
-	pinfo.cols.info = string.format("%s id=%u/%u counter=%u/%u%s%s",
+	pinfo.cols.info = string.format("%s id=%u/%u counter=%u/%u run=%u%s%s",
 		opcodes[op] or ("op" .. op), buf(4, 1):uint(), bit.band(buf(4, 4):uint(), 0xffffff),
-		buf(8, 2):uint(), buf(10, 2):uint(),
+		buf(8, 2):uint(), buf(10, 2):uint(), bit.rshift(bit.band(buf(18, 1):uint(), 0x30), 4),
 		bit.band(buf(18, 1):uint(), 0x80) ~= 0 and " bypass" or "",
 		bit.band(buf(18, 1):uint(), 0x40) ~= 0 and " multicast" or "")
 end

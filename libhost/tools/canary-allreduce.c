@@ -71,6 +71,7 @@ struct opts {
 	uint64_t size;
 	unsigned elements;
 	unsigned tenant;
+	int run_id;		/* -1: the peer table's '# run' line, else 0 */
 	uint64_t seed;
 	bool verify, json, busy_poll;
 	uint64_t rate;
@@ -384,6 +385,16 @@ static const char *o_size(struct opts *o, const char *a)
 
 UINT_OPT(o_elements, elements, 1, EMU_CANARY_MAX_ELEMENTS, "is not in 1..256")
 UINT_OPT(o_tenant, tenant, 0, 255, "is not a tenant in 0..255")
+static const char *o_run_id(struct opts *o, const char *a)
+{
+	uint64_t v;
+
+	if (!parse_uint(a, 0, EMU_CANARY_RUNS - 1, &v))
+		return "is not a run id in 0..3";
+	o->run_id = (int)v;
+	return NULL;
+}
+
 UINT_OPT(o_window, window, 1, 1u << 20, "is not a number of blocks in 1..1048576")
 UINT_OPT(o_max_failures, max_failures, 0, 1000, "is not in 0..1000")
 
@@ -477,6 +488,9 @@ static const struct opt_row rows[] = {
 	{ "size", "BYTES", "64KiB", "data per host, suffixes KiB MiB GiB", o_size },
 	{ "elements", "N", "256", "int32 elements per packet, 1..256", o_elements },
 	{ "tenant", "T", "0", "tenant (allreduce id), 0..255; static trees: tree ids T x N ..", o_tenant },
+	{ "run-id", "N", "the peer table's '# run' line, else 0",
+	  "the run id (0..3) the frames carry, canary-emu's (--run-id): a frame of another run is dropped and counted",
+	  o_run_id },
 	{ "seed", "N", "1", "inputs, as canary-emu --seed", o_seed },
 	{ "peers", "FILE", "10.0.0.1+rank, 02:00:00:00:HI:LO",
 	  "lines RANK IPV4 MAC: the hosts' addresses (default: canary-emu's for host index = rank)", o_peers },
@@ -696,13 +710,16 @@ static void report(const struct opts *o, struct nic *n, bool finished, lh_time_t
 		       goodput, st->retx_requests + st->nacks, st->fallbacks,
 		       !o->verify || !finished ? "" : exact ? ", result exact" : ", result WRONG");
 		printf("  frames sent %" PRIu64 " received %" PRIu64 ", interface: bad %" PRIu64 " other %" PRIu64
-		       " kernel drops %" PRIu64 " ring full %" PRIu64 "\n",
-		       as->tx_frames, as->rx_frames, as->rx_bad, n->rx_other, as->rx_kernel_drops, n->tx_dropped);
+		       " kernel drops %" PRIu64 " ring full %" PRIu64 ", of another run %" PRIu64 "\n",
+		       as->tx_frames, as->rx_frames, as->rx_bad, n->rx_other, as->rx_kernel_drops, n->tx_dropped,
+		       lh_host_other_run(n->host));
 		return;
 	}
 	printf("{\n  \"tool\": \"canary-allreduce\",\n  \"interface\": \"%s\",\n  \"algo\": \"%s\",\n", o->ifname, algo);
 	printf("  \"trees\": %u,\n  \"rank\": %u,\n  \"hosts\": %u,\n  \"tenant\": %u,\n  \"seed\": %" PRIu64 ",\n",
 	       o->algo == LH_ALGO_STATIC ? o->trees : 0, o->rank, o->hosts, o->tenant, o->seed);
+	printf("  \"run_id\": %d,\n  \"other_run_frames\": %" PRIu64 ",\n", o->run_id > 0 ? o->run_id : 0,
+	       lh_host_other_run(n->host));
 	printf("  \"size_bytes\": %" PRIu64 ",\n  \"elements\": %u,\n  \"sketch\": %u,\n  \"rate_bps\": %" PRIu64 ",\n",
 	       o->size, o->elements, o->sketch, n->rate);
 	printf("  \"finished\": %s,\n  \"verified\": %s,\n  \"result_exact\": %s,\n", finished ? "true" : "false",
@@ -772,7 +789,7 @@ static int nic_open(struct nic *n, struct opts *o, uint32_t *mtu)
 int main(int argc, char **argv)
 {
 	struct opts o = {
-		.algo = LH_ALGO_CANARY, .trees = 1, .size = 64 * 1024, .elements = 256, .seed = 1,
+		.algo = LH_ALGO_CANARY, .trees = 1, .size = 64 * 1024, .elements = 256, .seed = 1, .run_id = -1,
 		.limit = 60ULL * 1000 * LH_US * 1000, .linger = 500ULL * 1000 * LH_US,
 		.switch_timeout = LH_US, .max_failures = 3,
 	};
@@ -796,6 +813,8 @@ int main(int argc, char **argv)
 		}
 		if (!o.rate)
 			o.rate = lh_peers_file_rate(o.peers_file);	/* the emulated link's (canary-emu --attach-peers) */
+		if (o.run_id < 0)
+			o.run_id = lh_peers_file_run(o.peers_file);	/* the emulator's run (-1: none) */
 	} else {
 		for (unsigned r = 0; r < o.hosts; r++)
 			peers[r] = (struct lh_peer){ .ipv4 = HOST_IP_BASE + r,
@@ -828,6 +847,8 @@ int main(int argc, char **argv)
 	};
 
 	n.host = lh_host_create(&t, &peers[o.rank]);
+	if (n.host && o.run_id > 0)
+		lh_host_set_run(n.host, (unsigned)o.run_id);
 	comm = n.host ? lh_comm_create(n.host, peers, o.hosts, o.rank, o.tenant) : NULL;
 	n.req = comm ? lh_allreduce(comm, &cfg, NULL, NULL, o.size / 4) : NULL;
 	rc = 1;

@@ -85,3 +85,21 @@ uint64_t lh_peers_file_rate(const char *path)
 	fclose(f);
 	return bps;
 }
+
+int lh_peers_file_run(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	unsigned run;
+	int r = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "# run %u", &run) == 1) {
+			r = run < 4 ? (int)run : -1;
+			break;
+		}
+	fclose(f);
+	return r;
+}

@@ -2,7 +2,7 @@
 /*
  * DOC: peers_file.h - the peer table of real hosts, read from a file of
  * lines "RANK IPV4 MAC" (blank lines and lines starting with # skipped;
- * "# rate BPS" gives the real hosts' link rate).
+ * "# rate BPS" gives the real hosts' link rate, "# run N" the run id).
  * canary-allreduce --peers and libcanarympi's CANARY_MPI_PEERS read it;
  * canary-emu --attach-peers writes it.
  */
@@ -27,5 +27,11 @@ int lh_peers_file_read(const char *path, struct lh_peer *p, unsigned n, char *er
  * none or unreadable.
  */
 uint64_t lh_peers_file_rate(const char *path);
+
+/*
+ * lh_peers_file_run - the run id (0..3) a "# run N" line of @path names
+ * (canary-emu --attach-peers writes its run's); -1 if none or unreadable.
+ */
+int lh_peers_file_run(const char *path);
 
 #endif
