@@ -21,7 +21,10 @@
  * exactly once (passed, bad or own) and returned to the kernel; the ready
  * slots are taken in ring order up to the first one not ready; a ready
  * slot whose frame is well placed is passed on; a sent frame fits
- * LH_FRAME_MAX.
+ * LH_FRAME_MAX; the host (run id 0) counts every Canary or ring frame of
+ * another run id it was handed, once, and no other frame (the corpus
+ * replays a host's own frames, again and again, and frames of another
+ * run: what a capture replayed onto an attached interface delivers).
  */
 #include <linux/if_packet.h>
 
@@ -38,6 +41,7 @@ struct fake {
 	const uint8_t *slot_lo, *slot_hi;	/* the ring */
 	unsigned slot_size;
 	uint64_t passed;
+	uint64_t other_run;			/* Canary and ring frames of another run passed on */
 	uint8_t buf[LH_FRAME_MAX];		/* last: the rest is reset per input */
 };
 
@@ -100,6 +104,14 @@ static void on_frame(void *arg, const uint8_t *f, uint32_t len)
 
 	if (type == EMU_ETHERTYPE_CANARY || type == EMU_ETHERTYPE_IPV4)
 		lh_host_rx(h, f, len);
+	struct emu_canary_hdr ch;
+	unsigned n;
+
+	if (lh_wire_canary_parse(f, len, &ch, &n) == LH_WIRE_OK)
+		fk.other_run += ch.run != 0;
+	else if (type == EMU_ETHERTYPE_IPV4 && lh_wire_udp_dport(f, len) == EMU_RING_PORT &&
+		 len >= EMU_UDP_PAYLOAD_OFF + EMU_RING_HDR)
+		fk.other_run += f[EMU_UDP_PAYLOAD_OFF + EMU_RING_RUN_OFF] != 0;
 }
 
 static void input_fn(void *arg, size_t off, int32_t *out, size_t n)
@@ -189,6 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned i = 0; i < n1; i++)
 		FUZZ_CHECK(((struct tpacket2_hdr *)(ring + (size_t)i * ssz))->tp_status == TP_STATUS_KERNEL);
 	FUZZ_CHECK(lh_afp_rx(a, on_frame, host, SLOTS) == 0);
+	FUZZ_CHECK(lh_host_other_run(host) == fk.other_run);
 	lh_afp_close(a);
 	lh_host_destroy(host);
 	free(ring);

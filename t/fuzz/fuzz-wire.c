@@ -4,7 +4,8 @@
  * bytes: the Canary header, IPv4, the UDP port, the routing destination.
  *
  * Besides "no crash, no read past the end", the properties: a Canary
- * frame that parses has a known opcode, 1 <= hosts, counter <= hosts,
+ * frame that parses has a known opcode, its run id apart from the flags
+ * (bits 5..4 of the flags byte, 0..3), 1 <= hosts, counter <= hosts,
  * whole elements within EMU_CANARY_MAX_ELEMENTS; building a frame from
  * the parsed header and elements gives back the same bytes; a routable
  * frame's destination is the one its header carries.
@@ -33,6 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int32_t el[EMU_CANARY_MAX_ELEMENTS];
 
 		FUZZ_CHECK(op >= 1 && op <= EMU_CANARY_OP_MAX);
+		FUZZ_CHECK(h.run < EMU_CANARY_RUNS && !(h.flags & EMU_CANARY_RUN_MASK) &&
+			   h.run == (p[EMU_CANARY_FLAGS_OFF] & EMU_CANARY_RUN_MASK) >> EMU_CANARY_RUN_SHIFT);
 		FUZZ_CHECK(h.hosts >= 1 && h.counter <= h.hosts);
 		FUZZ_CHECK(nelem <= EMU_CANARY_MAX_ELEMENTS && EMU_CANARY_DATA_OFF + 4 * nelem == len);
 		lh_wire_get_elems(el, p + EMU_CANARY_DATA_OFF, nelem);
