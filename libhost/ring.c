@@ -53,6 +53,9 @@ struct ring {
 
 static size_t chunk_lo(const struct lh_req *r, size_t c)
 {
+	/* a 64-bit division when the product fits (it always does below 2^32 elements): no __udivti3 call */
+	if ((c | r->count) <= UINT32_MAX)
+		return (size_t)((uint64_t)c * r->count / r->P);
 	return (size_t)((unsigned __int128)c * r->count / r->P);
 }
 
@@ -89,11 +92,8 @@ static size_t chunk_sent(const struct lh_req *r, unsigned rank, unsigned s)
 static uint32_t ring_udp(const struct lh_req *r, uint8_t *buf, const struct lh_peer *to, uint32_t payload,
 			 bool recovery)
 {
-	uint32_t len = lh_wire_udp(buf, to->mac, r->comm->host->self.mac, r->comm->host->self.ipv4, to->ipv4,
-				    LH_RING_PORT, LH_RING_PORT, payload);
-
-	lh_wire_ipv4_dscp(buf, recovery ? EMU_DSCP_RECOVERY : EMU_DSCP_COLLECTIVE);
-	return len;
+	return lh_wire_udp_dscp(buf, to->mac, r->comm->host->self.mac, r->comm->host->self.ipv4, to->ipv4,
+				LH_RING_PORT, LH_RING_PORT, payload, recovery ? EMU_DSCP_RECOVERY : EMU_DSCP_COLLECTIVE);
 }
 
 static void emit(struct lh_req *r, struct ring *g, unsigned s, size_t k, const int32_t *data, bool ctl)

@@ -48,15 +48,17 @@ static uint16_t ip_checksum(const uint8_t *h)
 	return (uint16_t)~sum;
 }
 
-uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
-		      uint16_t sport, uint16_t dport, uint32_t payload_len)
+/* lh_wire_udp_dscp(), inlined in both builders */
+static inline uint32_t udp_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+				 uint16_t sport, uint16_t dport, uint32_t payload_len, unsigned dscp)
 {
+	uint8_t tos = (uint8_t)(dscp << 2);
 	uint8_t *ip = p + EMU_ETH_HLEN, *udp = p + EMU_UDP_OFF;
 	uint32_t iplen = EMU_IPV4_HLEN + EMU_UDP_HLEN + payload_len;
 
 	lh_wire_eth(p, dmac, smac, EMU_ETHERTYPE_IPV4);
 	ip[0] = 0x45;
-	ip[1] = 0;
+	ip[1] = tos;
 	emu_put16(ip + 2, (uint16_t)iplen);
 	emu_put16(ip + 4, 0);
 	emu_put16(ip + 6, 0x4000);	/* DF */
@@ -65,8 +67,8 @@ uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], u
 	emu_put32(ip + 12, sip);
 	emu_put32(ip + 16, dip);
 	/* ip_checksum() of the words just written, summed from their values (the header is not read back) */
-	uint32_t sum = 0x4500u + (iplen & 0xffff) + 0x4000u + (64u << 8 | EMU_IPPROTO_UDP) + (sip >> 16) + (sip & 0xffff) +
-		       (dip >> 16) + (dip & 0xffff);
+	uint32_t sum = (0x4500u | tos) + (iplen & 0xffff) + 0x4000u + (64u << 8 | EMU_IPPROTO_UDP) + (sip >> 16) +
+		       (sip & 0xffff) + (dip >> 16) + (dip & 0xffff);
 
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -76,6 +78,18 @@ uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], u
 	emu_put16(udp + 4, (uint16_t)(EMU_UDP_HLEN + payload_len));
 	emu_put16(udp + 6, 0);
 	return EMU_ETH_HLEN + iplen;
+}
+
+uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+		      uint16_t sport, uint16_t dport, uint32_t payload_len)
+{
+	return udp_build(p, dmac, smac, sip, dip, sport, dport, payload_len, 0);
+}
+
+uint32_t lh_wire_udp_dscp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+			   uint16_t sport, uint16_t dport, uint32_t payload_len, unsigned dscp)
+{
+	return udp_build(p, dmac, smac, sip, dip, sport, dport, payload_len, dscp);
 }
 
 void lh_wire_ipv4_dscp(uint8_t *p, unsigned dscp)
@@ -131,13 +145,35 @@ void lh_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
 
 EMU_ELEM_CLONES void lh_wire_put_elems(uint8_t *restrict d, const int32_t *restrict src, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	size_t i = 0;
+
+	/* 32 elements a step, as lh_wire_add_elems() */
+	for (; i + 32 <= n; i += 32) {
+		uint8_t *o = d + 4 * i;
+		const int32_t *s = src + i;
+
+#pragma GCC unroll 4
+		for (unsigned j = 0; j < 32; j++)
+			emu_put32(o + 4 * j, (uint32_t)s[j]);
+	}
+	for (; i < n; i++)
 		emu_put32(d + 4 * i, (uint32_t)src[i]);
 }
 
 EMU_ELEM_CLONES void lh_wire_get_elems(int32_t *restrict dst, const uint8_t *restrict p, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	size_t i = 0;
+
+	/* 32 elements a step, as lh_wire_add_elems() */
+	for (; i + 32 <= n; i += 32) {
+		int32_t *o = dst + i;
+		const uint8_t *q = p + 4 * i;
+
+#pragma GCC unroll 4
+		for (unsigned j = 0; j < 32; j++)
+			o[j] = (int32_t)emu_get32(q + 4 * j);
+	}
+	for (; i < n; i++)
 		dst[i] = (int32_t)emu_get32(p + 4 * i);
 }
 

@@ -165,6 +165,9 @@ void lh_wire_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_
  */
 uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
 		      uint16_t sport, uint16_t dport, uint32_t payload_len);
+/* lh_wire_udp_dscp - lh_wire_udp() with the IPv4 DSCP @dscp (as lh_wire_ipv4_dscp() after it) */
+uint32_t lh_wire_udp_dscp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
+			   uint16_t sport, uint16_t dport, uint32_t payload_len, unsigned dscp);
 
 /* lh_wire_ipv4 - parse IPv4; fill source/destination. */
 enum lh_wire_err lh_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip);

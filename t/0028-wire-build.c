@@ -6,10 +6,12 @@
  *    one recomputed from the header's bytes (lh_wire_ipv4_dscp() with DSCP
  *    0 sums the 16-bit words it reads) and verifies (the header's ones'
  *    complement sum is 0xffff), for addresses and lengths across their
- *    range, carries included;
- *  - lh_wire_add_elems() is the wrapping int32 sum element by element for
- *    every length from 0 to 300 (its 32-element steps, the tail and both)
- *    at two offsets from an aligned address, and touches nothing past n;
+ *    range, carries included; lh_wire_udp_dscp() writes the bytes
+ *    lh_wire_udp() and then lh_wire_ipv4_dscp() write, for every DSCP;
+ *  - lh_wire_add_elems() is the wrapping int32 sum element by element, and
+ *    lh_wire_put_elems() / lh_wire_get_elems() the big-endian copies, for
+ *    every length from 0 to 300 (their 32-element steps, the tail and
+ *    both) at two offsets from an aligned address, touching nothing past n;
  *  - lh_wire_canary_build() with no data writes n zero elements, and with
  *    none (n = 0) leaves the bytes after the header alone.
  */
@@ -46,9 +48,9 @@ int main(void)
 {
 	static const uint8_t mac_a[6] = { 2, 0, 0, 0, 0, 1 }, mac_b[6] = { 2, 0, 0, 0, 0, 2 };
 	uint8_t f[LH_WIRE_MAX], g[LH_WIRE_MAX];
-	unsigned differ = 0, unverified = 0, cases = 0;
+	unsigned differ = 0, unverified = 0, cases = 0, dscp_differ = 0;
 
-	plan(5);
+	plan(8);
 	for (unsigned i = 0; i < 20000; i++) {
 		uint32_t sip = next32(), dip = next32(), payload = next32() % 1473;
 
@@ -62,14 +64,24 @@ int main(void)
 		differ += memcmp(f, g, EMU_UDP_PAYLOAD_OFF) != 0;
 		unverified += hdr_sum(f + EMU_ETH_HLEN) != 0xffff;
 		cases++;
+
+		unsigned dscp = i % 64;
+		uint16_t sport = (uint16_t)next32(), dport = (uint16_t)next32();
+
+		lh_wire_udp(f, mac_a, mac_b, sip, dip, sport, dport, payload);
+		lh_wire_ipv4_dscp(f, dscp);
+		lh_wire_udp_dscp(g, mac_a, mac_b, sip, dip, sport, dport, payload, dscp);
+		dscp_differ += memcmp(f, g, EMU_UDP_PAYLOAD_OFF) != 0;
 	}
 	is_int(differ, 0, "lh_wire_udp: the checksum from the field values is the one summed from the header (%u headers)",
 	       cases);
 	is_int(unverified, 0, "...and the header verifies (its ones' complement sum is 0xffff)");
+	is_int(dscp_differ, 0, "lh_wire_udp_dscp: the bytes of lh_wire_udp and lh_wire_ipv4_dscp, DSCP 0-63");
 
 	static int32_t acc[NMAX + 8], ref[NMAX + 8];
 	static uint8_t wire[4 * NMAX + 8];
-	unsigned wrong = 0;
+	static uint8_t out[4 * NMAX + 8], out_ref[4 * NMAX + 8];
+	unsigned wrong = 0, put_wrong = 0, get_wrong = 0;
 
 	for (unsigned off = 0; off < 8; off += 5)
 		for (size_t n = 0; n <= NMAX; n++) {
@@ -81,9 +93,25 @@ int main(void)
 				ref[off + k] = (int32_t)((uint32_t)ref[off + k] + emu_get32(wire + off + 4 * k));
 			lh_wire_add_elems(acc + off, wire + off, n);
 			wrong += memcmp(acc, ref, sizeof(acc)) != 0;
+
+			memset(out, 0x5a, sizeof(out));
+			memset(out_ref, 0x5a, sizeof(out_ref));
+			for (size_t k = 0; k < n; k++)
+				emu_put32(out_ref + off + 4 * k, (uint32_t)acc[off + k]);
+			lh_wire_put_elems(out + off, acc + off, n);
+			put_wrong += memcmp(out, out_ref, sizeof(out)) != 0;
+
+			for (size_t k = 0; k < NMAX + 8; k++)
+				acc[k] = ref[k] = (int32_t)next32();
+			for (size_t k = 0; k < n; k++)
+				ref[off + k] = (int32_t)emu_get32(wire + off + 4 * k);
+			lh_wire_get_elems(acc + off, wire + off, n);
+			get_wrong += memcmp(acc, ref, sizeof(acc)) != 0;
 		}
 	is_int(wrong, 0, "lh_wire_add_elems: the wrapping sum for 0-%d elements at offsets 0 and 5, nothing else written",
 	       NMAX);
+	is_int(put_wrong, 0, "lh_wire_put_elems: big-endian, 0-%d elements at offsets 0 and 5, nothing else written", NMAX);
+	is_int(get_wrong, 0, "lh_wire_get_elems: host order, 0-%d elements at offsets 0 and 5, nothing else written", NMAX);
 
 	struct emu_canary_hdr h = { .dst = 0x0a000001, .id = 7, .counter = 1, .hosts = 2, .flags = EMU_CANARY_OP_REDUCE };
 	uint32_t len;
