@@ -15,6 +15,8 @@
 #    the ring: int32 sums of several sizes exact (element by element against
 #    PMPI_Allreduce), float sums within the stated bound, the calls that
 #    must fall through counted as such by CANARY_MPI_REPORT;
+#  - without CANARY_MPI_RATE, the peer table canary-emu --attach-peers wrote
+#    gives the rate the ranks pace at (a veth says 10 Gb/s);
 #  - the same through mpi4py;
 #  - two ranks over one veth pair, no switch, the ring, their addresses
 #    from a peers file;
@@ -39,7 +41,7 @@ PYTHON = "/usr/bin/python3"     # Debian's, where python3-mpi4py is
 ID = os.getpid() % 100000
 NS = "cmpi%d" % ID
 TIMEOUT = 300
-PLAN = 11
+PLAN = 12
 
 
 def sh(cmd):
@@ -127,12 +129,12 @@ def setup(n):
               "ip -n {ns} link set {b} up".format(ns=NS, a=ifname("a", 0), b=ifname("b", 0))) == 0
 
 
-def emulator(algo):
+def emulator(algo, extra=()):
     attach = ",".join("H%d=%s" % (i, ifname("e", i)) for i in range(4))
     p = subprocess.Popen(["ip", "netns", "exec", NS, EMU, "--topology", "fattree2:leaves=2,spines=2,hosts=2",
                           "--hosts", "4", "--background", "none", "--algo", algo, "--size", "4KiB", "--clock", "wall",
                           "--attach", attach, "--attach-quiet", "600s", "--stall", "600s", "--max-lag", "0",
-                          "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "--no-progress"] + list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     said = []
     deadline = time.time() + 60
     while len(said) < 4 and time.time() < deadline:
@@ -201,6 +203,23 @@ def on_fabric():
            said + (res[1] or "") + (res[2] or ""))
 
 
+def table_rate():
+    """No CANARY_MPI_RATE: the ranks pace at the rate canary-emu --attach-peers wrote (a veth says 10 Gb/s)."""
+    peers = "/tmp/cmpi-table-%d" % ID
+    e, said = emulator("canary", ["--attach-peers", peers, "--rate", "200Mbps"])
+    env = fabric_env()
+    del env["CANARY_MPI_RATE"]
+    env["CANARY_MPI_PEERS"] = peers
+    res = mpirun(4, [CHECK, "--float"], env)
+    stop(e)
+    if os.path.exists(peers):
+        os.unlink(peers)
+    paced = re.findall(r"paced at (\d+) bit/s \(([^)]*)\)", res[2] or "")
+    ok(counted(res, 4) and paced == [("200000000", "the peer table")] * 4,
+       "no CANARY_MPI_RATE, CANARY_MPI_PEERS from --attach-peers: every rank paces at the emulated links' 200 Mb/s "
+       "from the table (CANARY_MPI_REPORT), results exact", said + (res[1] or "") + (res[2] or ""))
+
+
 def on_fabric_py():
     if subprocess.run([PYTHON, "-c", "import mpi4py"], stderr=subprocess.DEVNULL).returncode:
         skip("no mpi4py for %s (apt-get install python3-mpi4py)" % PYTHON)
@@ -255,6 +274,7 @@ def main():
             return exit_status()
         not_there()
         on_fabric()
+        table_rate()
         on_fabric_py()
         ring_pair()
         killed()

@@ -40,7 +40,8 @@
  *
  * The transport is an AF_PACKET socket on the rank's interface (no rings:
  * send() and recv(), enough at the rates an emulated fabric keeps), paced
- * at CANARY_MPI_RATE. A progress thread owns it: it reads frames, fires
+ * at CANARY_MPI_RATE, else the rate the peer table names (canary-emu
+ * --attach-peers writes the emulated link's), else the interface's speed. A progress thread owns it: it reads frames, fires
  * timers and feeds the NIC, so the protocol keeps answering its peers
  * (retransmission requests, the completion barrier) while the application
  * computes or blocks in another MPI call. libhost is called under one
@@ -105,6 +106,7 @@ struct cm_cfg {
 	enum lh_algo algo;
 	unsigned trees, elements, tenant, max_failures;
 	uint64_t rate;
+	const char *rate_from;	/* where the rate came from: CANARY_MPI_RATE, the peer table, the interface */
 	uint64_t min_bytes;
 	lh_time_t timeout, rtt;
 	bool floats, abort_on_error, report;
@@ -339,6 +341,7 @@ static int cfg_read(struct cm_cfg *c)
 		if (parse_num(v, rate_units, &d) || d < 1e3)
 			return cfg_err("CANARY_MPI_RATE", v, "is not a rate (e.g. 100Mbps, 10G)");
 		c->rate = (uint64_t)d;
+		c->rate_from = "CANARY_MPI_RATE";
 	}
 	if ((v = getenv("CANARY_MPI_MIN_BYTES"))) {
 		if (parse_num(v, size_units, &d) && parse_num(v, NULL, &d))
@@ -628,11 +631,14 @@ static int open_link(void)
 		return -1;
 	}
 	cm.mtu = (uint32_t)ifr.ifr_mtu;
-	if (!cm.cfg.rate)
-		cm.cfg.rate = link_speed(cm.fd, cm.cfg.ifname);
+	/* CANARY_MPI_RATE, else the peer table's (the emulated link's), else the interface's */
+	if (!cm.cfg.rate && cm.cfg.peers && (cm.cfg.rate = lh_peers_file_rate(cm.cfg.peers)))
+		cm.cfg.rate_from = "the peer table";
+	if (!cm.cfg.rate && (cm.cfg.rate = link_speed(cm.fd, cm.cfg.ifname)))
+		cm.cfg.rate_from = "the interface";
 	if (!cm.cfg.rate) {
-		say("CANARY_MPI_RATE: %s reports no speed: give the line rate (e.g. CANARY_MPI_RATE=100Mbps)",
-		    cm.cfg.ifname);
+		say("CANARY_MPI_RATE: %s reports no speed and CANARY_MPI_PEERS gives none: give the line rate "
+		    "(e.g. CANARY_MPI_RATE=100Mbps)", cm.cfg.ifname);
 		return -1;
 	}
 	cm.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1056,9 +1062,10 @@ static void report(void)
 	}
 	say("canary %" PRIu64 " calls (int32 %" PRIu64 ", float %" PRIu64 "), %" PRIu64 " bytes, %.6f s, "
 	    "retransmissions %" PRIu64 ", frames sent %" PRIu64 " received %" PRIu64 "; fell through %" PRIu64
-	    " (%s); algo %s on %s", cm.st.calls_int + cm.st.calls_float, cm.st.calls_int, cm.st.calls_float,
-	    cm.st.bytes, cm.st.seconds, cm.st.retx, cm.st.frames_sent, cm.st.frames_recv, fallen, why,
-	    lh_algo_name(cm.cfg.algo), cm.cfg.ifname[0] ? cm.cfg.ifname : "-");
+	    " (%s); algo %s on %s, paced at %" PRIu64 " bit/s (%s)", cm.st.calls_int + cm.st.calls_float,
+	    cm.st.calls_int, cm.st.calls_float, cm.st.bytes, cm.st.seconds, cm.st.retx, cm.st.frames_sent,
+	    cm.st.frames_recv, fallen, why, lh_algo_name(cm.cfg.algo), cm.cfg.ifname[0] ? cm.cfg.ifname : "-",
+	    cm.cfg.rate, cm.cfg.rate_from ? cm.cfg.rate_from : "-");
 }
 
 /*
