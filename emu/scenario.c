@@ -1363,6 +1363,8 @@ static int scn_attach(struct scn *s)
 		s->att[i] = *a;
 		s->att[i].algo = (int)cfg->algo;
 		s->att[i].run = cfg->run_id;
+		s->att[i].ntrees = cfg->algo == LH_ALGO_STATIC ? cfg->ntrees : 0;
+		s->att[i].tree_base = ra->tenant * cfg->ntrees;	/* as scn_configure()'s tree_base */
 		s->att[i].afp = lh_afp_open(a->ifname, 0, why, sizeof(why));
 		if (!s->att[i].afp) {
 			snprintf(s->err, s->errlen, "--attach: %s=%s: %s", a->node, a->ifname, why);
@@ -1421,7 +1423,15 @@ static void scn_tally_attached(struct scn *s)
 			res->attached[i].st = as->st;
 			res->other_run += as->st.in_other_run;
 		}
-		if (as && as->st.algo_refused && !refused) {
+		if (as && as->st.algo_refused && !refused && as->st.trees_differ) {
+			refused = true;
+			res->exact = false;
+			snprintf(res->stuck, sizeof(res->stuck),
+				 "%s (%s) sends block %u up static tree %u, the emulator runs %s and puts it on tree %u: "
+				 "refused at that frame (give the real hosts and canary-emu the same static:N, and the "
+				 "same tenant)", s->att[i].node, s->att[i].ifname, as->st.tree_block, as->st.tree_seen,
+				 res->algo, as->st.tree_want);
+		} else if (as && as->st.algo_refused && !refused) {
 			refused = true;
 			res->exact = false;
 			snprintf(res->stuck, sizeof(res->stuck),

@@ -17,7 +17,8 @@
 #    (exit 1, naming the allreduce) instead of hanging;
 #  - --hosts 2 with two hosts of eight attached: the allreduce is exactly
 #    them; their retransmission requests are counted; real hosts on
-#    another algorithm than the emulator's are refused at the first frame.
+#    another algorithm than the emulator's, or on static:N against the
+#    emulator's static:M, are refused at the first frame.
 #
 # Rates are slow (100 Mb/s), timeouts generous, and nothing asserts a time:
 # only exit status, results and counters. canary-emu runs with --max-lag 0
@@ -28,6 +29,7 @@
 # (kept_up): a shared CI machine can be idle at the start and preempt the
 # emulator later. Elsewhere that test is skipped, saying why.
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -414,12 +416,12 @@ def mixed():
         net.close()
 
 
-def h1_h6(emu_args, host_args, meanwhile=None):
-    """H1 and H6 real (namespaces 0 and 1), 8 hosts on a canary emulator with --stall 5s; meanwhile(at, hosts)
+def h1_h6(emu_args, host_args, meanwhile=None, algo="canary"):
+    """H1 and H6 real (namespaces 0 and 1), 8 hosts on an emulator on @algo with --stall 5s; meanwhile(at, hosts)
     runs while the emulator does. The emulator's exit status, output and stderr, and what it said on attaching."""
     real = [(1, 0), (6, 1)]
     at = instant()
-    e = emulator("canary", "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
+    e = emulator(algo, "fattree2:leaves=2,spines=2,hosts=4", 8, [("H%d" % h, "ce%d" % i) for h, i in real],
                  at, ["--stall", "5s"] + emu_args)
     said = wait_attached(e, 2)
     hs = [start(ns(i), [AR, "--interface", "ch%d" % i, "--rank", str(h), "--hosts", "8", "--start-at", at] +
@@ -461,6 +463,7 @@ def placed():
         if not fabric(net, 2):
             ok(False, "the allreduce on exactly the attached hosts: namespaces set up")
             ok(False, "an algorithm mismatch: namespaces set up")
+            ok(False, "a tree count mismatch: namespaces set up")
             ok(False, "a real host faster than its link: namespaces set up")
             ok(False, "the peer table's rate: namespaces set up")
             return
@@ -507,11 +510,18 @@ def placed():
         ok(rc == 1 and "sends static frames, the emulator runs canary" in err,
            "real hosts on static trees, the emulator on canary: refused at the first frame, naming both (exit 1)",
            "".join(said) + "rc %s\n" % rc + err)
+        # static:2 on the real hosts, static:4 in the emulator: block 2 goes up tree 0, static:4 puts it on tree 2
+        rc, out, err, said = h1_h6([], ["--size", SIZE, "--algo", "static:2", "--rate", "100Mbps",
+                                        "--time-limit", "30s"], algo="static:4")
+        ok(rc == 1 and re.search(r"H[16] \(ce[01]\) sends block \d+ up static tree \d+, the emulator runs static:4 "
+                                 r"and puts it on tree \d+: refused", err),
+           "real hosts on static:2, the emulator on static:4: refused at the first frame off its tree, naming both "
+           "(exit 1)", "".join(said) + "rc %s\n" % rc + err)
     finally:
         net.close()
 
 
-PLAN = 18
+PLAN = 19
 
 
 def main():

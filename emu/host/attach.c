@@ -36,9 +36,30 @@ static bool is_final_done(const uint8_t *p, uint32_t len)
 }
 
 /*
+ * tree_mismatch - a static tree frame @h from the host on another tree
+ * than the emulator's static:N puts its block on: block b (the id's
+ * sequence bits; a tree's block is only ever sent as attempt 0, any
+ * failure falls back to the leader) goes up tree tree_base + b mod N.
+ * Records the block and both trees (st.trees_differ).
+ */
+static void tree_mismatch(struct emu_attach_state *s, const struct emu_canary_hdr *h)
+{
+	uint32_t b = h->id & LH_BLOCK_IDS, want = s->cfg->tree_base + b % s->cfg->ntrees;
+
+	if ((h->flags & EMU_CANARY_OP_MASK) != EMU_CANARY_OP_TREE_REDUCE || !s->cfg->ntrees || h->swaddr == want)
+		return;
+	s->st.trees_differ = true;
+	s->st.tree_block = b;
+	s->st.tree_seen = h->swaddr;
+	s->st.tree_want = want;
+}
+
+/*
  * frame_algo - the algorithm an allreduce frame from a host belongs to
  * (a Canary reduction, a static tree's, the ring's data), -1 for any
  * other frame (requests, the barrier, background); counts the requests.
+ * A static tree frame on another tree than the emulator's static:N
+ * would put it sets st.trees_differ (tree_mismatch()).
  */
 static int frame_algo(struct emu_attach_state *s, const uint8_t *p, uint32_t len)
 {
@@ -54,6 +75,8 @@ static int frame_algo(struct emu_attach_state *s, const uint8_t *p, uint32_t len
 		return LH_ALGO_CANARY;
 	case EMU_CANARY_OP_TREE_REDUCE:
 	case EMU_CANARY_OP_TREE_BCAST:
+		if (s->cfg->algo == LH_ALGO_STATIC && !s->st.trees_differ)
+			tree_mismatch(s, &h);
 		return LH_ALGO_STATIC;
 	case EMU_CANARY_OP_RETX_REQ:
 		s->st.in_retx_req++;
@@ -95,8 +118,8 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 
 	if (algo >= 0 && s->st.algo_seen < 0)
 		s->st.algo_seen = algo;
-	if (s->st.algo_seen >= 0 && s->st.algo_seen != s->cfg->algo) {
-		/* another algorithm than the emulator's: nothing of it enters, the run ends */
+	if ((s->st.algo_seen >= 0 && s->st.algo_seen != s->cfg->algo) || s->st.trees_differ) {
+		/* another algorithm than the emulator's, or other static trees: nothing of it enters, the run ends */
 		s->st.in_bad++;
 		if (!s->st.algo_refused) {
 			s->st.algo_refused = true;

@@ -20,8 +20,10 @@
  * goes to the run's injected-frame lag (emu_node_injected()).
  *
  * The host's first allreduce frame must be of the emulator's algorithm
- * (Canary, a static tree, the ring); otherwise it is dropped and the run
- * stops (algo_refused). Its retransmission requests are counted.
+ * (Canary, a static tree, the ring), and on static trees every block on
+ * the tree the emulator's static:N puts it (the same N and tree base);
+ * otherwise the frame is dropped and the run stops (algo_refused). Its
+ * retransmission requests are counted.
  *
  * The emulator cannot see inside the real host. It counts the host as
  * done (emu_node_done()) once the completion barrier's last frame went to
@@ -47,6 +49,7 @@ struct emu_attach_cfg {
 	uint64_t queue_max;		/* NIC queue bound, bytes */
 	int algo;			/* the emulator's (enum lh_algo): the host's frames must be of it */
 	unsigned run;			/* the run's (wire.h): a frame of another run is dropped */
+	unsigned ntrees, tree_base;	/* static:N: block b goes up tree tree_base + b mod ntrees */
 };
 
 
@@ -62,6 +65,9 @@ struct emu_attach_stats {
 					 * after the previous one (the host sends faster than its link) */
 	int algo_seen;			/* enum lh_algo of its first allreduce frame; -1: none yet */
 	bool algo_refused;		/* that was not the emulator's algorithm: the run stopped */
+	bool trees_differ;		/* a static tree frame not on the tree the emulator's static:N
+					 * puts its block on (refused as well) */
+	uint32_t tree_block, tree_seen, tree_want;	/* ...its block, its tree, the emulator's tree */
 	emu_time_t first_in, last_active;
 	bool barrier_passed;		/* the barrier's last frame went through */
 	bool quiet;			/* ...and then silence: counted as done */
