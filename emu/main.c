@@ -719,6 +719,14 @@ static const char *o_timeseries_every(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_timeseries_links(struct cli *c, const char *a)
+{
+	if (!a[strspn(a, ", ")])
+		return "names no link: give all, or NODE/PORT or NODE, comma-separated";
+	c->cfg.series_links = a;
+	return NULL;
+}
+
 static const char *o_pcap_link(struct cli *c, const char *a)
 {
 	if (!a[strspn(a, ", ")])
@@ -983,6 +991,9 @@ static const struct cli_opt opt_table[] = {
 	    .local = true),
 	OPT("timeseries-every", "T", o_timeseries_every, "1us", "the time series' interval (emulated time)",
 	    .local = true),
+	OPT("timeseries-links", "LIST", o_timeseries_links, NULL,
+	    "links with time series columns of their own (utilization, queued bytes, each direction): all (at most "
+	    "256 directions), or NODE/PORT (that link) and NODE (all its links), comma-separated", .local = true),
 	{ .help = "distributed runs (canary-emu(1), RUNNING ACROSS MACHINES):" },
 	OPT("processes", "P", o_processes, "1", "split the run over P local processes (ranks) that talk ZeroMQ",
 	  .local = true),
@@ -1761,6 +1772,8 @@ static int check_options(struct cli *c)
 	if (distributed(c) && c->cfg.pcap)
 		return fail("--pcap", "'%s' is not available across processes (capture in a single-process run)",
 			    c->cfg.pcap);
+	if (c->cfg.series_links && !c->cfg.series)
+		return fail("--timeseries-links", "needs --timeseries FILE");
 	if (c->cfg.series && (distributed(c) || c->cfg.nattach))
 		return fail("--timeseries", "is not available across processes or with --attach");
 	if (c->cfg.series && (c->runs.size_max > c->runs.size_min || c->runs.seed_max > c->runs.seed_min))

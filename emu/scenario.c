@@ -1672,7 +1672,8 @@ static int scn_execute(struct scn *s)
 
 		snprintf(title, sizeof(title), "canary-emu %s, %s, seed %llu", res->algo, res->topology,
 			 (unsigned long long)cfg->seed);
-		s->series = emu_series_open(cfg->series, cfg->series_every, title, s->eng, s->fab, s->err, s->errlen);
+		s->series = emu_series_open(cfg->series, cfg->series_every, title, s->eng, s->fab, cfg->series_links,
+					    s->err, s->errlen);
 		if (!s->series)
 			return -EINVAL;
 	}

@@ -117,6 +117,7 @@ struct emu_scn_cfg {
 	/* a time series (series.h) to this CSV file every series_every, or NULL; not with --attach or ranks */
 	const char *series;
 	emu_time_t series_every;
+	const char *series_links;	/* links with columns of their own (series.h), or NULL */
 	/*
 	 * called about every 100 ms of wall time while the run goes: @done of
 	 * the @expect result elements have reached this process's allreduce

@@ -32,6 +32,11 @@ struct emu_series {
 	uint8_t tier_lv[MAX_TIERS][2];	/* from level, to level */
 	uint32_t tier_n[MAX_TIERS];	/* directed links */
 	emu_time_t *busy;		/* busy_ps at the last row, per directed link */
+	uint32_t nlink;			/* chosen directed links (columns of their own) */
+	uint32_t *link;			/* ...their indices into port[], in the report's order */
+	bool *chosen;			/* per directed link: among them */
+	double *lutil;			/* ...the busy time of the interval (chosen links only) */
+	uint64_t *lq;			/* ...the bytes queued at its end */
 	uint64_t bg_rx;			/* background bytes received at the last row */
 	struct emu_series_stats st;
 	bool werr;
@@ -69,7 +74,93 @@ static unsigned tier_of(struct emu_series *s, unsigned from, unsigned to)
 	return i;
 }
 
-/* write the gnuplot script beside the CSV: four panels, one PNG */
+/* choose - directed link @i (2 x link + direction) for columns of its own */
+static void choose(struct emu_series *s, uint32_t i)
+{
+	if (!s->chosen[i]) {
+		s->chosen[i] = true;
+		s->nlink++;
+	}
+}
+
+/*
+ * pick_links - @links ("all", or NODE/PORT and NODE, comma-separated):
+ * both directions of each link named, in the report's order. 0, or
+ * -EINVAL with why in @err.
+ */
+static int pick_links(struct emu_series *s, const char *links, char *err, size_t errlen)
+{
+	const struct emu_fabric *fab = s->fab;
+	char buf[1024], *save = NULL;
+
+	s->chosen = emu_xcalloc(s->nport + 1, sizeof(*s->chosen));
+	if (!strcmp(links, "all")) {
+		for (uint32_t i = 0; i < s->nport; i++)
+			choose(s, i);
+	} else {
+		if (strlen(links) >= sizeof(buf)) {
+			snprintf(err, errlen, "--timeseries-links: the list is too long (at most %zu characters)",
+				 sizeof(buf) - 1);
+			return -EINVAL;
+		}
+		snprintf(buf, sizeof(buf), "%s", links);
+		for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			char *slash = strrchr(tok, '/'), *end = NULL;
+			unsigned long port = slash ? strtoul(slash + 1, &end, 10) : 0;
+			bool found = false;
+
+			if (slash && (!slash[1] || *end || slash == tok)) {
+				snprintf(err, errlen, "--timeseries-links: '%s' is not NODE/PORT or NODE (e.g. L0/3 or S1)",
+					 tok);
+				return -EINVAL;
+			}
+			if (slash)
+				*slash = '\0';
+			uint32_t node = emu_fabric_find(fab, tok);
+
+			if (node == EMU_NONE32) {
+				snprintf(err, errlen, "--timeseries-links: no node named '%s'", tok);
+				return -EINVAL;
+			}
+			for (uint32_t i = 0; i < fab->nlinks; i++)
+				for (int d = 0; d < 2; d++)
+					if (fab->links[i].node[d] == node &&
+					    (!slash || (unsigned long)fab->links[i].port[d] == port)) {
+						choose(s, 2 * i);
+						choose(s, 2 * i + 1);
+						found = true;
+					}
+			if (!found) {
+				snprintf(err, errlen, "--timeseries-links: %s has no linked port %lu", tok, port);
+				return -EINVAL;
+			}
+		}
+	}
+	if (s->nlink > EMU_SERIES_MAX_LINKS) {
+		snprintf(err, errlen, "--timeseries-links: '%s' is %u link directions, more than %u (two columns each): "
+			 "name links or nodes (e.g. S0,L1/0)", links, s->nlink, EMU_SERIES_MAX_LINKS);
+		return -EINVAL;
+	}
+	s->link = emu_xcalloc(s->nlink + 1, sizeof(*s->link));
+	s->lutil = emu_xcalloc(s->nport + 1, sizeof(*s->lutil));
+	s->lq = emu_xcalloc(s->nport + 1, sizeof(*s->lq));
+	s->nlink = 0;
+	for (uint32_t i = 0; i < s->nport; i++)
+		if (s->chosen[i])
+			s->link[s->nlink++] = i;
+	return 0;
+}
+
+/* link_name - the sending end of directed link @i, NODE/PORT, into @out */
+static const char *link_name(const struct emu_series *s, uint32_t i, char *out, size_t n)
+{
+	const struct dport *d = &s->port[i];
+
+	snprintf(out, n, "%s/%u", s->fab->nodes[d->node].name, d->port);
+	return out;
+}
+
+/* write the gnuplot script beside the CSV: four panels (five with links of their own), one PNG */
 static int write_plot(const struct emu_series *s, const char *title, char *err, size_t errlen)
 {
 	char gp[4096 + 8], png[4096 + 8];
@@ -90,10 +181,10 @@ static int write_plot(const struct emu_series *s, const char *title, char *err, 
 	fprintf(f, "# gnuplot %s: draws %s into %s\n", strrchr(gp, '/') ? strrchr(gp, '/') + 1 : gp, base, png);
 	fprintf(f, "dir = ARG0[1:strstrt(ARG0, \"/\") ? strlen(ARG0) - strlen(system(\"basename \".ARG0)) : 0]\n");
 	fprintf(f, "csv = dir.\"%s\"\n", base);
-	fprintf(f, "set terminal pngcairo size 1000,1100 noenhanced\nset output dir.\"%s\"\n", png);
+	fprintf(f, "set terminal pngcairo size 1000,%u noenhanced\nset output dir.\"%s\"\n", s->nlink ? 1375 : 1100, png);
 	fprintf(f, "set datafile separator \",\"\nset key outside right top\nset grid\nset xrange [0:*]\n");
 	fprintf(f, "set lmargin at screen 0.08\nset rmargin at screen 0.72\n");
-	fprintf(f, "set multiplot layout 4,1 title \"%s\"\n", title);
+	fprintf(f, "set multiplot layout %u,1 title \"%s\"\n", s->nlink ? 5 : 4, title);
 	fprintf(f, "set xlabel \"emulated time (us)\"\n");
 	fprintf(f, "set ylabel \"link utilization\"\nset yrange [0:*]\nplot ");
 	for (unsigned i = 0; i < s->ntier; i++)
@@ -110,6 +201,17 @@ static int write_plot(const struct emu_series *s, const char *title, char *err, 
 	fprintf(f, "set ylabel \"bg goodput (Gb/s)\"\nset y2label \"allreduce delivered\"\n"
 		   "set y2range [0:1]\nset y2tics\nplot csv using 1:%u with lines title \"background\", "
 		   "csv using 1:%u axes x1y2 with lines title \"allreduce (right)\"\n", c + 2, c + 3);
+	if (s->nlink) {
+		/* the chosen links' utilization, the first 16 (the CSV has them all) */
+		unsigned first = c + 4 + s->fab->nswitches;
+		char name[EMU_NAME_MAX + 16];
+
+		fprintf(f, "unset y2label\nunset y2tics\nset ylabel \"utilization, by link\"\nplot ");
+		for (uint32_t k = 0; k < s->nlink && k < 16; k++)
+			fprintf(f, "%scsv using 1:%u with lines title \"%s\"", k ? ", " : "", first + 2 * k,
+				link_name(s, s->link[k], name, sizeof(name)));
+		fputc('\n', f);
+	}
 	fprintf(f, "unset multiplot\n");
 	if (fclose(f)) {
 		snprintf(err, errlen, "--timeseries: cannot write '%s': %s", gp, strerror(errno));
@@ -118,9 +220,21 @@ static int write_plot(const struct emu_series *s, const char *title, char *err, 
 	return 0;
 }
 
-struct emu_series *emu_series_open(const char *path, emu_time_t every, const char *title, struct emu_engine *eng,
-				   const struct emu_fabric *fab, char *err, size_t errlen)
+static void series_free(struct emu_series *s)
 {
+	free(s->port);
+	free(s->busy);
+	free(s->chosen);
+	free(s->link);
+	free(s->lutil);
+	free(s->lq);
+	free(s);
+}
+
+struct emu_series *emu_series_open(const char *path, emu_time_t every, const char *title, struct emu_engine *eng,
+				   const struct emu_fabric *fab, const char *links, char *err, size_t errlen)
+{
+	char name[EMU_NAME_MAX + 16];
 	struct emu_series *s = emu_xcalloc(1, sizeof(*s));
 
 	if (strlen(path) >= sizeof(s->path)) {
@@ -144,6 +258,8 @@ struct emu_series *emu_series_open(const char *path, emu_time_t every, const cha
 							     .tier = (uint16_t)t };
 			s->tier_n[t]++;
 		}
+	if (links && pick_links(s, links, err, errlen))
+		goto fail;
 	s->f = fopen(path, "w");
 	if (!s->f) {
 		snprintf(err, errlen, "--timeseries: cannot write '%s': %s", path, strerror(errno));
@@ -151,8 +267,8 @@ struct emu_series *emu_series_open(const char *path, emu_time_t every, const cha
 	}
 	if (write_plot(s, title, err, errlen))
 		goto fail;
-	fprintf(s->f, "# %s: every %.3f us, the interval ending at time_us; tiers FROM->TO by switch level (0: hosts)\n",
-		title, (double)every / 1e6);
+	fprintf(s->f, "# %s: every %.3f us, the interval ending at time_us; tiers FROM->TO by switch level (0: hosts)%s\n",
+		title, (double)every / 1e6, s->nlink ? "; util_, queue_B_NODE/PORT: the link direction NODE/PORT sends on" : "");
 	fputs("time_us", s->f);
 	for (unsigned i = 0; i < s->ntier; i++)
 		fprintf(s->f, ",util_%u->%u", s->tier_lv[i][0], s->tier_lv[i][1]);
@@ -162,14 +278,16 @@ struct emu_series *emu_series_open(const char *path, emu_time_t every, const cha
 	fputs(",desc_total,desc_max,bg_gbps,ar_delivered", s->f);
 	for (uint32_t i = 0; i < fab->nswitches; i++)
 		fprintf(s->f, ",desc_%s", fab->nodes[fab->switches[i]].name);
+	for (uint32_t k = 0; k < s->nlink; k++) {
+		link_name(s, s->link[k], name, sizeof(name));
+		fprintf(s->f, ",util_%s,queue_B_%s", name, name);
+	}
 	fputc('\n', s->f);
 	return s;
 fail:
 	if (s->f)
 		fclose(s->f);
-	free(s->port);
-	free(s->busy);
-	free(s);
+	series_free(s);
 	return NULL;
 }
 
@@ -190,10 +308,16 @@ static void row(struct emu_series *s, emu_time_t t)
 		emu_time_t b = p->st.busy_ps > over ? p->st.busy_ps - over : 0;
 		uint64_t q = queued_at(p, t);
 
+		if (s->lutil)
+			s->lutil[i] = 0;
 		if (b > s->busy[i]) {
 			util[d->tier] += (double)(b - s->busy[i]);
+			if (s->lutil)
+				s->lutil[i] = (double)(b - s->busy[i]);
 			s->busy[i] = b;
 		}
+		if (s->lq)
+			s->lq[i] = q;
 		qsum[d->tier] += (double)q;
 		if (q > qmax[d->tier])
 			qmax[d->tier] = q;
@@ -227,6 +351,9 @@ static void row(struct emu_series *s, emu_time_t t)
 	for (uint32_t i = 0; i < fab->nswitches; i++)
 		fprintf(f, ",%llu",
 			(unsigned long long)emu_sw_stats_of(emu_engine_node(s->eng, fab->switches[i]))->live);
+	for (uint32_t k = 0; k < s->nlink; k++)
+		fprintf(f, ",%.6f,%llu", dt ? s->lutil[s->link[k]] / (double)dt : 0,
+			(unsigned long long)s->lq[s->link[k]]);
 	fputc('\n', f);
 	s->last = t;
 }
@@ -278,8 +405,6 @@ int emu_series_close(struct emu_series *s, emu_time_t end, struct emu_series_sta
 	}
 	if (st)
 		*st = s->st;
-	free(s->port);
-	free(s->busy);
-	free(s);
+	series_free(s);
 	return rc;
 }

@@ -6,8 +6,9 @@
  * cfg.sample): link utilization and queue depth per tier (the levels a
  * directed link joins, 0 hosts, 1 leaves, ...), Canary descriptors in use
  * per switch, background goodput and the allreduce result elements
- * delivered; and a gnuplot script that draws them. Nothing runs per
- * frame: the cost is per interval, O(links + switches + hosts).
+ * delivered; optionally, per chosen link, its utilization and queued
+ * bytes; and a gnuplot script that draws them. Nothing runs per frame:
+ * the cost is per interval, O(links + switches + hosts).
  */
 #ifndef EMU_SERIES_H
 #define EMU_SERIES_H
@@ -20,6 +21,8 @@
 
 /* rows written at most; later intervals are counted, not written */
 #define EMU_SERIES_MAX_ROWS 1000000
+/* directed links with columns of their own at most (two columns each) */
+#define EMU_SERIES_MAX_LINKS 256
 
 struct emu_series;
 
@@ -34,10 +37,15 @@ struct emu_series_stats {
  * emu_series_open - write @path (CSV) and beside it the gnuplot script
  * (@path with ".gp" for its ".csv", or added) for a run of @eng on @fab,
  * a row every @every of emulated time (set the engine's cfg.sample to
- * emu_series_sample with the returned context). NULL with a reason in @err.
+ * emu_series_sample with the returned context). @links (NULL: none)
+ * chooses links for columns of their own, util_NODE/PORT and
+ * queue_B_NODE/PORT per direction, named by the sending end as the
+ * report's links are: "all", or NODE/PORT (that link) and NODE (all its
+ * links), comma-separated; at most EMU_SERIES_MAX_LINKS directions.
+ * NULL with a reason in @err.
  */
 struct emu_series *emu_series_open(const char *path, emu_time_t every, const char *title, struct emu_engine *eng,
-				   const struct emu_fabric *fab, char *err, size_t errlen);
+				   const struct emu_fabric *fab, const char *links, char *err, size_t errlen);
 /*
  * emu_series_name - @base with "-TAG" before its ".csv" (or at its end),
  * ':' in @tag as '-': one file per algorithm. Into @out (@n bytes).

@@ -28,7 +28,7 @@ BUSY = SMALL + ["--size", "16KiB", "--algo", "canary,ring", "--loss", "0.001", "
                 "--timeout", "adaptive:300ns-4us", "--routing", "ecmp", "--profile", "tofino2", "--seed", "7",
                 "--buffer", "64KiB", "--retx-timeout", "30us", "--bg-msg", "16KiB", "--lossless"]
 # the options of --help that a scenario does not hold: output, distribution, real hosts, information
-NOT_SCENARIO = {"workers", "no-run-ahead", "json", "csv", "progress", "no-progress", "pcap", "pcap-links", "timeseries", "timeseries-every", "processes", "rank",
+NOT_SCENARIO = {"workers", "no-run-ahead", "json", "csv", "progress", "no-progress", "pcap", "pcap-links", "timeseries", "timeseries-every", "timeseries-links", "processes", "rank",
                 "ranks", "coordinator", "bind", "curve", "curve-keygen", "peer-timeout", "help", "version",
                 "resources", "scenario", "topology-changed", "attach", "attach-hold", "start-at", "attach-peers", "attach-quiet", "attach-poll",
                 "run-id"}

@@ -8,7 +8,11 @@
 # interval up to the run's end, and add up to the report's own figures:
 # each tier's utilization over the rows is the mean of its links' in the
 # report; descriptors per switch add up to the total; the allreduce's
-# delivered share ends at 1. Bad values are refused (exit 2).
+# delivered share ends at 1. --timeseries-links gives chosen links
+# columns of their own, each direction named by its sending end as the
+# report names links, whose utilization over the rows is the report's for
+# that link; without it the CSV is what it was. Bad values are refused
+# (exit 2), as is a choice of more link directions than the bound.
 import csv
 import json
 import os
@@ -81,7 +85,7 @@ def check(head, rows, run, every):
 
 
 def main():
-    if not plan(10):
+    if not plan(12):
         return 0
     tmp = tempfile.mkdtemp(prefix="canary-ts-")
     try:
@@ -142,6 +146,52 @@ def main():
            " | ".join(r[2].strip() for r in res))
         rc, out, err = emu(T + ["--algo", "canary", "--timeseries", p, "--processes", "2"])
         ok(rc == 2 and "--timeseries" in err, "not across processes", err)
+
+        # no background: nothing is in flight at the end, so each link's rows add up to the report's exactly
+        # (the report counts a frame committed past the end whole, the rows up to the end)
+        p = os.path.join(tmp, "links.csv")
+        quiet = T + ["--algo", "canary", "--background", "none"]
+        rc0, out0, _ = emu(quiet)
+        rc, out, err = emu(quiet + ["--timeseries", p, "--timeseries-links", "S0,L0"])
+        head, rows = read(p) if rc == 0 else ([], [])
+        base_head, _ = read(files["1"][0])
+        r = runs(out)[0] if rc == 0 else {"links": [], "emulated_ns": 1}
+        want = [ln for ln in r["links"] if ln["from"].split("/")[0] in ("S0", "L0") or
+                ln["to"].split("/")[0] in ("S0", "L0")]
+        named = [h[5:] for h in head if h.startswith("util_") and "/" in h]
+        why = [] if rc == 0 else [err[-300:]]
+        if head[:len(base_head)] != base_head:
+            why.append("the columns before the links' are not those without --timeseries-links")
+        if named != [ln["from"] for ln in want] or not want:
+            why.append("link columns %s, the report's links of S0 and L0 %s" % (named, [ln["from"] for ln in want]))
+        if len(set(ln["util"] for ln in want)) < len(want) // 2 or max([0] + [ln["util"] for ln in want]) < 0.05:
+            why.append("the chosen links' utilizations do not tell them apart: %s" % [ln["util"] for ln in want])
+        end = r["emulated_ns"] / 1e3
+        for ln in want:
+            if "util_" + ln["from"] not in head:
+                continue
+            u, q = head.index("util_" + ln["from"]), head.index("queue_B_" + ln["from"])
+            prev, total = 0.0, 0.0
+            for x in rows:
+                total += x[u] * (x[0] - prev)
+                prev = x[0]
+            if abs(total / end - ln["util"]) > 1e-4 or any(x[q] < 0 for x in rows):
+                why.append("%s: %g over the rows, %g in the report" % (ln["from"], total / end, ln["util"]))
+        same = rc == rc0 == 0 and results(out) == results(out0)
+        if not same:
+            why.append("the results differ from the run without a time series")
+        ok(not why, "--timeseries-links S0,L0: both directions of each of their links, named as the report "
+           "names them, each link's utilization over the rows the report's; the rest as without it; the same "
+           "results", "; ".join(why))
+        bad = [(T + ["--algo", "canary", "--timeseries-links", "S0"], "needs --timeseries"),
+               (T + ["--algo", "canary", "--timeseries", p, "--timeseries-links", "S9"], "no node named 'S9'"),
+               (T + ["--algo", "canary", "--timeseries", p, "--timeseries-links", "S0/99"], "no linked port 99"),
+               (["--topology", "fattree2:leaves=16,spines=16,hosts=16", "--size", "4KiB", "--background", "none",
+                 "--no-progress", "--timeseries", p, "--timeseries-links", "all"], "more than 256")]
+        res = [emu(a) for a, _ in bad]
+        ok(all(x[0] == 2 and "--timeseries-links" in x[2] and w in x[2] for x, (_, w) in zip(res, bad)),
+           "--timeseries-links: without --timeseries, an unknown node or port, 'all' beyond 256 link directions "
+           "(1024 here): exit 2 naming it", " | ".join(x[2].strip() for x in res))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return exit_status()
