@@ -4,7 +4,8 @@
 # campaign.py - an adversarial random campaign against canary-emu: small
 # scenarios with values drawn from the whole range each option takes (and
 # some beyond it: zero, huge, malformed), each run once and judged by the
-# properties below. The same --seed gives the same cases.
+# properties below. The same --seed gives the same cases: case i's scenario
+# comes from (seed, i) alone (case_rng), whatever the cases before it drew.
 #
 #   bench/campaign.py [--runs N] [--seconds S] [--seed S] [--emu PATH] [--keep DIR] [--reduce-runs N] [-v]
 #
@@ -124,28 +125,37 @@ def case_scenario_file(rng, emu, tmp):
     fmt = rng.choice(["--json", "--csv"])
     base = ["--topology", rng.choice(FABRICS[:4]), "--hosts", "4", "--size", "4KiB", "--algo",
             rng.choice(ALGOS), "--background", "none", "--seed", str(rng.randrange(1 << 20)), "--no-progress", fmt]
+    # every draw before the report is read, and as many whatever it holds
+    change = rng.random() < 0.7
+    how = mutation(rng)
     p = subprocess.run([emu] + base, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=WALL_LIMIT)
     text = p.stdout
-    if p.returncode == 0 and text and rng.random() < 0.7:
-        text = mutate(rng, text)
+    if p.returncode == 0 and text and change:
+        text = mutate(how, text)
     return Case("scenario-file", ["--scenario", "@TMP@/scn", "--no-progress", "--json"], {"scn": text})
 
 
-def mutate(rng, text):
-    """TEXT with one random change: a byte flipped, inserted or removed; a line dropped or doubled."""
+def mutation(rng):
+    """One random change, drawn before the text it applies to (the same draws whatever its length)."""
+    return (rng.randrange(5), rng.random(), rng.randrange(256), rng.choice(b"\x00\x07\x1b\r\n\"\\{}[],:0123456789-."))
+
+
+def mutate(how, text):
+    """TEXT with the change HOW (mutation()): a byte flipped, inserted or removed; a line dropped or doubled,
+    at the same fraction of its length."""
+    kind, at, byte, char = how
     b = bytearray(text)
-    i = rng.randrange(len(b))
-    how = rng.randrange(5)
-    if how == 0:
-        b[i] = rng.randrange(256)
-    elif how == 1:
-        b.insert(i, rng.choice(b"\x00\x07\x1b\r\n\"\\{}[],:0123456789-."))
-    elif how == 2:
+    i = min(int(at * len(b)), len(b) - 1)
+    if kind == 0:
+        b[i] = byte
+    elif kind == 1:
+        b.insert(i, char)
+    elif kind == 2:
         del b[i]
     else:
         lines = bytes(b).split(b"\n")
-        j = rng.randrange(len(lines))
-        if how == 3:
+        j = min(int(at * len(lines)), len(lines) - 1)
+        if kind == 3:
             del lines[j]
         else:
             lines.insert(j, lines[j])
@@ -155,6 +165,13 @@ def mutate(rng, text):
 
 def generate(rng, emu, tmp):
     return case_scenario_file(rng, emu, tmp) if rng.random() < 0.2 else case_options(rng)
+
+
+def case_rng(seed, i):
+    """Case I's (1, 2, ...) own random stream, from (SEED, I) alone: no case depends on what an earlier one drew."""
+    rng = random.Random("campaign %d case %d" % (seed, i))
+    rng.rare = 0
+    return rng
 
 
 def run(case, emu, tmp, env=None):
@@ -423,13 +440,11 @@ def campaign(runs, seconds, seed, emu=EMU, keep=None, verbose=False, each=None, 
     A failed case is reduced (reduce(), at most REDUCE_RUNS runs; 0: not)
     and its reduction printed (or passed to EACH as case.reduced).
     """
-    rng = random.Random(seed)
-    rng.rare = 0
     t0 = time.monotonic()
     done = failed = 0
     with tempfile.TemporaryDirectory(prefix="canary-campaign-") as tmp:
         while done < runs and time.monotonic() - t0 < seconds:
-            case = generate(rng, emu, tmp)
+            case = generate(case_rng(seed, done + 1), emu, tmp)
             # a separate process measures each case's peak RSS on its own
             outcome = isolated(case, emu, tmp)
             whys = judge(case, outcome)

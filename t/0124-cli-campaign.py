@@ -12,6 +12,8 @@
 # that stalls whenever a static tree meets loss: the campaign must call
 # that STUCK, and reduce a case with many options to that cause. And the
 # memory bound: 2 GiB, or twice the run's own estimate when that is more.
+# And a case's scenario depends on the seed and its index alone, not on
+# what the cases before it read (a report whose format changed).
 import os
 import stat
 import sys
@@ -84,6 +86,35 @@ def fake_tests(tmp):
        "the reduction is printed with its command and why", out[0] if out else "")
 
 
+# a fake whose report is one line, or (REPORT=none) nothing: the scenario-file cases read a report of its own
+REPORTER = r'''#!/usr/bin/env python3
+import os
+import sys
+if os.environ.get("REPORT") != "none":
+    print('{"runs": [{"result_exact": true}]}' if "--json" in sys.argv else "algo,result_exact\nring,true")
+'''
+
+
+def case_stream_tests(tmp):
+    """A case's scenario comes from (seed, index) alone: a report that changes leaves every case as it was."""
+    fake = os.path.join(tmp, "reporter")
+    with open(fake, "w") as f:
+        f.write(REPORTER)
+    os.chmod(fake, os.stat(fake).st_mode | stat.S_IXUSR)
+
+    def cases(report):
+        os.environ["REPORT"] = report
+        got = []
+        campaign.campaign(12, 1e9, 54, fake, each=lambda i, c, o, w: got.append((c.kind, c.args)), reduce_runs=0)
+        del os.environ["REPORT"]
+        return got
+    a, b = cases("one line"), cases("none")
+    kinds = "".join(k[0][0] for k in a)
+    ok(len(a) == 12 and a == b and "s" in kinds[:-1],
+       "seed 54's 12 cases (%s) are the same whether the report a scenario-file case reads is there or not" % kinds,
+       "\n".join("%d: %r / %r" % (i + 1, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y))
+
+
 def memory_tests():
     """The memory bound follows the run's own estimate: case 469 of seed 20261128 (1 GiB, 16 hosts, 3 tenants)."""
     def rep(est):
@@ -102,13 +133,14 @@ def memory_tests():
 
 
 def main():
-    if not plan(N + 5):
+    if not plan(N + 6):
         return 0
     campaign.campaign(N, 1e9, 54, EMU, each=each)
     with tempfile.TemporaryDirectory(prefix="canary-t0124-") as tmp:
         fake_tests(tmp)
+        case_stream_tests(tmp)
     memory_tests()
-    return exit_status(N + 5)
+    return exit_status(N + 6)
 
 
 if __name__ == "__main__":
