@@ -16,10 +16,12 @@
 #    PMPI_Allreduce), float sums within the stated bound, the calls that
 #    must fall through counted as such by CANARY_MPI_REPORT;
 #  - without CANARY_MPI_RATE, the peer table canary-emu --attach-peers wrote
-#    gives the rate the ranks pace at (a veth says 10 Gb/s);
+#    gives the rate the ranks pace at (a veth says 10 Gb/s) and the run id;
 #  - the same through mpi4py;
 #  - two ranks over one veth pair, no switch, the ring, their addresses
 #    from a peers file;
+#  - a second job started on the tenants of a running one: it hears the
+#    first's frames before sending any, says so, falls through to PMPI;
 #  - a rank killed mid-run: the job ends with an error, it does not hang.
 import os
 import re
@@ -41,7 +43,7 @@ PYTHON = "/usr/bin/python3"     # Debian's, where python3-mpi4py is
 ID = os.getpid() % 100000
 NS = "cmpi%d" % ID
 TIMEOUT = 300
-PLAN = 12
+PLAN = 13
 
 
 def sh(cmd):
@@ -64,8 +66,8 @@ def ifname(kind, i):
     return "%s%s%d" % (NS, kind, i)
 
 
-def mpirun(np, argv, env, timeout=TIMEOUT, netns=True):
-    """mpirun in the test's namespace with the library preloaded; (rc, stdout, stderr), rc None on a timeout."""
+def mpirun_start(np, argv, env, netns=True):
+    """mpirun in the test's namespace with the library preloaded, started: the Popen."""
     env = dict(env)
     env.setdefault("CANARY_MPI_REPORT", "1")
     env.setdefault("CANARY_MPI_TIMEOUT", "60s")
@@ -77,8 +79,12 @@ def mpirun(np, argv, env, timeout=TIMEOUT, netns=True):
     cmd += argv
     if netns:
         cmd = ["ip", "netns", "exec", NS] + cmd
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp",
-                         start_new_session=True)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp",
+                            start_new_session=True)
+
+
+def mpirun_wait(p, timeout=TIMEOUT):
+    """(rc, stdout, stderr) of an mpirun_start(), rc None on a timeout (then it is killed)."""
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -86,6 +92,11 @@ def mpirun(np, argv, env, timeout=TIMEOUT, netns=True):
         out, err = p.communicate()
         return None, out, err + "\n(timed out)"
     return p.returncode, out, err
+
+
+def mpirun(np, argv, env, timeout=TIMEOUT, netns=True):
+    """mpirun in the test's namespace with the library preloaded; (rc, stdout, stderr), rc None on a timeout."""
+    return mpirun_wait(mpirun_start(np, argv, env, netns), timeout)
 
 
 REPORT = re.compile(r"libcanarympi: rank (\d+): canary (\d+) calls \(int32 (\d+), float (\d+)\), (\d+) bytes, .*"
@@ -204,9 +215,10 @@ def on_fabric():
 
 
 def table_rate():
-    """No CANARY_MPI_RATE: the ranks pace at the rate canary-emu --attach-peers wrote (a veth says 10 Gb/s)."""
+    """No CANARY_MPI_RATE nor CANARY_MPI_RUN: the ranks pace at the rate canary-emu --attach-peers wrote (a veth
+    says 10 Gb/s) and carry its run id (the emulator drops frames of another run)."""
     peers = "/tmp/cmpi-table-%d" % ID
-    e, said = emulator("canary", ["--attach-peers", peers, "--rate", "200Mbps"])
+    e, said = emulator("canary", ["--attach-peers", peers, "--rate", "200Mbps", "--run-id", "2"])
     env = fabric_env()
     del env["CANARY_MPI_RATE"]
     env["CANARY_MPI_PEERS"] = peers
@@ -214,10 +226,11 @@ def table_rate():
     stop(e)
     if os.path.exists(peers):
         os.unlink(peers)
-    paced = re.findall(r"paced at (\d+) bit/s \(([^)]*)\)", res[2] or "")
-    ok(counted(res, 4) and paced == [("200000000", "the peer table")] * 4,
-       "no CANARY_MPI_RATE, CANARY_MPI_PEERS from --attach-peers: every rank paces at the emulated links' 200 Mb/s "
-       "from the table (CANARY_MPI_REPORT), results exact", said + (res[1] or "") + (res[2] or ""))
+    paced = re.findall(r"paced at (\d+) bit/s \(([^)]*)\), run (\d)", res[2] or "")
+    ok(counted(res, 4) and paced == [("200000000", "the peer table", "2")] * 4,
+       "no CANARY_MPI_RATE, CANARY_MPI_PEERS from --attach-peers (--rate 200Mbps --run-id 2): every rank paces at "
+       "the emulated links' 200 Mb/s and carries run 2 from the table (CANARY_MPI_REPORT), results exact",
+       said + (res[1] or "") + (res[2] or ""))
 
 
 def on_fabric_py():
@@ -241,6 +254,37 @@ def ring_pair():
     os.unlink(peers)
     ok(counted(res, 2), "2 ranks over one veth pair, no switch, ring, addresses from CANARY_MPI_PEERS: exact, floats "
        "within the bound", (res[1] or "") + (res[2] or ""))
+
+
+def tx_packets(ifc):
+    r = subprocess.run(["ip", "netns", "exec", NS, "cat", "/sys/class/net/%s/statistics/tx_packets" % ifc],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return int(r.stdout.strip() or 0)
+
+
+def two_jobs():
+    """A second job on the tenants of a running one: it hears the first's frames before sending any, says so and
+    falls through to PMPI; the first is left alone, exact."""
+    peers = "/tmp/cmpi-peers2-%d" % ID
+    with open(peers, "w") as f:
+        f.write("0 192.168.7.1 0a:00:00:00:07:01\n1 192.168.7.2 0a:00:00:00:07:02\n")
+    env = {"CANARY_MPI_IF": "%s,%s" % (ifname("a", 0), ifname("b", 0)), "CANARY_MPI_RATE": "10Mbps",
+           "CANARY_MPI_ALGO": "ring", "CANARY_MPI_PEERS": peers}
+    # the first job: 32 calls of 128 Ki elements, about 13 s at 10 Mb/s; the second starts once it is sending
+    first = mpirun_start(2, [CHECK, "--sizes", ",".join(["131072"] * 16)], env)
+    base = tx_packets(ifname("a", 0))
+    deadline = time.time() + 120
+    while first.poll() is None and tx_packets(ifname("a", 0)) < base + 300 and time.time() < deadline:
+        time.sleep(0.05)
+    second = mpirun(2, [CHECK], env, timeout=200)
+    overlapped = first.poll() is None	# the first job still ran when the second had ended
+    res = mpirun_wait(first)
+    os.unlink(peers)
+    ok(overlapped and counted(res, 2) and counted(second, 2, off=True) and
+       "another job is using these tenants" in second[2] and "before this job sent any" in second[2],
+       "a second job on the tenants of a running one: it says so at MPI_Init and falls through to PMPI, results "
+       "right; the first job exact", "overlapped %s\n" % overlapped + (res[1] or "") + (res[2] or "") +
+       "\n--- second job:\n" + (second[1] or "") + (second[2] or ""))
 
 
 def killed():
@@ -277,6 +321,7 @@ def main():
         table_rate()
         on_fabric_py()
         ring_pair()
+        two_jobs()
         killed()
     finally:
         sh("ip netns del %s" % NS)

@@ -41,10 +41,12 @@
  * The transport is an AF_PACKET socket on the rank's interface (no rings:
  * send() and recv(), enough at the rates an emulated fabric keeps), paced
  * at CANARY_MPI_RATE, else the rate the peer table names (canary-emu
- * --attach-peers writes the emulated link's), else the interface's speed. A progress thread owns it: it reads frames, fires
- * timers and feeds the NIC, so the protocol keeps answering its peers
- * (retransmission requests, the completion barrier) while the application
- * computes or blocks in another MPI call. libhost is called under one
+ * --attach-peers writes the emulated link's), else the interface's speed;
+ * its frames carry the run id CANARY_MPI_RUN, else the peer table's, else
+ * 0. A progress thread owns it: it reads frames, fires timers and feeds
+ * the NIC, so the protocol keeps answering its peers (retransmission
+ * requests, the completion barrier) while the application computes or
+ * blocks in another MPI call. libhost is called under one
  * mutex; the thread sleeps in poll() on the socket and an eventfd that the
  * application thread writes to when it starts an allreduce.
  *
@@ -53,9 +55,12 @@
  * previous calls' requests keep answering stragglers until their own
  * completion barrier passes; a call returns once its result is complete
  * (lh_req_data_done). MPI_Init opens the interface, agrees over PMPI that
- * every rank could, and runs a probe allreduce of P elements: if any rank
- * fails, every rank falls back to PMPI (CANARY_MPI_ON_ERROR=fallback, the
- * default) or the job aborts (=abort), with one line naming the cause.
+ * every rank could, listens CM_LISTEN_NS for another job's frames on the
+ * same tenants (before the probe no rank of this job has sent any, so
+ * every such frame is another's: see ours()), and runs a probe allreduce
+ * of P elements: if any rank fails, every rank falls back to PMPI
+ * (CANARY_MPI_ON_ERROR=fallback, the default) or the job aborts (=abort),
+ * with one line naming the cause.
  * MPI_Finalize waits for its requests' completion barriers, then for every
  * rank in PMPI_Barrier (the thread still answering), then stops.
  */
@@ -85,6 +90,7 @@
 
 #include "libhost/canary_host.h"
 #include "libhost/tools/peers_file.h"
+#include "libhost/wire.h"
 
 #define CM_TENANTS 4
 #define CM_ETH_CANARY 0x88B5	/* the Canary EtherType (libhost/wire.h) */
@@ -94,6 +100,7 @@
 #define CM_IP_BYTES 44		/* the most a packet adds within the MTU: IPv4 20 + UDP 8 + ring 16 */
 #define CM_SPIN_NS 20000	/* closer deadlines are waited for by spinning */
 #define CM_HOST_IP_BASE 0x0a000001u	/* canary-emu's host addresses: 10.0.0.1 + rank */
+#define CM_LISTEN_NS 20000000	/* how long MPI_Init listens for another job on the tenants, before sending */
 
 /* why a call fell through to PMPI_Allreduce */
 enum cm_why { W_OFF, W_OP, W_TYPE, W_COMM, W_SMALL, W_LARGE, W_NONFINITE, W_NWHY };
@@ -107,6 +114,7 @@ struct cm_cfg {
 	unsigned trees, elements, tenant, max_failures;
 	uint64_t rate;
 	const char *rate_from;	/* where the rate came from: CANARY_MPI_RATE, the peer table, the interface */
+	int run;		/* the run id the frames carry (0..3): CANARY_MPI_RUN, the peer table's, 0 */
 	uint64_t min_bytes;
 	lh_time_t timeout, rtt;
 	bool floats, abort_on_error, report;
@@ -120,6 +128,8 @@ struct cm_tmr {
 struct cm_stats {
 	uint64_t calls_int, calls_float, bytes, fallen[W_NWHY], retx, frames_sent, frames_recv;
 	uint64_t tx_dropped, rx_other;
+	uint64_t foreign;	/* frames of our tenants before this job sent any: another job's */
+	uint64_t other_run;	/* frames of another run the host dropped (lh_host_other_run) */
 	double seconds;
 };
 
@@ -150,6 +160,7 @@ static struct cm {
 	pthread_t thread;
 	bool thread_on, stop;
 	bool hold;		/* nothing is sent (see canary_sum) */
+	bool sent;		/* this job's ranks may have sent frames (the probe was let go) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct lh_req *waiting;	/* the request the application waits for */
@@ -360,6 +371,14 @@ static int cfg_read(struct cm_cfg *c)
 	}
 	if ((v = getenv("CANARY_MPI_ELEMENTS")) && cfg_uint("CANARY_MPI_ELEMENTS", v, 1, 256, &c->elements))
 		return -EINVAL;
+	c->run = -1;
+	if ((v = getenv("CANARY_MPI_RUN"))) {
+		unsigned run;
+
+		if (cfg_uint("CANARY_MPI_RUN", v, 0, EMU_CANARY_RUNS - 1, &run))
+			return -EINVAL;
+		c->run = (int)run;
+	}
 	if ((v = getenv("CANARY_MPI_TENANT")) &&
 	    cfg_uint("CANARY_MPI_TENANT", v, 0, 256 - CM_TENANTS, &c->tenant))
 		return -EINVAL;
@@ -496,6 +515,30 @@ static const struct lh_transport_ops cm_ops = {
 	.random = t_random,
 };
 
+/*
+ * ours - a Canary or ring frame of one of this job's tenants, addressed
+ * to this rank? Before the job's probe is let go no rank of it has sent
+ * anything (see cm_start), so such a frame is another job's on the same
+ * tenants, whose frames this one would take for its own.
+ */
+static bool ours(const uint8_t *p, uint32_t len)
+{
+	unsigned tenant;
+
+	if (lh_wire_ethertype(p, len) == EMU_ETHERTYPE_CANARY) {
+		if (len < EMU_CANARY_DATA_OFF)
+			return false;
+		tenant = emu_get32(p + EMU_CANARY_OFF + 4) >> 24;	/* the block id's tenant */
+	} else if (len >= EMU_UDP_PAYLOAD_OFF + EMU_RING_HDR && lh_wire_udp_dport(p, len) == EMU_RING_PORT) {
+		if (emu_get32(p + EMU_ETH_HLEN + 16) != cm.peers[cm.rank].ipv4)
+			return false;	/* the ring's frames go host to host: another rank's */
+		tenant = p[EMU_UDP_PAYLOAD_OFF];
+	} else {
+		return false;
+	}
+	return tenant >= cm.cfg.tenant && tenant < cm.cfg.tenant + CM_TENANTS;
+}
+
 /* rx_drain - frames waiting on the socket into the host (at most 256); under the lock */
 static void rx_drain(void)
 {
@@ -519,6 +562,8 @@ static void rx_drain(void)
 			cm.st.rx_other++;
 			continue;
 		}
+		if (!cm.sent && ours(cm.rxbuf, (uint32_t)n))
+			cm.st.foreign++;
 		lh_host_rx(cm.host, cm.rxbuf, (uint32_t)n);
 	}
 }
@@ -669,6 +714,12 @@ static int open_host(void)
 	cm.host = lh_host_create(&t, &cm.peers[cm.rank]);
 	if (!cm.host)
 		return -1;
+	/* CANARY_MPI_RUN, else the peer table's (canary-emu --attach-peers writes its --run-id), else 0 */
+	if (cm.cfg.run < 0 && cm.cfg.peers)
+		cm.cfg.run = lh_peers_file_run(cm.cfg.peers);
+	if (cm.cfg.run < 0)
+		cm.cfg.run = 0;
+	lh_host_set_run(cm.host, (unsigned)cm.cfg.run);
 	for (unsigned i = 0; i < CM_TENANTS; i++) {
 		cm.comm[i] = lh_comm_create(cm.host, cm.peers, P, (unsigned)cm.rank, cm.cfg.tenant + i);
 		if (!cm.comm[i]) {
@@ -696,6 +747,8 @@ static void close_all(void)
 		pthread_join(cm.thread, NULL);
 		cm.thread_on = false;
 	}
+	if (cm.host)
+		cm.st.other_run += lh_host_other_run(cm.host);
 	lh_host_destroy(cm.host);
 	cm.host = NULL;
 	memset(cm.comm, 0, sizeof(cm.comm));
@@ -813,6 +866,7 @@ static int canary_sum(const int32_t *in, int32_t *out, size_t n, lh_time_t limit
 	PMPI_Barrier(comm);	/* every rank's request of this tenant is the new one */
 	pthread_mutex_lock(&cm.mu);
 	cm.hold = false;
+	cm.sent = true;
 	cm.waiting = cm.req[slot];
 	kick();
 	while (!lh_req_data_done(cm.req[slot]) && rc == 0)
@@ -880,6 +934,22 @@ static void cm_fail(const char *why)
 		say("%s; every MPI_Allreduce goes to PMPI_Allreduce (CANARY_MPI_ON_ERROR=fallback)", why);
 }
 
+/* another_job - frames of our tenants in CM_LISTEN_NS, before any rank of this job sent one (said) */
+static bool another_job(void)
+{
+	uint64_t n;
+
+	usleep(CM_LISTEN_NS / 1000);
+	pthread_mutex_lock(&cm.mu);
+	rx_drain();	/* what the progress thread has not read yet */
+	n = cm.st.foreign;
+	pthread_mutex_unlock(&cm.mu);
+	if (n)
+		say("%" PRIu64 " frames of tenants %u..%u addressed to this rank came on %s before this job sent any",
+		    n, cm.cfg.tenant, cm.cfg.tenant + CM_TENANTS - 1, cm.cfg.ifname);
+	return n != 0;
+}
+
 /* cm_start - after PMPI_Init: configure, open, probe; every rank ends with the same cm.active */
 static void cm_start(void)
 {
@@ -896,6 +966,9 @@ static void cm_start(void)
 		say("one rank: nothing to reduce over the network");
 	if (!agree(ok))	/* also: every rank's socket is open before any probe frame leaves */
 		return cm_fail(ok ? "another rank could not set up Canary" : "Canary is not set up");
+	if (!agree(!another_job()))
+		return cm_fail("another job is using these tenants: its frames came before this job sent any (give "
+			       "each job its own CANARY_MPI_TENANT, 4 apart)");
 	ok = probe();
 	if (!agree(ok))
 		return cm_fail(ok ? "another rank's probe allreduce failed" : "the probe allreduce failed");
@@ -1062,10 +1135,11 @@ static void report(void)
 	}
 	say("canary %" PRIu64 " calls (int32 %" PRIu64 ", float %" PRIu64 "), %" PRIu64 " bytes, %.6f s, "
 	    "retransmissions %" PRIu64 ", frames sent %" PRIu64 " received %" PRIu64 "; fell through %" PRIu64
-	    " (%s); algo %s on %s, paced at %" PRIu64 " bit/s (%s)", cm.st.calls_int + cm.st.calls_float,
+	    " (%s); algo %s on %s, paced at %" PRIu64 " bit/s (%s), run %d, frames of another run %" PRIu64,
+	    cm.st.calls_int + cm.st.calls_float,
 	    cm.st.calls_int, cm.st.calls_float, cm.st.bytes, cm.st.seconds, cm.st.retx, cm.st.frames_sent,
 	    cm.st.frames_recv, fallen, why, lh_algo_name(cm.cfg.algo), cm.cfg.ifname[0] ? cm.cfg.ifname : "-",
-	    cm.cfg.rate, cm.cfg.rate_from ? cm.cfg.rate_from : "-");
+	    cm.cfg.rate, cm.cfg.rate_from ? cm.cfg.rate_from : "-", cm.cfg.run > 0 ? cm.cfg.run : 0, cm.st.other_run);
 }
 
 /*
