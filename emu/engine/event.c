@@ -396,16 +396,10 @@ swap:;
 	q->now.cap = t.cap;
 }
 
-/* The current slot is empty: move to the next slot that has events. */
-static bool advance(struct emu_evq *q)
+/* The current slot is empty: make wheel slot @sl, the next that has events (next_used()), the current one. */
+static void advance(struct emu_evq *q, uint64_t sl)
 {
-	if (!q->nwheel) {
-		if (!q->far.n)
-			return false;
-		q->cur = (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) - 1;
-		pull_far(q);
-	}
-	q->cur = next_used(q);
+	q->cur = sl;
 	unsigned i = (unsigned)(q->cur & (EMU_EVQ_SLOTS - 1));
 	struct emu_evchunk *c = q->slot[i].last;
 	uint32_t n = c->base + q->slot[i].n, cn = q->slot[i].n;
@@ -454,7 +448,6 @@ static bool advance(struct emu_evq *q)
 	if (!small)
 		sort_now(q);
 	pull_far(q);
-	return true;
 }
 
 emu_time_t emu_evq_min_time(const struct emu_evq *q)
@@ -485,13 +478,21 @@ bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 		 * early is harmless: later pushes at or before the current slot
 		 * are inserted in order.
 		 */
+		uint64_t sl;
+
 		if (q->nwheel) {
-			if ((next_used(q) << EMU_EVQ_GRAIN_BITS) >= end)
+			sl = next_used(q);
+			if ((sl << EMU_EVQ_GRAIN_BITS) >= end)
 				return false;
-		} else if (q->far.ev[0].t >= end) {
-			return false;
+		} else {
+			if (q->far.ev[0].t >= end)
+				return false;
+			/* the wheel is empty: it starts again at the far heap's first slot */
+			q->cur = (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) - 1;
+			pull_far(q);
+			sl = next_used(q);
 		}
-		advance(q);
+		advance(q, sl);
 	}
 	if (q->now.ev[q->head].t >= end)
 		return false;
