@@ -308,7 +308,7 @@ void emu_frame_free(struct emu_node *n, struct emu_frame *f)
 }
 
 /* the node's earliest timer (there is one) */
-static struct emu_ev *tmr_min(struct emu_node *n)
+static inline struct emu_ev *tmr_min(struct emu_node *n)
 {
 	if (!n->tfifo.n)
 		return &n->theap.ev[0];
@@ -351,20 +351,34 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 		emu_evq_push(&n->w->q, &x);
 		return;
 	}
-	bool earliest = (!n->tfifo.n && !n->theap.n) || emu_ev_before(&x, tmr_min(n));
+	/*
+	 * The node's timers all took their keys from n->key, so the new one
+	 * has the largest: it comes before another exactly when its time is
+	 * earlier. Not before the FIFO's tail (the common case), it goes
+	 * there, and is the earliest only if the FIFO was empty; else into
+	 * the heap, the earliest if before both minima (then the heap's root).
+	 */
+	struct emu_evfifo *fi = &n->tfifo;
 
-	if (!n->tfifo.n || !emu_ev_before(&x, emu_evfifo_at(&n->tfifo, n->tfifo.n - 1)))
-		emu_evfifo_push(&n->tfifo, &x);
-	else
+	if (!fi->n || x.t >= emu_evfifo_at(fi, fi->n - 1)->t) {
+		bool earliest = !fi->n && (!n->theap.n || x.t < n->theap.ev[0].t);
+
+		emu_evfifo_push(fi, &x);
+		if (earliest)
+			tmr_wake(n, emu_evfifo_at(fi, 0));
+	} else {
+		bool earliest = x.t < tmr_min(n)->t;
+
 		emu_heap_push(&n->theap, &x);
-	if (earliest)
-		tmr_wake(n, tmr_min(n));
+		if (earliest)
+			tmr_wake(n, &n->theap.ev[0]);
+	}
 }
 
-/* take the node's earliest timer out (there is one) */
-static void tmr_drop_min(struct emu_node *n)
+/* take timer @m, the node's earliest (tmr_min()), out */
+static void tmr_drop(struct emu_node *n, const struct emu_ev *m)
 {
-	if (tmr_min(n) != n->theap.ev) {
+	if (m != n->theap.ev) {
 		emu_evfifo_drop(&n->tfifo);
 	} else {
 		struct emu_ev gone;
@@ -384,21 +398,21 @@ static void tmr_drop_min(struct emu_node *n)
  */
 void emu_timer_fired(struct emu_node *n)
 {
-	tmr_drop_min(n);
+	tmr_drop(n, tmr_min(n));
+	uint32_t left = n->tfifo.n + (uint32_t)n->theap.n;
+
+	if (!left)
+		return;
+	struct emu_ev *m = tmr_min(n);
+
 	if (n->ops->timer_idle)
-		while (n->tfifo.n + n->theap.n > 1) {
-			struct emu_ev *m = tmr_min(n);
-
-			if (m->port || !n->ops->timer_idle(n, m->arg))
-				break;
-			tmr_drop_min(n);
+		while (left > 1 && !m->port && n->ops->timer_idle(n, m->arg)) {
+			tmr_drop(n, m);
+			left--;
+			m = tmr_min(n);
 		}
-	if (n->tfifo.n || n->theap.n) {
-		struct emu_ev *m = tmr_min(n);
-
-		if (!m->port)
-			tmr_wake(n, m);
-	}
+	if (!m->port)
+		tmr_wake(n, m);
 }
 
 /* queue a wake of @p's port for when its wire goes idle, unless one is queued (it comes no later) */
