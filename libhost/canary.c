@@ -352,14 +352,20 @@ static lh_time_t block_timeout(struct lh_req *r, const struct canary *c, size_t 
 	return lh_backoff(r, t, c->b[b].tries, LH_BACKOFF_CAP * c->rto_min, b);
 }
 
-static void arm(struct lh_req *r, struct canary *c, size_t b)
+/* arm_now - arm() at @now, the time its caller read (one reading for a block's times and its timer) */
+static void arm_now(struct lh_req *r, struct canary *c, size_t b, lh_time_t now)
 {
 	struct cblock *cb = &c->b[b];
 
 	/* a complete block is sent again only for a static-tree leader's fallback: its timer finds it done */
 	if (cb->state == B_SENT)
-		block_times(c, b)->sent = lh_now(r);
-	arm_at(r, c, b, lh_now(r) + block_timeout(r, c, b));
+		block_times(c, b)->sent = now;
+	arm_at(r, c, b, now + block_timeout(r, c, b));
+}
+
+static void arm(struct lh_req *r, struct canary *c, size_t b)
+{
+	arm_now(r, c, b, lh_now(r));
 }
 
 static void queue_resend(struct canary *c, size_t b)
@@ -426,9 +432,11 @@ static void send_block(struct lh_req *r, struct canary *c, size_t b, bool ctl)
 		lh_send_ctl(r, hd, len);
 	else
 		lh_send_now(r, hd, len);
+	lh_time_t now = lh_now(r);	/* read once, after the send: the data and sent times, the timer's base */
+
 	if (cb->state == B_SENT)
-		block_times(c, b)->data = lh_now(r);
-	arm(r, c, b);
+		block_times(c, b)->data = now;
+	arm_now(r, c, b, now);
 }
 
 static bool canary_pull(struct lh_req *r)
