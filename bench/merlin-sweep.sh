@@ -4,7 +4,8 @@
 # --router merlin (hr_router's routing and output buffers): 512 hosts in a
 # 4 MiB allreduce, the other 512 sending line-rate uniform background, over
 # the buffer size (--buffer, and --obuf with it: SST's examples set input and
-# output buffers equal) x Canary's switch timeout. Rows go to
+# output buffers equal; the crossbar at 120Gbps, as its rows were measured,
+# not merlin's defaults, bench/merlin-fit.py's point) x Canary's switch timeout. Rows go to
 # $RESULTS/merlin-sweep.csv (tags buffer, timeout, bg); static trees do not
 # depend on the timeout and run once per buffer (timeout=-); Canary without
 # background runs once per timeout and buffer.
@@ -21,15 +22,16 @@ cd "$(dirname "$0")/.."
 BUFFERS=${BUFFERS:-8KiB 16KiB 32KiB 64KiB 128KiB}
 TIMEOUTS=${TIMEOUTS:-1us 2us 3us}
 f=$RESULTS/merlin-sweep.csv
+SWEEP_MERLIN="--router merlin --xbar-bw 120Gbps"
 for b in $BUFFERS; do
 	for seed in $SEEDS; do
 		echo "== buffer $b seed $seed ($(date +%T))"
-		[ "${TREES:-1}" = 0 ] || csv_run "$f" "buffer=$b,timeout=-,bg=uniform" $PAPER --router merlin --buffer "$b" \
+		[ "${TREES:-1}" = 0 ] || csv_run "$f" "buffer=$b,timeout=-,bg=uniform" $PAPER $SWEEP_MERLIN --buffer "$b" --obuf "$b" \
 			--hosts 512 --background uniform --seed "$seed" --algo static:1,static:4
 		for t in $TIMEOUTS; do
-			csv_run "$f" "buffer=$b,timeout=$t,bg=uniform" $PAPER --router merlin --buffer "$b" --timeout "$t" \
+			csv_run "$f" "buffer=$b,timeout=$t,bg=uniform" $PAPER $SWEEP_MERLIN --buffer "$b" --obuf "$b" --timeout "$t" \
 				--hosts 512 --background uniform --seed "$seed" --algo canary
-			csv_run "$f" "buffer=$b,timeout=$t,bg=none" $PAPER --router merlin --buffer "$b" --timeout "$t" \
+			csv_run "$f" "buffer=$b,timeout=$t,bg=none" $PAPER $SWEEP_MERLIN --buffer "$b" --obuf "$b" --timeout "$t" \
 				--hosts 512 --background none --seed "$seed" --algo canary
 		done
 	done

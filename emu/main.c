@@ -899,8 +899,8 @@ static const struct cli_opt opt_table[] = {
 	OPT("router", "NAME", o_router, "fifo",
 	    "fifo | merlin[:lrs|:rr]: switch queueing; fifo: one egress queue per port; merlin: input "
 	    "buffers routed at their head, a crossbar (least recently served, or round robin), output buffers (SST/Merlin's hr_router)"),
-	OPT("xbar-bw", "RATE", o_xbar_bw, "1.2 x the fastest link", "merlin: crossbar rate per port (hr_router's xbar_bw)"),
-	OPT("obuf", "BYTES", o_obuf, "the --buffer size",
+	OPT("xbar-bw", "RATE", o_xbar_bw, "1.5 x the fastest link", "merlin: crossbar rate per port (hr_router's xbar_bw)"),
+	OPT("obuf", "BYTES", o_obuf, "128KiB",
 	    "merlin: output buffer per port and traffic class (hr_router's output_buf_size)"),
 	OPT("adaptive-threshold", "F", o_adaptive_threshold, "0.5",
 	    "merlin, adaptive routing: keep the natural up port while F of its output buffer is free, else take "
@@ -909,7 +909,7 @@ static const struct cli_opt opt_table[] = {
 	OPT("loss", "P", o_loss, NULL, "drop probability on every link (implies --lossy unless --lossless)"),
 	OPT("lossless", NULL, o_lossless, NULL,
 	    "keep lossless credit flow control with --loss: no queue drops, only the injected loss"),
-	OPT("buffer", "BYTES", o_buffer, "128KiB", "buffer per port and traffic class"),
+	OPT("buffer", "BYTES", o_buffer, "128KiB; merlin: 8KiB", "buffer per port and traffic class (merlin: the input buffer)"),
 	OPT("priority", "NAME", o_priority, "recovery",
 	  "none | recovery | collective: which frames get a second traffic class, served first, with its "
 	  "own buffer credits: none; an allreduce's recovery frames (requests, resends, failures, fallback "

@@ -26,7 +26,7 @@ static const char *priority_banner(enum emu_tc_mode m)
 /* merlin: the output buffer and the adaptive threshold the run used (their defaults resolved) */
 static uint64_t merlin_obuf(const struct emu_scn_cfg *c)
 {
-	return c->obuf_bytes ? c->obuf_bytes : c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER;
+	return c->obuf_bytes ? c->obuf_bytes : EMU_MERLIN_OBUF;
 }
 
 static double merlin_threshold(const struct emu_scn_cfg *c)
@@ -411,7 +411,7 @@ void emu_report_header(struct report *r, const struct emu_scn_result *res)
 
 	fprintf(r->out, "# canary-emu: %s, %u hosts, links %s, %s per hop, buffer %s per port, %s routing, %s%s%s\n",
 		res->topology, res->hosts_total, fmt_rates(res, rate, sizeof(rate)), fmt_latencies(res, lat, sizeof(lat)),
-		emu_fmt_size(c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER, buf, sizeof(buf)),
+		emu_fmt_size(c->buffer_bytes ? c->buffer_bytes : emu_default_buffer(c->router), buf, sizeof(buf)),
 		emu_routing_name(c->routing),
 		c->lossy || (c->loss > 0 && !c->lossless) ? "lossy (drop-tail)" : "lossless (credits)", c->loss > 0 ? " + injected loss" : "",
 		priority_banner(c->priority));
@@ -808,13 +808,17 @@ static void json_scenario(const struct report *r, const struct emu_scn_result *r
 		fputs(",\n", f);
 	}
 	json_identity(r, ind);
+	char obuf[48] = "";
+
+	if (c->router == EMU_ROUTER_MERLIN)	/* only there: the default model's reports keep their keys */
+		snprintf(obuf, sizeof(obuf), "\"obuf_bytes\": %llu, ", (unsigned long long)merlin_obuf(c));
 	fprintf(f, "%s  \"resolved\": {\"hosts_total\": %u, \"allreduce_hosts\": %u, \"background_hosts\": %u, "
 		   "\"link_rate_bps\": [%llu, %llu], \"link_latency_ns\": [%.3f, %.3f], \"buffer_bytes\": %llu, "
-		   "\"xbar_bps\": %llu, \"descriptors\": %u, \"workers\": %u}\n%s},\n",
+		   "\"xbar_bps\": %llu, %s\"descriptors\": %u, \"workers\": %u}\n%s},\n",
 		ind, res->hosts_total, res->ar_hosts, res->bg_hosts, (unsigned long long)res->rate_min_bps,
 		(unsigned long long)res->rate_max_bps, (double)res->latency_min / 1e3, (double)res->latency_max / 1e3,
-		(unsigned long long)(c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER),
-		(unsigned long long)res->xbar_bps, c->descriptors ? c->descriptors : prof ? prof->max_descriptors : 0,
+		(unsigned long long)(c->buffer_bytes ? c->buffer_bytes : emu_default_buffer(c->router)),
+		(unsigned long long)res->xbar_bps, obuf, c->descriptors ? c->descriptors : prof ? prof->max_descriptors : 0,
 		res->run.workers, ind);
 }
 

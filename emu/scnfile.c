@@ -186,7 +186,7 @@ static void describe_network(struct scnfile *d, const struct emu_scn_cfg *c)
 	str(d, "loss", "%.17g", c->loss);
 	flag(d, "lossless", c->lossless);
 	it = add(d, "buffer", SCNFILE_STR, 1);
-	fmt_size(it->val[0], c->buffer_bytes ? c->buffer_bytes : EMU_DEFAULT_BUFFER);
+	fmt_size(it->val[0], c->buffer_bytes ? c->buffer_bytes : emu_default_buffer(c->router));
 	str(d, "priority", "%s", emu_tc_mode_names[c->priority]);
 	it = add(d, "commit-ahead", SCNFILE_STR, 1);
 	if (c->commit_idle)

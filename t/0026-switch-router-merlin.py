@@ -10,7 +10,8 @@
 # change; a line-rate uniform background carries clearly more than the
 # input-queued limit (~59 %) once output buffers hold KBs, not two frames;
 # --bg-volume sends the same background bytes whatever the algorithm;
-# bad values exit 2 naming the option.
+# merlin's defaults are the fitted 8 KiB / 128 KiB / 1.5x and fifo keeps
+# 128 KiB; bad values exit 2 naming the option.
 import hashlib
 import json
 import os
@@ -49,7 +50,7 @@ def exact(rs, n):
 
 
 def main():
-    print("1..18")
+    print("1..20")
     algos = "ring,static:1,static:4,canary"
     for router in ("merlin", "merlin:rr"):
         rc, out, err = emu(SMALL + ["--router", router, "--algo", algos, "--workers", "2"])
@@ -125,6 +126,31 @@ def main():
     rs = runs(out)
     ok(rc == 0 and rs and not any(k in rs[0] for k in ("router", "bg_load", "background_offered")),
        "default model and load: the JSON report has the keys it always had")
+
+    # merlin's defaults are the point fitted on the paper's baselines (bench/merlin-fit.py): 8 KiB input
+    # buffers, 128 KiB output buffers whatever --buffer is, a crossbar 1.5 x the fastest link; they give
+    # what the explicit options give, and the fifo model keeps its 128 KiB buffers
+    def resolved(args):
+        rc, out, err = emu(SMALL + ["--algo", "canary,static:4", "--workers", "1"] + args)
+        try:
+            rep = json.loads(out)
+            return rc, rep["scenario"]["resolved"], strip(rep["runs"])
+        except (ValueError, KeyError):
+            return rc, {}, err
+    fitted = ["--router", "merlin", "--buffer", "8KiB", "--obuf", "128KiB", "--xbar-bw", "150Gbps"]
+    d = resolved(["--router", "merlin"])
+    e = resolved(fitted)
+    old = resolved(["--router", "merlin", "--buffer", "128KiB", "--xbar-bw", "120Gbps"])
+    b16 = resolved(["--router", "merlin", "--buffer", "16KiB"])
+    want = {"buffer_bytes": 8192, "obuf_bytes": 131072, "xbar_bps": 150000000000}
+    ok(d[0] == 0 and all(d[1].get(k) == v for k, v in want.items()) and d[2] == e[2] and old[0] == 0 and
+       d[2] != old[2] and b16[0] == 0 and b16[1].get("buffer_bytes") == 16384 and b16[1].get("obuf_bytes") == 131072,
+       "--router merlin's defaults: resolved 8 KiB in, 128 KiB out, 150 Gb/s on 100 Gb/s links (%s); the same "
+       "results as the options given; not those of 128 KiB in at 120 Gb/s; --buffer 16KiB leaves --obuf at 128 KiB" %
+       {k: d[1].get(k) for k in want}, str(d[2])[:300])
+    f = resolved([])
+    ok(f[0] == 0 and f[1].get("buffer_bytes") == 131072 and f[1].get("xbar_bps") == 0 and "obuf_bytes" not in f[1],
+       "--router fifo: buffers of 128 KiB, no crossbar or output buffer resolved (%s)" % f[1])
 
     bad = [(["--router", "crossbar"], "--router"), (["--bg-load", "0"], "--bg-load"),
            (["--bg-load", "1.5"], "--bg-load"), (["--xbar-bw", "200Gbps"], "--xbar-bw"),

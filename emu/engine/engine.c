@@ -257,7 +257,7 @@ static int engine_counts(struct emu_engine *eng, const struct emu_engine_cfg *cf
 
 	eng->cfg = *cfg;
 	if (!eng->cfg.buffer_bytes)
-		eng->cfg.buffer_bytes = EMU_DEFAULT_BUFFER;
+		eng->cfg.buffer_bytes = emu_default_buffer(eng->cfg.router);
 	if (!eng->cfg.commit_bytes)
 		eng->cfg.commit_bytes = EMU_DEFAULT_COMMIT;
 	if (eng->cfg.commit_bytes > UINT32_MAX)

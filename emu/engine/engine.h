@@ -315,11 +315,11 @@ struct emu_engine_cfg {
 	enum emu_tc_mode tc_mode;	/* which frames get class 1 (strict priority, own credits) */
 	bool no_pin;			/* do not pin workers */
 	bool no_ahead;			/* open-loop sources' wakes are queue events too (port.c; results alike) */
-	uint64_t buffer_bytes;		/* per port; 0: EMU_DEFAULT_BUFFER */
+	uint64_t buffer_bytes;		/* per port; 0: emu_default_buffer(router) */
 	enum emu_router router;		/* switch queueing model */
 	enum emu_xbar_arb xbar_arb;	/* merlin: crossbar arbitration */
 	uint64_t xbar_bps;		/* merlin: crossbar rate per port; 0: EMU_XBAR_SPEEDUP x the fastest link */
-	uint64_t obuf_bytes;		/* merlin: output buffer per port and class; 0: buffer_bytes */
+	uint64_t obuf_bytes;		/* merlin: output buffer per port and class; 0: EMU_MERLIN_OBUF */
 	/*
 	 * merlin, adaptive routing: the natural up port is kept while its
 	 * output buffer has at least this share free; 0: EMU_DEFAULT_ADAPTIVE_THRESHOLD
@@ -387,7 +387,21 @@ struct emu_engine_cfg {
 
 #define EMU_DEFAULT_BUFFER (128 * 1024)
 #define EMU_DEFAULT_ADAPTIVE_THRESHOLD 0.5	/* hr_router's fat tree: adaptive_threshold */
-#define EMU_XBAR_SPEEDUP 1.2
+/*
+ * merlin's defaults for what the paper does not state: the point fitted on
+ * its baseline figures (bench/merlin-fit.py, bench/README section 10):
+ * input buffers (--buffer) 8 KiB, output buffers (--obuf) 128 KiB, the
+ * crossbar (--xbar-bw) 1.5 x the fastest link (150 Gb/s on 100 Gb/s links)
+ */
+#define EMU_MERLIN_IBUF (8 * 1024)
+#define EMU_MERLIN_OBUF (128 * 1024)
+#define EMU_XBAR_SPEEDUP 1.5
+
+/* emu_default_buffer - the buffer per port and class when none is given: 8 KiB input buffers under merlin */
+static inline uint64_t emu_default_buffer(enum emu_router r)
+{
+	return r == EMU_ROUTER_MERLIN ? EMU_MERLIN_IBUF : EMU_DEFAULT_BUFFER;
+}
 #define EMU_DEFAULT_COMMIT (4 * 1024)
 #define EMU_COMMIT_QUIET (10 * EMU_US)
 

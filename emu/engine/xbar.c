@@ -90,8 +90,8 @@ struct emu_xbar *emu_xbar_create(const struct emu_node *n, const struct emu_engi
 	struct emu_xbar *xb = emu_xcalloc(1, sizeof(*xb));
 
 	xb->bps = xbar_bps;
-	xb->ibuf = cfg->buffer_bytes ? cfg->buffer_bytes : EMU_DEFAULT_BUFFER;
-	xb->obuf = cfg->obuf_bytes ? cfg->obuf_bytes : xb->ibuf;
+	xb->ibuf = cfg->buffer_bytes ? cfg->buffer_bytes : EMU_MERLIN_IBUF;
+	xb->obuf = cfg->obuf_bytes ? cfg->obuf_bytes : EMU_MERLIN_OBUF;
 	/* as hr_router's fat tree: an integer share of the buffer, rounded down */
 	xb->thresh = (int64_t)((double)xb->obuf *
 			       (cfg->adaptive_threshold > 0 ? cfg->adaptive_threshold : EMU_DEFAULT_ADAPTIVE_THRESHOLD));

@@ -7,7 +7,7 @@
  * A frame a switch forwards (emu_send) does not go to its output's egress
  * queue: it joins the FIFO of the input port it arrived on, in its traffic
  * class, and holds that input buffer (the upstream's credit; --buffer,
- * hr_router's input_buf_size) while it waits. Only the head of each
+ * hr_router's input_buf_size, 8 KiB by default) while it waits. Only the head of each
  * (input, class) FIFO may cross the crossbar, so a head whose output is
  * busy blocks the frames behind it even when their outputs are idle
  * (head-of-line blocking, as in hr_router). Frames the switch program makes
@@ -27,11 +27,11 @@
  * switch makes is routed when it is made (it queues at its output).
  *
  * The crossbar moves one frame per input and per output at a time, each
- * taking len * 8 / xbar_bps (--xbar-bw, hr_router's xbar_bw; 1.2 x the
+ * taking len * 8 / xbar_bps (--xbar-bw, hr_router's xbar_bw; 1.5 x the
  * fastest link by default). An output that is free picks, among the heads
  * that want it whose input is free and for which its output buffer has room
- * (obuf bytes per class: --obuf, hr_router's output_buf_size; the input
- * buffer's size by default), the least recently served (LRS: a global grant
+ * (obuf bytes per class: --obuf, hr_router's output_buf_size; 128 KiB by
+ * default), the least recently served (LRS: a global grant
  * stamp per requester, ties to the lower (port, class), hr_router's
  * xbar_arb_lru order) or the next in round-robin order after the one it
  * served last. A granted frame leaves its input buffer at once (the credit
