@@ -46,7 +46,7 @@ struct emu_series {
 static uint64_t queued_at(const struct emu_port *p, emu_time_t t)
 {
 	uint64_t b = p->qbytes;
-	uint32_t cap = p->cq_capl ? 1u << (p->cq_capl - 1) : 0;
+	uint32_t cap = p->cq_cap;
 
 	for (uint32_t k = 0; k < p->cq_n; k++) {
 		const struct emu_txrec *r = &p->cq[(p->cq_head + k) & (cap - 1)];

@@ -120,12 +120,15 @@ extern const char *const emu_tc_mode_names[EMU_TC_MODES];
 
 /*
  * A credit on its way back from the peer: when it arrives (t), its event
- * key, and bytes (31 bits) | class (bit 31) | link generation (high word).
+ * key, and bytes (31 bits) | class (bit 31) | link generation (high word);
+ * cum: the bytes of the ring's credits up to this one, class 0's plus
+ * class 1's times 2^32, from an origin of the ring's (modulo 2^64).
  */
 struct emu_credit {
 	emu_time_t t;
 	uint64_t key;
 	uint64_t arg;
+	uint64_t cum;
 };
 
 /*
@@ -163,11 +166,10 @@ struct emu_port {
 	alignas(EMU_CACHELINE) emu_time_t latency;
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
 	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
-	struct emu_port *peer;		/* the peer's port (connected ports) */
 	/*
 	 * Credits on their way back to a serializer, not yet applied, in
-	 * (t, key) order: a ring of 1 << (rq_capl - 1) entries (none while
-	 * rq_capl is 0). On a link within one worker they are those this port owes
+	 * (t, key) order: a ring of rq_cap entries, a power of two (none
+	 * while 0). On a link within one worker they are those this port owes
 	 * its peer, kept here, where giving back buffer space writes them;
 	 * on a link to another worker or process, those that came back to
 	 * this port's own serializer (see credq_of() in port.c). They are
@@ -179,12 +181,19 @@ struct emu_port {
 	 * events, since one of them has to wake it.
 	 */
 	struct emu_credit *rq;
-	uint32_t rq_head, rq_n;
+	/*
+	 * Each entry keeps the running sum of the ring's bytes up to itself
+	 * (cum), so that the credits due, a prefix of the ring, are applied
+	 * at once (absorb_credits() in port.c); they are then all of this
+	 * port's link generation, unless rq_mixed (the link changed state, a
+	 * credit from another process): then one by one until it is empty.
+	 */
+	uint32_t rq_head, rq_n, rq_cap;
 	uint32_t peer_node;
 	uint32_t gen;			/* link generation: bumps on every state change */
 	uint16_t peer_port;
-	uint8_t rq_capl;
 	bool rq_stalled;
+	bool rq_mixed;
 	bool connected;
 	bool up;
 	/* the egress queue, per class */
@@ -198,8 +207,8 @@ struct emu_port {
 	alignas(EMU_CACHELINE) emu_time_t busy_until;
 	uint64_t ps_per_byte;		/* 8e12 / rate when exact, else 0 */
 	int64_t credits[EMU_TC_N];	/* free bytes in the peer's ingress buffer, per class */
+	struct emu_port *peer;		/* the peer's port (connected ports): its ring holds our credits */
 	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
-	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
 	/*
 	 * How far ahead of its start a queued frame is committed to the
 	 * wire: frames leave the queue while the serializer is busy for at
@@ -228,18 +237,21 @@ struct emu_port {
 	alignas(EMU_CACHELINE) struct emu_port_stats st;
 	/* seldom read, and the committed frames not yet started */
 	uint64_t rate_bps;
+	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
 	/*
 	 * Frames committed to the wire that start after the time they were
-	 * committed, in start order: a ring of 1 << (cq_capl - 1) (none
-	 * while cq_capl is 0); cbytes_tc their bytes per class. Those that started by
+	 * committed, in start order: a ring of cq_cap, a power of two (none
+	 * while 0); cbytes_tc their bytes per class. Those that started by
 	 * now leave it when the queue's bytes are read (port.c, cq_settle).
 	 */
 	struct emu_txrec *cq;
 	uint32_t cq_head, cq_n;
 	uint64_t cbytes_tc[EMU_TC_N];
-	uint8_t cq_capl;
+	uint32_t cq_cap;
 };
 _Static_assert(sizeof(struct emu_port) == 6 * EMU_CACHELINE, "struct emu_port: six cache lines, laid out by use");
+_Static_assert(offsetof(struct emu_port, qhead) == EMU_CACHELINE, "struct emu_port: the link's fields in its first line");
+
 
 struct emu_node {
 	/*

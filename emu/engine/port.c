@@ -42,8 +42,8 @@
  * plain events): timers fire in exactly the (time, key) order of events,
  * and every decision that depends on a port's credits comes out as the
  * credit events would have made it: credits only add up, and the queued
- * ones are applied, in (time, key) order, before any test they could
- * change.
+ * ones due by then, a prefix of a ring in (time, key) order, are added
+ * (as one sum per class) before any test they could change.
  */
 #include "emu/engine/port_internal.h"
 #include "emu/engine/xbar.h"
@@ -117,24 +117,22 @@ static inline struct emu_port *credq_of(struct emu_port *p)
 	return p->chan || !p->peer ? p : p->peer;
 }
 
-/* a ring's capacity from its rq_capl / cq_capl: log2 of it plus one, 0 while it has none */
-#define RING_CAP(capl) ((1u << (capl)) >> 1)
-
-static inline uint32_t rq_cap(const struct emu_port *q)
+/* the bytes of credit argument @arg as they add up in a ring's running sums (struct emu_credit's cum) */
+static inline uint64_t credit_cum(uint64_t arg)
 {
-	return RING_CAP(q->rq_capl);
+	return (uint64_t)((uint32_t)arg & 0x7fffffffu) << (arg >> 26 & 32);
 }
 
-/* apply the queued credits of @p's serializer that would have been processed by now */
-static inline void absorb_credits(const struct emu_worker *w, struct emu_port *p)
+/*
+ * The queued credits of @p's serializer (in @q = credq_of(@p)) that would
+ * have been processed by now, one at a time, in (t, key) order: a ring
+ * that holds credits of more than one generation (rq_mixed).
+ */
+static __attribute__((noinline)) void absorb_each(const struct emu_worker *w, struct emu_port *p, struct emu_port *q)
 {
-	struct emu_port *q = credq_of(p);
 	uint32_t n = q->rq_n;
-
-	if (!n)
-		return;
 	const struct emu_credit *a = q->rq;
-	uint32_t h = q->rq_head, mask = rq_cap(q) - 1;
+	uint32_t h = q->rq_head, mask = q->rq_cap - 1;
 
 	do {
 		const struct emu_credit *c = &a[h];
@@ -146,54 +144,109 @@ static inline void absorb_credits(const struct emu_worker *w, struct emu_port *p
 	} while (--n);
 	q->rq_head = h;
 	q->rq_n = n;
+	if (!n)
+		q->rq_mixed = false;
+}
+
+/*
+ * Apply the queued credits of @p's serializer that would have been
+ * processed by now: the ring is in (t, key) order, they are a prefix of
+ * it. What they change is the sum each class gets, each credit adding
+ * its bytes to its class if it is of the link's current generation;
+ * when all of the ring's credits are of one generation (not rq_mixed:
+ * that of @q), the prefix's sums are the difference of the running sums
+ * (cum) of its last entry and of the entry before its first, added at
+ * once: the same totals as one by one in any order. (A ring's credits
+ * sum to less than 2^32 bytes per class, see credq_grow(): class 0's
+ * difference is the low word.) The prefix ends where the ring's does
+ * when its last credit is due, else it is found by halving.
+ */
+static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
+{
+	struct emu_port *q = credq_of(p);
+	uint32_t n = q->rq_n;
+
+	if (!n)
+		return;
+	if (emu_unlikely(q->rq_mixed)) {
+		absorb_each(w, p, q);
+		return;
+	}
+	const struct emu_credit *a = q->rq;
+	uint32_t h = q->rq_head, mask = q->rq_cap - 1, k = n;
+	const struct emu_credit *last = &a[(h + n - 1) & mask];
+
+	if (!before_now(w, last->t, last->key)) {
+		uint32_t lo = 0, hi = n - 1;	/* the first lo are due, the one at hi is not */
+
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			const struct emu_credit *c = &a[(h + mid) & mask];
+
+			if (before_now(w, c->t, c->key))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		k = lo;
+		if (!k)
+			return;
+		last = &a[(h + k - 1) & mask];
+	}
+	if (q->gen == p->gen) {
+		uint64_t sum = last->cum - (a[h].cum - credit_cum(a[h].arg));
+
+		p->credits[0] += (uint32_t)sum;
+		p->credits[1] += (uint32_t)(sum >> 32);
+	}
+	q->rq_head = (h + k) & mask;
+	q->rq_n = n - k;
 }
 
 /*
  * ring_grow - a ring of @n entries of @size bytes from @head in @*ring (of
- * RING_CAP(@*capl), none while NULL) moved to the start of one twice as
+ * @*cap, a power of two; none while 0) moved to the start of one twice as
  * large (16 at first); the head is then 0.
  */
-static __attribute__((noinline)) void ring_grow(void **ring, uint8_t *capl, uint32_t head, uint32_t n, size_t size)
+static __attribute__((noinline)) void ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t n, size_t size)
 {
-	uint32_t cap = RING_CAP(*capl), ncap = cap ? 2 * cap : 16;
+	uint32_t ncap = *cap ? 2 * *cap : 16;
 	char *a = emu_xmalloc(ncap * size);
 
 	for (uint32_t i = 0; i < n; i++)
-		memcpy(a + i * size, (char *)*ring + ((head + i) & (cap - 1)) * size, size);
+		memcpy(a + i * size, (char *)*ring + ((head + i) & (*cap - 1)) * size, size);
 	free(*ring);
 	*ring = a;
-	*capl = (uint8_t)(__builtin_ctz(ncap) + 1);
+	*cap = ncap;
 }
 
-static void credq_grow(struct emu_port *q)
+/* @q's ring is full: apply the credits due by now to @p, and grow it if none were */
+static __attribute__((noinline)) void credq_full(const struct emu_worker *w, struct emu_port *q, struct emu_port *p)
 {
+	absorb_credits(w, p);
+	if (q->rq_n < q->rq_cap)
+		return;
 	void *r = q->rq;
 
-	ring_grow(&r, &q->rq_capl, q->rq_head, q->rq_n, sizeof(*q->rq));
+	ring_grow(&r, &q->rq_cap, q->rq_head, q->rq_n, sizeof(*q->rq));
 	q->rq = r;
 	q->rq_head = 0;
+	/* 2^20 credits of up to 2 KiB: the running sums of class 0 no longer fit a word, one by one */
+	if (q->rq_cap > 1u << 20)
+		q->rq_mixed = true;
 }
 
 /*
- * Queue a credit for @p's serializer in the ring of @q = credq_of(@p), in
- * (t, key) order: frames committed ahead give their buffer back as of
- * their start, which is not in the order they were committed across
- * egress ports, so a credit may go a few places before the tail. When
- * the ring is full, the credits due by now are applied first, and it
- * grows only if none were: it holds about one link latency's credits.
- * Only then is @p touched.
+ * Queue credit (@t, @key, @arg) at @pos of @q's ring (its tail, the ring
+ * already counts it), before the credits after it in (t, key) order:
+ * each of those moves one place on and its running sum counts this one.
  */
-static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
-							       struct emu_port *p, emu_time_t t, uint64_t key,
-							       uint64_t arg)
+static __attribute__((noinline)) void credq_insert(struct emu_port *q, uint32_t pos, emu_time_t t, uint64_t key,
+						    uint64_t arg)
 {
-	if (emu_unlikely(q->rq_n == rq_cap(q))) {
-		absorb_credits(w, p);
-		if (q->rq_n == rq_cap(q))
-			credq_grow(q);
-	}
 	struct emu_credit *a = q->rq;
-	uint32_t mask = rq_cap(q) - 1, i = q->rq_n++, pos = (q->rq_head + i) & mask;
+	uint32_t mask = q->rq_cap - 1, i = q->rq_n - 1;
+	uint64_t add = credit_cum(arg);
 
 	while (i) {
 		uint32_t prev = (pos - 1) & mask;
@@ -201,19 +254,59 @@ static inline __attribute__((always_inline)) void credq_push(const struct emu_wo
 		if (a[prev].t < t || (a[prev].t == t && a[prev].key < key))
 			break;
 		a[pos] = a[prev];
+		a[pos].cum += add;
 		pos = prev;
 		i--;
 	}
-	a[pos].t = t;
-	a[pos].key = key;
-	a[pos].arg = arg;
+	const struct emu_credit *next = &a[(pos + 1) & mask];
+	uint64_t cum = i ? a[(pos - 1) & mask].cum + add : next->cum - credit_cum(next->arg);
+
+	a[pos] = (struct emu_credit){ .t = t, .key = key, .arg = arg, .cum = cum };
+}
+
+/*
+ * Queue a credit for @p's serializer in the ring of @q = credq_of(@p), in
+ * (t, key) order: frames committed ahead give their buffer back as of
+ * their start, which is not in the order they were committed across
+ * egress ports, so a credit may go a few places before the tail
+ * (credq_insert()). When the ring is full, the credits due by now are
+ * applied first, and it grows only if none were: it holds about one link
+ * latency's credits. Only then is @p touched. The common case: the tail,
+ * its running sum that of the entry before plus its bytes (an empty
+ * ring's origin is 0).
+ */
+static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
+							       struct emu_port *p, emu_time_t t, uint64_t key,
+							       uint64_t arg)
+{
+	uint32_t n = q->rq_n;
+
+	if (emu_unlikely(n == q->rq_cap)) {
+		credq_full(w, q, p);
+		n = q->rq_n;
+	}
+	struct emu_credit *a = q->rq;
+	uint32_t mask = q->rq_cap - 1, pos = (q->rq_head + n) & mask;
+	uint64_t cum = credit_cum(arg);
+
+	q->rq_n = n + 1;
+	if (n) {
+		const struct emu_credit *prev = &a[(pos - 1) & mask];
+
+		if (emu_unlikely(prev->t > t || (prev->t == t && prev->key > key))) {
+			credq_insert(q, pos, t, key, arg);
+			return;
+		}
+		cum += prev->cum;
+	}
+	a[pos] = (struct emu_credit){ .t = t, .key = key, .arg = arg, .cum = cum };
 }
 
 /* the port waits for credit: what is on its way has to be able to wake it */
 static void stall(struct emu_node *n, struct emu_port *p)
 {
 	struct emu_port *q = credq_of(p);
-	uint32_t mask = rq_cap(q) - 1;
+	uint32_t mask = q->rq_cap - 1;
 
 	p->stalled = true;
 	q->rq_stalled = true;
@@ -230,6 +323,7 @@ static void stall(struct emu_node *n, struct emu_port *p)
 
 		emu_evq_push(&n->w->q, &ev);
 	}
+	q->rq_mixed = false;
 }
 
 /* the serializer of @p no longer waits for credit */
@@ -245,10 +339,16 @@ void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 {
 	struct emu_port *p = &n->ports[ev->port];
 
-	if (p->stalled)
+	if (p->stalled) {
 		emu_evq_push(&n->w->q, ev);
-	else
-		credq_push(n->w, credq_of(p), p, ev->t, ev->key, ev->arg);
+		return;
+	}
+	struct emu_port *q = credq_of(p);
+
+	credq_push(n->w, q, p, ev->t, ev->key, ev->arg);
+	/* the ring's sums hold credits of q's generation, of a frame's size at most */
+	if ((uint32_t)(ev->arg >> 32) != q->gen || ((uint32_t)ev->arg & 0x7fffffffu) > EMU_FRAME_MAX)
+		q->rq_mixed = true;
 }
 
 /*
@@ -532,11 +632,6 @@ void emu_port_ahead_window(struct emu_worker *w, emu_time_t end)
 	}
 }
 
-static inline uint32_t cq_cap(const struct emu_port *p)
-{
-	return RING_CAP(p->cq_capl);
-}
-
 /* the committed frames that started by now are no longer queued */
 static inline void cq_settle(struct emu_port *p, emu_time_t now)
 {
@@ -545,7 +640,7 @@ static inline void cq_settle(struct emu_port *p, emu_time_t now)
 	if (!k)
 		return;
 	const struct emu_txrec *a = p->cq;
-	uint32_t h = p->cq_head, mask = cq_cap(p) - 1;
+	uint32_t h = p->cq_head, mask = p->cq_cap - 1;
 
 	while (k && a[h].start <= now) {
 		p->cbytes_tc[a[h].tc] -= a[h].len;
@@ -560,7 +655,7 @@ static void cq_grow(struct emu_port *p)
 {
 	void *r = p->cq;
 
-	ring_grow(&r, &p->cq_capl, p->cq_head, p->cq_n, sizeof(*p->cq));
+	ring_grow(&r, &p->cq_cap, p->cq_head, p->cq_n, sizeof(*p->cq));
 	p->cq = r;
 	p->cq_head = 0;
 }
@@ -570,12 +665,12 @@ static inline void cq_push(struct emu_port *p, emu_time_t now, emu_time_t start,
 {
 	if (start <= now)
 		return;
-	if (emu_unlikely(p->cq_n == cq_cap(p))) {
+	if (emu_unlikely(p->cq_n == p->cq_cap)) {
 		cq_settle(p, now);
-		if (p->cq_n == cq_cap(p))
+		if (p->cq_n == p->cq_cap)
 			cq_grow(p);
 	}
-	struct emu_txrec *r = &p->cq[(p->cq_head + p->cq_n++) & (cq_cap(p) - 1)];
+	struct emu_txrec *r = &p->cq[(p->cq_head + p->cq_n++) & (p->cq_cap - 1)];
 
 	r->start = start;
 	r->len = len;
@@ -975,6 +1070,8 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 		return;
 	p->up = up;
 	p->gen++;
+	if (p->rq_n)	/* the ring's credits are of the generation before (absorb_credits()) */
+		p->rq_mixed = true;
 	unstall(p);
 	if (!up) {
 		/* what waits for a dead link is lost */
