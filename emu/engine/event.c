@@ -303,7 +303,8 @@ static inline void merge2(const struct emu_ev *src, struct emu_ev *dst, uint32_t
 		dst[k++] = src[j++];
 }
 
-#define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots); a slot of at most this many: take_small() */
+#define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots) */
+#define SMALL_MAX EMU_EVCHUNK_N	/* a slot of at most this many (one chunk): take_small() */
 #define NATURAL_RUNS 32	/* a slot with more ascending runs is sorted from scratch */
 
 /*
@@ -333,7 +334,7 @@ static struct emu_ev *merge_runs(struct emu_ev *src, struct emu_ev *dst, uint32_
 }
 
 /*
- * Sort the current slot (q->now, more than SORT_RUN events) on (t, key).
+ * Sort the current slot (q->now, more than SMALL_MAX events) on (t, key).
  * A slot mostly holds a few ascending runs (events pushed by the same
  * instant's work come in key order): find them and merge them. Lock-step traffic
  * (every host starting at the same picosecond) puts thousands in one in
@@ -429,7 +430,7 @@ static void advance(struct emu_evq *q, uint64_t sl)
 		q->nspare--;
 		free(x);
 	}
-	bool small = n <= SORT_RUN;	/* one chunk */
+	bool small = n <= SMALL_MAX;	/* one chunk */
 
 	if (small)
 		take_small(q->now.ev, c->ev, n);
