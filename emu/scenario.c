@@ -1443,18 +1443,21 @@ static void scn_tally_attached(struct scn *s)
 	if (!run->lag_exceeded)
 		return;
 	res->exact = false;	/* the run was cut short: the real hosts cannot have finished */
+	emu_scn_lag_message(res->stuck, sizeof(res->stuck), run, s->cfg->lag_max_ns, rate);
+}
+
+void emu_scn_lag_message(char *buf, size_t len, const struct emu_run_stats *run, uint64_t lag_max_ns, uint64_t rate)
+{
 	if (!(run->pace > 0 && run->pace < 1)) {
 		/* no measured pace below real time to scale --rate by (the lag came at once, not over a stretch) */
-		snprintf(res->stuck, sizeof(res->stuck),
-			 "fell %.1f ms behind real time (--max-lag %.1f ms) at %.3f s; lower --rate or raise --max-lag",
-			 (double)run->final_lag_ns / 1e6, (double)s->cfg->lag_max_ns / 1e6, (double)run->emulated / 1e12);
+		snprintf(buf, len, "fell %.1f ms behind real time (--max-lag %.1f ms) at %.3f s; lower --rate or raise --max-lag",
+			 (double)run->final_lag_ns / 1e6, (double)lag_max_ns / 1e6, (double)run->emulated / 1e12);
 		return;
 	}
-	snprintf(res->stuck, sizeof(res->stuck),
+	snprintf(buf, len,
 		 "fell %.1f ms behind real time (--max-lag %.1f ms) at %.3f s: it kept %.0f%% of real time, so "
 		 "it sustains links of about %.0f Mb/s here; lower --rate", (double)run->final_lag_ns / 1e6,
-		 (double)s->cfg->lag_max_ns / 1e6, (double)run->emulated / 1e12, 100 * run->pace,
-		 (double)rate * run->pace / 1e6);
+		 (double)lag_max_ns / 1e6, (double)run->emulated / 1e12, 100 * run->pace, (double)rate * run->pace / 1e6);
 }
 
 /* the engine's cfg.sample: a row of the time series */

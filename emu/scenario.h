@@ -278,6 +278,15 @@ struct emu_scn_result {
 	uint64_t other_run;		/* frames of another run the hosts (real ones too) dropped */
 };
 
+/*
+ * emu_scn_lag_message - why a wall-clock run stopped on --max-lag
+ * (@lag_max_ns), into @buf: the lag and, when the run kept a measured pace
+ * below real time, the link rate it sustains (@rate, the fastest link,
+ * scaled by the pace); a pace of 0 or above 1 (the lag came at once, not
+ * over a stretch) suggests no rate.
+ */
+void emu_scn_lag_message(char *buf, size_t len, const struct emu_run_stats *run, uint64_t lag_max_ns, uint64_t rate);
+
 /* emu_scn_wait_describe - what host @w waits for, in words, into @buf; the bytes written (at most @len) */
 size_t emu_scn_wait_describe(char *buf, size_t len, const struct emu_scn_wait *w);
 
