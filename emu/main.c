@@ -64,7 +64,9 @@ static const char *volatile source_id_p = source_id;
 #define STR(x) STR_(x)
 #define MAX_SIZES 64		/* sizes of a --size sweep */
 #define MAX_SEEDS 1000		/* seeds of --seeds */
-#define MAX_RUNS 10000		/* runs of a sweep: sizes x algorithms x seeds */
+#define MAX_RUNS 10000		/* runs of a sweep (sizes x algorithms x seeds) without --force-sweep */
+#define SWEEP_LONG_S (24 * 3600)	/* ...and its estimated wall time */
+#define HOPS_PER_S 2.5e6	/* frame-hops a second a worker (bench/README, Emulator speed): the estimate's pace */
 
 enum out_fmt { OUT_TEXT, OUT_JSON, OUT_CSV };
 
@@ -94,6 +96,7 @@ struct cli {
 		size_t len;
 	} origin;
 	bool topology_changed;		/* --topology-changed: run a topology file that differs from the report's */
+	bool force_sweep;		/* --force-sweep: run a sweep over MAX_RUNS runs or SWEEP_LONG_S */
 	const char *scn_before;		/* the first scenario option given before --scenario (refused) */
 };
 
@@ -522,6 +525,13 @@ static const char *o_run_id(struct cli *c, const char *a)
 	return NULL;
 }
 
+static const char *o_force_sweep(struct cli *c, const char *a)
+{
+	(void)a;
+	c->force_sweep = true;
+	return NULL;
+}
+
 /* --seeds A-B: every run once per seed from A to B */
 static const char *o_seeds(struct cli *c, const char *a)
 {
@@ -890,6 +900,8 @@ static const struct cli_opt opt_table[] = {
 	OPT("seed", "N", o_seed, "1", "placement, inputs, roots, loss, noise, background"),
 	OPT("seeds", "A-B", o_seeds, NULL, "run everything once per seed A..B; the report's rows give the mean and the "
 	    "range over the seeds"),
+	OPT("force-sweep", NULL, o_force_sweep, NULL,
+	    "run a sweep of more than 10000 runs, or one estimated to take more than a day (refused without it)"),
 	OPT("scenario", "FILE", o_scenario, NULL,
 	    "the scenario of a --json or --csv report FILE (options given after it override it); the same results"),
 	OPT("topology-changed", NULL, o_topology_changed, NULL,
@@ -1594,25 +1606,82 @@ static int parse_algo(const char *s, enum lh_algo *a, unsigned *n)
 }
 
 static size_t nruns(const struct cli *c);
+static uint64_t next_size(const struct cli *c, uint64_t sz);
 
 /*
- * check_sweep - a sweep (sizes, seeds, algorithms) is checked whole before
- * its first run: its number of runs, and that its largest size fits in
- * memory with every algorithm (c->cfg.size_bytes is the largest). True if
- * not (said why).
+ * check_sweep - a sweep (sizes, seeds, algorithms) of more than MAX_RUNS
+ * runs is refused before its first run unless --force-sweep; sweep_plan()
+ * checks the rest. True if refused (said why).
  */
 static bool check_sweep(struct cli *c)
 {
 	size_t n = nruns(c);
-	char err[512], sz[32];
 
-	if (n > MAX_RUNS) {
+	if (n > MAX_RUNS && !c->force_sweep) {
 		fprintf(stderr, "canary-emu: --size, --algo, --seeds: the sweep is %zu runs (sizes x algorithms x seeds), "
-				"more than %d: split it\n", n, MAX_RUNS);
+				"more than %d: split it, or give --force-sweep\n", n, MAX_RUNS);
 		return true;
 	}
-	if (c->runs.size_max == c->runs.size_min || distributed(c))
-		return false;	/* one size: its run checks itself */
+	return false;
+}
+
+/* fabric_hops - the most links between two hosts of @fab's fat tree (twice its top switch level), at least 2 */
+static unsigned fabric_hops(const struct emu_fabric *fab)
+{
+	unsigned top = 1;
+
+	for (uint32_t i = 0; i < fab->nnodes; i++)
+		top = fab->nodes[i].level > top ? fab->nodes[i].level : top;
+	return 2 * top;
+}
+
+/*
+ * run_hops - about how many frame-hops a run of @r's placement and @size
+ * bytes per host takes: the allreduce's frames go @hops links up and back
+ * (the ring's as many: 2 (P-1) steps of size/P), in frames of @elements;
+ * the background fills its hosts' links at @rate for about the time the
+ * allreduce's data takes twice at that rate, in frames of @mtu bytes.
+ */
+static double run_hops(const struct emu_scn_result *r, uint64_t size, unsigned elements, unsigned hops, double rate,
+		       unsigned mtu)
+{
+	double frames = (double)((size + 4 * elements - 1) / (4 * elements));
+	double secs = 2.0 * 8 * (double)size / rate;
+
+	return 2.0 * r->ar_hosts * frames * hops + (double)r->bg_hosts * rate * secs / (8.0 * mtu) * hops;
+}
+
+/*
+ * sweep_plan - before a sweep's first run (more than one run, one
+ * process): each algorithm's largest run is built and placed, not run, so
+ * that it fits in memory; then one line on stderr says the sweep's runs,
+ * what its largest run and the results it keeps take, and an estimate of
+ * its wall time (run_hops() at HOPS_PER_S per worker). Refused: results
+ * that do not fit in memory beside the largest run, or an estimate over
+ * SWEEP_LONG_S without --force-sweep. 0 or 2 (said why).
+ */
+static int sweep_plan(struct cli *c)
+{
+	size_t n = nruns(c);
+	uint64_t seeds = c->runs.seed_max - c->runs.seed_min + 1, peak = 0, keep = 0, avail;
+	double hops = 0;
+	char err[512], sz[32];
+	const char *what;
+	struct emu_fabric *fab;
+
+	if (n <= 1 || distributed(c))
+		return 0;
+	fab = emu_topo_load(c->cfg.topology, err, sizeof(err));
+	if (!fab)
+		return 0;	/* the run says why */
+	unsigned H = fabric_hops(fab);
+	double rate = (double)c->cfg.rate_bps;
+	unsigned mtu = 1500;
+
+	for (uint32_t i = 0; i < fab->nlinks; i++) {
+		rate = c->cfg.rate_bps ? rate : fab->links[i].rate_bps[0] > rate ? (double)fab->links[i].rate_bps[0] : rate;
+		mtu = fab->links[i].mtu && fab->links[i].mtu < mtu ? fab->links[i].mtu : mtu;
+	}
 	for (unsigned i = 0; i < c->nalgo; i++) {
 		struct emu_scn_result r;
 		struct emu_scn_cfg cfg = c->cfg;
@@ -1620,16 +1689,51 @@ static bool check_sweep(struct cli *c)
 		cfg.check_only = true;
 		cfg.algo = c->algo[i].a;
 		cfg.ntrees = c->algo[i].n;
+		cfg.size_bytes = c->runs.size_max;
 		int rc = emu_scenario_run(&cfg, &r, err, sizeof(err));
 
-		emu_scenario_result_fini(&r);
 		if (rc) {
+			emu_scenario_result_fini(&r);
+			emu_fabric_destroy(fab);
 			fprintf(stderr, "canary-emu: the sweep's largest run (--size %s, --algo %s): %s\n",
 				emu_fmt_size(c->runs.size_max, sz, sizeof(sz)), c->algo[i].name, err);
-			return true;
+			return 2;
 		}
+		peak = r.mem_estimate > peak ? r.mem_estimate : peak;
+		for (uint64_t s = c->runs.size_min; s; s = next_size(c, s))
+			hops += (double)seeds * run_hops(&r, s, c->cfg.elements, H, rate > 0 ? rate : 1e9, mtu);
+		emu_scenario_result_fini(&r);
 	}
-	return false;
+	/* each result keeps its links' utilization and names, and its allreduces */
+	keep = (uint64_t)n * (sizeof(struct emu_scn_result) + 2 * (uint64_t)fab->nlinks * (sizeof(double) +
+			      sizeof(struct emu_scn_link)) + (c->cfg.concurrent ? c->cfg.concurrent : 1) * sizeof(struct emu_scn_ar));
+	emu_fabric_destroy(fab);
+	double secs = hops / (HOPS_PER_S * (c->cfg.workers ? c->cfg.workers : 1));
+	char t[32];
+
+	if (secs < 120)
+		snprintf(t, sizeof(t), "%.0f s", secs);
+	else if (secs < 7200)
+		snprintf(t, sizeof(t), "%.0f min", secs / 60);
+	else
+		snprintf(t, sizeof(t), "%.1f h", secs / 3600);
+	fprintf(stderr, "canary-emu: a sweep of %zu runs (sizes x algorithms x seeds): the largest takes about %.1f MiB, "
+			"the results kept %.1f MiB; about %s of wall time in all (an estimate: %.3g frame-hops at %.1f M a "
+			"second a worker, %u worker%s)\n", n, (double)peak / 1048576, (double)keep / 1048576, t, hops,
+		HOPS_PER_S / 1e6, c->cfg.workers ? c->cfg.workers : 1, c->cfg.workers > 1 ? "s" : "");
+	avail = c->cfg.mem_available ? c->cfg.mem_available : emu_mem_available(&what);
+	if (avail && keep + peak > avail) {
+		fprintf(stderr, "canary-emu: --size, --algo, --seeds: the sweep's results (%.0f MiB) and its largest run "
+				"(%.0f MiB) do not fit in the %.0f MiB available: split it\n", (double)keep / 1048576,
+			(double)peak / 1048576, (double)avail / 1048576);
+		return 2;
+	}
+	if (secs > SWEEP_LONG_S && !c->force_sweep) {
+		fprintf(stderr, "canary-emu: --size, --algo, --seeds: the sweep would take about %s: split it, or give "
+				"--force-sweep\n", t);
+		return 2;
+	}
+	return 0;
 }
 
 /* algo_list - the comma list @s into c->algo[]; 0, or -EINVAL with the reason in @why */
@@ -2237,6 +2341,8 @@ int main(int argc, char **argv)
 	if (c.resources)
 		return flushed(resources(&c), "the resource report");
 	default_workers(&c);
+	if ((status = sweep_plan(&c)))
+		return status;
 	if (distributed(&c) && (status = join_ranks(&c, children, &dist)))
 		return status;
 

@@ -31,7 +31,7 @@ BUSY = SMALL + ["--size", "16KiB", "--algo", "canary,ring", "--loss", "0.001", "
 NOT_SCENARIO = {"workers", "no-run-ahead", "json", "csv", "progress", "no-progress", "pcap", "pcap-links", "timeseries", "timeseries-every", "timeseries-links", "processes", "rank",
                 "ranks", "coordinator", "bind", "curve", "curve-keygen", "peer-timeout", "help", "version",
                 "resources", "scenario", "topology-changed", "attach", "attach-hold", "start-at", "attach-peers", "attach-quiet", "attach-poll",
-                "run-id"}
+                "run-id", "force-sweep"}
 
 
 def same_scn(a, b):
