@@ -116,21 +116,6 @@ static void canary_hint(struct lh_req *r, struct canary *c, unsigned ns)
 	canary_size(r, c);
 }
 
-static void rtt_sample(struct canary *c, lh_time_t sample)
-{
-	double x = (double)sample;
-
-	if (x > c->rttmax)
-		c->rttmax = x;
-	if (c->srtt == 0) {
-		c->srtt = x;
-		c->rttvar = x / 2;
-	} else {
-		c->rttvar = 0.75 * c->rttvar + 0.25 * (c->srtt > x ? c->srtt - x : x - c->srtt);
-		c->srtt = 0.875 * c->srtt + 0.125 * x;
-	}
-}
-
 /* block_times - the times of block @b, in flight */
 static inline struct ctimes *block_times(struct canary *c, size_t b)
 {
@@ -303,7 +288,7 @@ void lh_canary_block_complete(struct lh_req *r, struct canary *c, size_t b, cons
 		if (c->inflight)
 			c->inflight--;
 		if (cb->tries == 0 && cb->attempt == 0 && c->adaptive && sample) {
-			rtt_sample(c, lh_now(r) - tm->sent);
+			lh_rtt_sample(c, lh_now(r) - tm->sent);
 			r->st.retx_timeout = rto(c, r);
 		}
 		first = tm->first;

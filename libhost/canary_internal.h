@@ -162,8 +162,38 @@ static inline uint32_t sk_pow(uint32_t x, unsigned e)
 #define LH_BACKOFF_CAP 64
 
 /*
+ * rttmax follows the slowest recent block: a longer sample raises it at
+ * once, a shorter one takes 1/LH_RTTMAX_DECAY of the way down to itself
+ * (about the last 64 blocks' worst). A maximum that never comes down is
+ * held by one outlier: in a static tree a block that waited for a host
+ * stalled on its own backed-off timeout (the result comes only once the
+ * last host has sent) would keep the timeout at its ceiling, 64 floors,
+ * for the rest of the run, and every lost block would wait that long
+ * (2 % loss, 16 KiB drop-tail: 1 ms, where most blocks take under 20 us).
+ */
+#define LH_RTTMAX_DECAY 64
+
+/* a block round trip @sample (ps): the RFC 6298 estimator, and rttmax */
+static inline void lh_rtt_sample(struct canary *c, lh_time_t sample)
+{
+	double x = (double)sample;
+
+	if (x > c->rttmax)
+		c->rttmax = x;
+	else
+		c->rttmax -= (c->rttmax - x) / LH_RTTMAX_DECAY;
+	if (c->srtt == 0) {
+		c->srtt = x;
+		c->rttvar = x / 2;
+	} else {
+		c->rttvar = 0.75 * c->rttvar + 0.25 * (c->srtt > x ? c->srtt - x : x - c->srtt);
+		c->srtt = 0.875 * c->srtt + 0.125 * x;
+	}
+}
+
+/*
  * The current timeout: 2 x the smoothed block RTT plus 4 deviations, and at
- * least twice the slowest block seen and rto_min. A request for a block
+ * least twice the slowest recent block (rttmax) and rto_min. A request for a block
  * that is only slow makes the leader fail it (the paper's rule), so the
  * estimate errs on the long side while queues are still building.
  */

@@ -97,12 +97,21 @@ def named_stuck():
             ok(False, "a run of each algorithm", err[-2000:])
 
 
-if plan(8):
+# The family's seed 2 (--seed 2 for the campaign's): static:4 under fifo took 37.4 ms, 6x the ring's
+# 6.1 ms. A block that waited for a host stalled on its own backed-off timeout (a static tree's result
+# comes once the last host has sent) held the adaptive timeout at its ceiling, 64 floors (1 ms here),
+# for the rest of the run: the slowest round trip seen never came down (t/0133, lh_rtt_sample). The
+# issue's target is 4x the ring's time.
+FAMILY2 = [a if a != "909201611870" else "2" for a in CAMPAIGN]
+
+
+if plan(9):
     check(REDUCED + ["--algo", "static:4", "--router", "merlin"], "reduced, static:4, merlin", 200)
     check(REDUCED + ["--algo", "static:1,canary,ring", "--router", "fifo"], "reduced, static:1, canary, ring, fifo",
           200)
     check(CAMPAIGN + ["--algo", "static:4", "--router", "merlin"], "campaign scenario, static:4, merlin", 500)
     check(CAMPAIGN + ["--algo", "static:1", "--router", "merlin"], "campaign scenario, static:1, merlin", 500)
+    check(FAMILY2 + ["--algo", "static:4", "--router", "fifo"], "campaign scenario, seed 2, static:4, fifo", 24)
     ring_short_timeout()
     named_stuck()
 sys.exit(exit_status())
