@@ -158,8 +158,15 @@ static inline uint32_t sk_pow(uint32_t x, unsigned e)
  * sample as long as that timeout, which 2 x rttmax doubles at every round.
  */
 #define LH_RTO_MAX 64
-/* a retry waits at most this many floors (rto_min), or the timeout if longer (lh_backoff) */
-#define LH_BACKOFF_CAP 64
+/*
+ * A retry waits at most this many floors (rto_min), or the timeout if
+ * longer (lh_backoff). The emulator's watchdog gives a host twice its
+ * longest timeout, or --stall (5 ms), without a block completing: at 64
+ * floors (2.4 ms on the campaign family) that was two retries, and a host
+ * whose requests or their answers were lost three times in a row was
+ * stopped as STUCK while still retrying; at 16 about eight fit.
+ */
+#define LH_BACKOFF_CAP 16
 
 /*
  * rttmax follows the slowest recent block: a longer sample raises it at
