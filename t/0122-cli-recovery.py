@@ -10,8 +10,8 @@
 #
 # 128 hosts in a 1 MiB allreduce at 0.1 % loss on every link: by default
 # exact, at least 60 % of the lossless goodput, no block reduced at its
-# leader; with --sketch 0 the paper's collapse (blocks failed and reduced
-# at their leaders, under half the lossless goodput). The report's
+# leader; with --sketch 0 the paper's collapse (blocks failed and
+# re-issued, under half the lossless goodput). The report's
 # scenario names the K the run used, and re-running it from the report
 # gives the same results. Bad values are exit 2, one line.
 import json
@@ -69,10 +69,10 @@ def checks(tmp):
     rc, paper, scn, err = run(FABRIC + ["--loss", "0.001", "--sketch", "0"])
     ok(rc == 0 and paper.get("result_exact") and scn.get("sketch") == "0" and "sketch" not in paper,
        "--sketch 0: the paper's recovery, exact", err + json.dumps(figures(paper)))
-    ok(paper.get("fallbacks", 0) > 0 and paper.get("failures", 0) > 50 and
+    ok(paper.get("failures", 0) > 50 and
        paper.get("goodput_gbps", base) < 0.5 * base and
        dflt.get("goodput_gbps", 0) > 1.5 * paper.get("goodput_gbps", base),
-       "...blocks failed and reduced at their leaders, under half the lossless goodput: the default does 1.5x better",
+       "...blocks failed and re-issued, under half the lossless goodput: the default does 1.5x better",
        json.dumps(figures(paper)))
 
     rc, cred, scn, err = run(FABRIC + ["--loss", "0.001", "--lossless"])

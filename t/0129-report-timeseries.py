@@ -77,7 +77,9 @@ def check(head, rows, run, every):
         by_tier.setdefault(tier(ln), []).append(ln["util"])
     for t, us in by_tier.items():
         mean = sum(us) / len(us)
-        if abs(sums.get(t, -1) / end - mean) > 2e-3:
+        # the report counts a link's last frame whole, the rows only up to the end: with background every
+        # link may have a frame committed past the end of a run of about 90 us
+        if abs(sums.get(t, -1) / end - mean) > 4e-3:
             return "tier %s: %g over the rows, %g in the report" % (t, sums.get(t, -1) / end, mean)
     if rows[-1][col["ar_delivered"]] != 1:
         return "the allreduce ends %g delivered" % rows[-1][col["ar_delivered"]]
