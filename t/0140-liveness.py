@@ -53,7 +53,7 @@ def check(args, name, limit_ms):
     ars = [a for r in rr for a in r.get("allreduces", [])]
     good = rc == 0 and rr and ars and all(a["result_exact"] and a["finished"] for a in ars)
     slowest = max((a["runtime_ns"] for a in ars), default=0) / 1e6
-    ok(good and slowest < limit_ms, "%s: exact, %.1f ms (under %d ms)" % (name, slowest, limit_ms))
+    ok(good and slowest < limit_ms, "%s: exact, %.2f ms (under %g ms)" % (name, slowest, limit_ms))
     if not good:
         sys.stderr.write(err[-2000:])
 
@@ -108,7 +108,12 @@ FAMILY2 = [a if a != "909201611870" else "2" for a in CAMPAIGN]
 # after two of them; with the cap at 16 floors it retries eight times in the 5 ms stall (LH_BACKOFF_CAP).
 
 
-if plan(10):
+# The ring there: a NACK after progress doubled the wait for the next check, so at 2 % loss, where most
+# steps lose a packet, the next stall was found twice as late; it took 6.33 ms (libhost/ring.c).
+FAMILY1 = [a if a != "909201611870" else "1" for a in CAMPAIGN]
+
+
+if plan(11):
     check(REDUCED + ["--algo", "static:4", "--router", "merlin"], "reduced, static:4, merlin", 200)
     check(REDUCED + ["--algo", "static:1,canary,ring", "--router", "fifo"], "reduced, static:1, canary, ring, fifo",
           200)
@@ -116,6 +121,7 @@ if plan(10):
     check(CAMPAIGN + ["--algo", "static:1", "--router", "merlin"], "campaign scenario, static:1, merlin", 500)
     check(FAMILY2 + ["--algo", "static:4", "--router", "fifo"], "campaign scenario, seed 2, static:4, fifo", 24)
     check(FAMILY2 + ["--algo", "canary", "--router", "fifo"], "campaign scenario, seed 2, canary, fifo", 20)
+    check(FAMILY1 + ["--algo", "ring", "--router", "fifo"], "campaign scenario, seed 1, ring, fifo", 5.6)
     ring_short_timeout()
     named_stuck()
 sys.exit(exit_status())
