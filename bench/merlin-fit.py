@@ -12,6 +12,7 @@
 #                       [--ibuf 8,16,64,256] [--refine 100,120,150,200:128,256:4,8,16]
 #                       [--also X/O/I,...] [--points X/O/I,...]
 #                       [--max-ties 6] [--only POINTS] [--no-sensitivity] [--report-only]
+#                       [--profile tofino1|unbounded] [--bg-load 1]
 #
 # Runs go to DIR/runs.csv (default bench/results/merlin-fit-SCALE/) and are
 # reused: a re-run only adds what is missing. Every run is under nice -n 10.
@@ -51,7 +52,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EMU = os.path.join(HERE, "..", "emu", "canary-emu")
+EMU = os.environ.get("CANARY_EMU") or os.path.join(HERE, "..", "emu", "canary-emu")	# CANARY_EMU: another build
 
 SCALES = {
     "small": {"topo": "fattree2:leaves=16,spines=16,hosts=16", "hosts": "128", "size": "1MiB"},
@@ -116,6 +117,7 @@ class Runs:
 
 
 PROFILE = "tofino1"	# --profile: the switches' aggregation (canary-emu's default)
+BG_LOAD = "1"		# --bg-load of the background hosts (1: line rate)
 
 
 def emulate(scale, point, p, seed):
@@ -125,6 +127,8 @@ def emulate(scale, point, p, seed):
            "--background", bg, "--router", "merlin", "--xbar-bw", p[0] + "Gbps", "--obuf", p[1] + "KiB",
            "--buffer", p[2] + "KiB", "--profile", PROFILE, "--timeout", "1us", "--seed", str(seed), "--algo", algos, "--workers", "1",
            "--json", "--no-progress"]
+    if bg != "none" and BG_LOAD != "1":
+        cmd[-2:-2] = ["--bg-load", BG_LOAD]
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if out.returncode not in (0, 1):
         sys.exit("bench/merlin-fit.py: %s: exit %d: %s" % (" ".join(cmd), out.returncode, out.stderr[-300:]))
@@ -260,10 +264,12 @@ def main():
                     " the error then sums the targets they give")
     ap.add_argument("--profile", default="tofino1", help="the switches' --profile (unbounded: aggregation at line rate,"
                     " as the paper's simulated switches; results go to ...-SCALE-unbounded)")
+    ap.add_argument("--bg-load", default="1", help="the background hosts' --bg-load (results go to ...-bgloadF)")
     ap.add_argument("--report-only", action="store_true", help="print the tables from the runs there are")
     a = ap.parse_args()
-    global BASE_POINTS, CANARY_POINTS, PARTIAL, PROFILE
+    global BASE_POINTS, CANARY_POINTS, PARTIAL, PROFILE, BG_LOAD
     PROFILE = a.profile
+    BG_LOAD = a.bg_load
     if a.only:
         only = a.only.split(",")
         BASE_POINTS = tuple(q for q in BASE_POINTS if q in only)
@@ -271,7 +277,8 @@ def main():
         PARTIAL = True
     seeds = [int(s) for s in a.seeds.split(",")]
     res = a.results or os.path.join(HERE, "results", "merlin-fit-" + a.scale +
-                                    ("" if a.profile == "tofino1" else "-" + a.profile))
+                                    ("" if a.profile == "tofino1" else "-" + a.profile) +
+                                    ("" if a.bg_load == "1" else "-bgload" + a.bg_load))
     os.makedirs(res, exist_ok=True)
     runs = Runs(os.path.join(res, "runs.csv"))
     if a.points:
