@@ -101,35 +101,6 @@ void lh_wire_ipv4_dscp(uint8_t *p, unsigned dscp)
 	emu_put16(ip + 10, ip_checksum(ip));
 }
 
-enum lh_wire_err lh_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
-{
-	const uint8_t *ip = p + EMU_ETH_HLEN;
-
-	if (len < EMU_ETH_HLEN + EMU_IPV4_HLEN)
-		return LH_WIRE_TRUNCATED;
-	if (lh_wire_ethertype(p, len) != EMU_ETHERTYPE_IPV4)
-		return LH_WIRE_BAD_TYPE;
-	if (ip[0] != 0x45)
-		return LH_WIRE_BAD_IPV4;
-	uint32_t iplen = emu_get16(ip + 2);
-
-	if (iplen < EMU_IPV4_HLEN || EMU_ETH_HLEN + iplen > len)
-		return LH_WIRE_TRUNCATED;
-	*sip = emu_get32(ip + 12);
-	*dip = emu_get32(ip + 16);
-	return LH_WIRE_OK;
-}
-
-int lh_wire_udp_dport(const uint8_t *p, uint32_t len)
-{
-	uint32_t sip, dip;
-
-	if (lh_wire_ipv4(p, len, &sip, &dip) != LH_WIRE_OK || len < EMU_UDP_PAYLOAD_OFF ||
-	    p[EMU_ETH_HLEN + 9] != EMU_IPPROTO_UDP)
-		return -1;
-	return emu_get16(p + EMU_UDP_OFF + 2);
-}
-
 void lh_wire_canary_write_hdr(uint8_t *p, const struct emu_canary_hdr *h)
 {
 	uint8_t *c = p + EMU_CANARY_OFF;

@@ -169,13 +169,38 @@ uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], u
 uint32_t lh_wire_udp_dscp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
 			   uint16_t sport, uint16_t dport, uint32_t payload_len, unsigned dscp);
 
-/* lh_wire_ipv4 - parse IPv4; fill source/destination. */
-enum lh_wire_err lh_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip);
+/* lh_wire_ipv4 - parse IPv4; fill source/destination. Inline: each router and receiver of a frame asks. */
+static inline enum lh_wire_err lh_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
+{
+	const uint8_t *ip = p + EMU_ETH_HLEN;
+
+	if (len < EMU_ETH_HLEN + EMU_IPV4_HLEN)
+		return LH_WIRE_TRUNCATED;
+	if (lh_wire_ethertype(p, len) != EMU_ETHERTYPE_IPV4)
+		return LH_WIRE_BAD_TYPE;
+	if (ip[0] != 0x45)
+		return LH_WIRE_BAD_IPV4;
+	uint32_t iplen = emu_get16(ip + 2);
+
+	if (iplen < EMU_IPV4_HLEN || EMU_ETH_HLEN + iplen > len)
+		return LH_WIRE_TRUNCATED;
+	*sip = emu_get32(ip + 12);
+	*dip = emu_get32(ip + 16);
+	return LH_WIRE_OK;
+}
 
 /* lh_wire_ipv4_dscp - set the DSCP of the IPv4 header after Ethernet (checksum updated). */
 void lh_wire_ipv4_dscp(uint8_t *p, unsigned dscp);
-/* lh_wire_udp_port - UDP destination port of an IPv4/UDP frame, or -1. */
-int lh_wire_udp_dport(const uint8_t *p, uint32_t len);
+/* lh_wire_udp_dport - UDP destination port of an IPv4/UDP frame, or -1. Inline: asked of each IPv4 frame. */
+static inline int lh_wire_udp_dport(const uint8_t *p, uint32_t len)
+{
+	uint32_t sip, dip;
+
+	if (lh_wire_ipv4(p, len, &sip, &dip) != LH_WIRE_OK || len < EMU_UDP_PAYLOAD_OFF ||
+	    p[EMU_ETH_HLEN + 9] != EMU_IPPROTO_UDP)
+		return -1;
+	return emu_get16(p + EMU_UDP_OFF + 2);
+}
 
 /*
  * lh_wire_canary_build - Ethernet + Canary header + @nelem elements from
