@@ -351,6 +351,29 @@ void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 		q->rq_mixed = true;
 }
 
+/* ingress_release_at() when the credit is no ring entry: of a link that changed state, across workers, or to a stalled port */
+static __attribute__((noinline)) void release_event(struct emu_node *n, struct emu_port *ip, const struct emu_frame *f,
+						     emu_time_t t)
+{
+	if (f->gen != ip->gen || !ip->up)
+		return;
+	n->w->events++;
+	struct emu_ev ev = {
+		.t = t + ip->latency,
+		.arg = CREDIT_ARG(f->len, f->in_tc, ip->gen),
+		.node = ip->peer_node,
+		.type = EMU_EV_CREDIT,
+		.port = ip->peer_port,
+	};
+
+	if (ip->chan) {
+		emu_post(n, &ev, ip->chan);
+		return;
+	}
+	ev.key = n->key++;
+	emu_evq_push(&n->w->q, &ev);
+}
+
 /*
  * Give back the ingress buffer space @f holds: a credit to the upstream.
  * Inline in the serializer's path (once per frame-hop). Within a worker
@@ -366,34 +389,16 @@ static inline __attribute__((always_inline)) void ingress_release_at(struct emu_
 
 	f->in_port = EMU_PORT_NONE;
 	ip->in_bytes -= f->len;
-	if (emu_unlikely(f->gen != ip->gen || !ip->up))
+	if (emu_unlikely(f->gen != ip->gen || !ip->up || ip->chan || ip->rq_stalled)) {
+		release_event(n, ip, f, t);
 		return;
+	}
 	/*
 	 * Counted here: whether it becomes a queue event or is applied
 	 * lazily depends on the partition, the count must not.
 	 */
 	n->w->events++;
-	emu_time_t ct = t + ip->latency;
-	uint64_t arg = CREDIT_ARG(f->len, f->in_tc, ip->gen);
-
-	if (emu_likely(!ip->chan) && emu_likely(!ip->rq_stalled)) {
-		credq_push(n->w, ip, ip->peer, ct, n->key++, arg);
-		return;
-	}
-	struct emu_ev ev = {
-		.t = ct,
-		.arg = arg,
-		.node = ip->peer_node,
-		.type = EMU_EV_CREDIT,
-		.port = ip->peer_port,
-	};
-
-	if (ip->chan) {
-		emu_post(n, &ev, ip->chan);
-		return;
-	}
-	ev.key = n->key++;
-	emu_evq_push(&n->w->q, &ev);
+	credq_push(n->w, ip, ip->peer, t + ip->latency, n->key++, CREDIT_ARG(f->len, f->in_tc, ip->gen));
 }
 
 void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f)
