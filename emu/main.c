@@ -2172,12 +2172,14 @@ static int run_one(struct cli *c, struct emu_dist *dist, unsigned ai, struct emu
 		return 2;
 	}
 	for (unsigned i = 0; i < r->nattached; i++)
-		if (r->attached[i].st.in_fast * 2 > r->attached[i].st.in_frames)
-			fprintf(stderr, "canary-emu: warning: %s (%s) sent %llu of its %llu frames faster than its link "
-					"(%.0f Mb/s) carries them: give the real host that rate (canary-allreduce --rate, "
+		if (r->attached[i].st.too_fast)
+			fprintf(stderr, "canary-emu: warning: %s (%s) sent faster than its link (%.0f Mb/s) carries: "
+					"%.2f ms ahead of it at most, %llu of its %llu frames less than half their wire time "
+					"after the previous one: give the real host that rate (canary-allreduce --rate, "
 					"CANARY_MPI_RATE)\n", r->attached[i].node, r->attached[i].ifname,
+				(double)r->rate_min_bps / 1e6, (double)r->attached[i].st.in_ahead_max / 1e6,
 				(unsigned long long)r->attached[i].st.in_fast,
-				(unsigned long long)r->attached[i].st.in_frames, (double)r->rate_min_bps / 1e6);
+				(unsigned long long)r->attached[i].st.in_frames);
 	if (r->write_err[0]) {
 		fprintf(stderr, "canary-emu: %s\n", r->write_err);
 		status = 1;

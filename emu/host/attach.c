@@ -15,6 +15,14 @@
 #define T_WAKE 2	/* the engine saw a frame in the ring */
 #define WATCHED_TICK (10 * EMU_MS)	/* the poll timer's period when watched */
 #define STAMP_SANE (10ULL * 1000000000)	/* kernel stamps older than this (ns) are not believed */
+/*
+ * A host is warned of (too_fast) when its frames got ahead of a link of its
+ * port's rate by more than AHEAD_FRAMES full frames and AHEAD_MIN_NS: a host
+ * paced at that rate stays within a frame or two of it (receive stamps
+ * taken late in a batch included); one faster fills it in one burst.
+ */
+#define AHEAD_FRAMES 4
+#define AHEAD_MIN_NS 500000ULL
 
 /* ns of @clk */
 static int64_t clock_ns(clockid_t clk)
@@ -127,6 +135,25 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 		}
 		return;
 	}
+	/*
+	 * The host's frames fed into a link of the port's rate, those the NIC
+	 * queue drops included: how long that link would still be busy with
+	 * the earlier ones when this one came (in_ahead_max).
+	 */
+	uint64_t at = lh_afp_rx_time(s->cfg->afp);
+
+	if (!at)
+		at = (uint64_t)clock_ns(CLOCK_REALTIME);
+	if (port->rate_bps) {
+		if (s->link_free_ns > at && s->link_free_ns - at > s->st.in_ahead_max)
+			s->st.in_ahead_max = s->link_free_ns - at;
+		s->link_free_ns = (s->link_free_ns > at ? s->link_free_ns : at) +
+				  (uint64_t)len * 8 * 1000000000ULL / port->rate_bps;
+		uint64_t full = (uint64_t)port->mtu_frame * 8 * 1000000000ULL / port->rate_bps;
+
+		if (s->st.in_ahead_max > AHEAD_FRAMES * full && s->st.in_ahead_max > AHEAD_MIN_NS)
+			s->st.too_fast = true;
+	}
 	if (emu_port_queued(n, 0) + len > s->cfg->queue_max) {
 		s->st.in_overrun++;
 		return;
@@ -142,8 +169,6 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 	if (real && mono > 0 && (uint64_t)mono + STAMP_SANE > (uint64_t)(clock_ns(CLOCK_REALTIME) - s->real_off))
 		emu_node_injected(n, (uint64_t)mono);
 	/* sent faster than the link carries: this frame came before half its wire time after the previous one */
-	uint64_t at = real ? real : (uint64_t)clock_ns(CLOCK_REALTIME);
-
 	if (s->last_in_ns && port->rate_bps && at >= s->last_in_ns &&
 	    (at - s->last_in_ns) * 2 * port->rate_bps < (uint64_t)len * 8 * 1000000000ULL)
 		s->st.in_fast++;

@@ -63,6 +63,9 @@ struct emu_attach_stats {
 	uint64_t in_other_run;		/* Canary or ring frames of another run: dropped */
 	uint64_t in_fast;		/* frames that came in less than half their wire time at the link's rate
 					 * after the previous one (the host sends faster than its link) */
+	uint64_t in_ahead_max;		/* ns: the most a link of the port's rate, carrying the host's
+					 * frames, was still busy with earlier ones when one came */
+	bool too_fast;			/* ...more than 4 full frames and 0.5 ms: warned of */
 	int algo_seen;			/* enum lh_algo of its first allreduce frame; -1: none yet */
 	bool algo_refused;		/* that was not the emulator's algorithm: the run stopped */
 	bool trees_differ;		/* a static tree frame not on the tree the emulator's static:N
@@ -80,6 +83,7 @@ struct emu_attach_state {
 	emu_time_t next_poll;		/* the poll timer armed last */
 	bool watched;			/* the engine wakes the model (emu_node_watch) */
 	uint64_t last_in_ns;		/* the previous frame's arrival (CLOCK_REALTIME ns) */
+	uint64_t link_free_ns;		/* when that link would be done with the frames so far (same clock) */
 	int64_t real_off;		/* CLOCK_REALTIME - CLOCK_MONOTONIC, ns, at the last read */
 	struct emu_attach_stats st;
 };
