@@ -100,7 +100,7 @@ def named_stuck():
 # The family's seed 2 (--seed 2 for the campaign's): static:4 under fifo took 37.4 ms, 6x the ring's
 # 6.1 ms. A block that waited for a host stalled on its own backed-off timeout (a static tree's result
 # comes once the last host has sent) held the adaptive timeout at its ceiling, 64 floors (1 ms here),
-# for the rest of the run: the slowest round trip seen never came down (t/0133, lh_rtt_sample). The
+# for the rest of the run: the slowest round trip seen never came down (t/0135, lh_rtt_sample). The
 # issue's target is 4x the ring's time.
 FAMILY2 = [a if a != "909201611870" else "2" for a in CAMPAIGN]
 # Canary there: a host whose request and answer were lost six times in seven waited up to 2.4 ms between
