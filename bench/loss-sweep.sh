@@ -129,6 +129,7 @@ plot() {
 			next unless $v{$p};
 			print "#panel $p\n";
 			for my $col (sort keys %cols) {
+				next unless $v{$p}{$col};	# a column without rows in this panel: no block
 				print "# $p	$col\n";
 				for my $k (0..$#x) {
 					my $s = $v{$p}{$col}{$x[$k]} or next;
@@ -141,7 +142,7 @@ plot() {
 		}' < "$F" > "$dat"
 	local cols panels xtics xmax
 	panels=$(awk '/^#panel / { print $2 }' "$dat")
-	cols=$(awk -F'\t' -v p="$(echo "$panels" | head -1)" '$1 == "# " p { print $2 }' "$dat")
+	cols=$(awk -F'\t' '/^# [a-z]+\t/ { print $2 }' "$dat" | sort -u)	# every panel's, for one colour each
 	xtics=$(sed -n 's/^#xtics //p' "$dat")
 	xmax=$(sed -n 's/^#xmax //p' "$dat")
 	{
@@ -151,7 +152,7 @@ plot() {
 		echo "set multiplot layout 1,$(echo "$panels" | wc -l)"
 		echo 'set grid ytics'
 		echo 'set key outside below center horizontal'
-		echo 'set bmargin 6'
+		echo "set bmargin $((4 + ($(echo "$cols" | wc -l) + 1) / 2))"	# the key's rows below the axis label
 		echo 'set ylabel "goodput (Gb/s)"'
 		echo "set xrange [-0.3:$xmax.3]"
 		echo 'set yrange [0:*]'
@@ -165,11 +166,12 @@ plot() {
 			droptail) title="$SCALE: background, drop-tail (0: no injected loss)" ;;
 			esac
 			echo "set title '$title'"
-			local cmd="plot" k=0 col
-			while IFS= read -r col; do
-				cmd="$cmd '$dat' index $((b + k)) using 1:2:3:4 with yerrorlines lt $((k + 1)) title '$col',"
+			local cmd="plot" k=0 col lt
+			while IFS= read -r col; do	# the blocks of this panel, in the data's order
+				lt=$(grep -nxF -- "$col" <<< "$cols" | cut -d: -f1)
+				cmd="$cmd '$dat' index $((b + k)) using 1:2:3:4 with yerrorlines lt $lt title '$col',"
 				k=$((k + 1))
-			done <<< "$cols"
+			done < <(awk -F'\t' -v p="$p" '$1 == "# " p { print $2 }' "$dat")
 			echo "${cmd%,}"
 			b=$((b + k))
 		done
