@@ -90,13 +90,9 @@ static void canary_size(struct lh_req *r, struct canary *c)
 		r->st.window_max = w;
 	c->quiet = rtt;
 	c->probe_gap = 2 * rtt;
-	/* pulled fallback data in flight: two base round trips of frames on our link, as the window */
-	c->pull_max = (unsigned)(2 * r->cfg.rtt / c->ft) + 1;
-	if (c->pull_max < 4)
-		c->pull_max = 4;
 	c->rto_min = 2 * (rtt + (lh_time_t)w * c->ft);
 	if (c->adaptive)
-		r->st.retx_timeout = c->srtt == 0 ? c->rto_min : rto(c, r);
+		r->st.retx_timeout = c->srtt == 0 ? c->rto_min : rto_compute(c, r);
 }
 
 /*
@@ -289,7 +285,7 @@ void lh_canary_block_complete(struct lh_req *r, struct canary *c, size_t b, cons
 			c->inflight--;
 		if (cb->tries == 0 && cb->attempt == 0 && c->adaptive && sample) {
 			lh_rtt_sample(c, lh_now(r) - tm->sent);
-			r->st.retx_timeout = rto(c, r);
+			r->st.retx_timeout = rto_compute(c, r);
 		}
 		first = tm->first;
 		c->tfree[c->ntfree++] = cb->slot;
@@ -745,19 +741,19 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 			  unsigned nelem)
 {
 	struct canary *c = r->algo;
-	struct emu_canary_hdr h = *hdr;
+	const struct emu_canary_hdr *h = hdr;
 
 	(void)len;
-	uint32_t seq = h.id & LH_SEQ_MASK;
+	uint32_t seq = h->id & LH_SEQ_MASK;
 	/* seq < 2^24: 32-bit division unless nblocks is larger (then b = seq, a = 0) */
 	uint32_t nb = c->nblocks <= UINT32_MAX ? (uint32_t)c->nblocks : UINT32_MAX;
 	size_t b = seq % nb;
 	unsigned a = seq / nb;
-	unsigned op = h.flags & EMU_CANARY_OP_MASK;
+	unsigned op = h->flags & EMU_CANARY_OP_MASK;
 
 	if (leader_of(r, b) == r->rank && (op == EMU_CANARY_OP_REDUCE || op == EMU_CANARY_OP_RETX_REQ ||
 					   op == EMU_CANARY_OP_FALLBACK)) {
-		lh_lead_rx(r, c, b, a, &h, p, nelem);
+		lh_lead_rx(r, c, b, a, h, p, nelem);
 		return;
 	}
 	switch (op) {
@@ -767,17 +763,17 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 		/* fall through */
 	case EMU_CANARY_OP_BCAST:
 	case EMU_CANARY_OP_RETX_DATA:
-		host_rx_result(r, c, b, op, &h, p, nelem);
+		host_rx_result(r, c, b, op, h, p, nelem);
 		return;
 	case EMU_CANARY_OP_RETX_REQ:
-		host_rx_poll(r, c, b, a, &h);
+		host_rx_poll(r, c, b, a, h);
 		return;
 	case EMU_CANARY_OP_RECOVER:
-		host_rx_recover(r, c, b, &h);
+		host_rx_recover(r, c, b, h);
 		return;
 	case EMU_CANARY_OP_FAILURE:
 	case EMU_CANARY_OP_FALLBACK:
-		host_rx_attempt(r, c, b, op, &h);
+		host_rx_attempt(r, c, b, op, h);
 		return;
 	default:
 		r->st.errors++;
@@ -812,6 +808,10 @@ static int canary_start(struct lh_req *r)
 	c->ft = ft;
 	c->fts = (lh_time_t)(lh_wire_bytes(EMU_CANARY_DATA_OFF) * 8 * 1000000000000ULL / r->comm->host->t.rate_bps);
 	c->hold = 3 * r->cfg.switch_timeout;
+	/* pulled fallback data in flight: two base round trips of frames on our link, as the window */
+	c->pull_max = (unsigned)(2 * r->cfg.rtt / c->ft) + 1;
+	if (c->pull_max < 4)
+		c->pull_max = 4;
 	c->adaptive = r->cfg.retx_timeout == 0;
 	canary_size(r, c);
 	if (!c->adaptive)

@@ -199,12 +199,14 @@ static inline void lh_rtt_sample(struct canary *c, lh_time_t sample)
 }
 
 /*
- * The current timeout: 2 x the smoothed block RTT plus 4 deviations, and at
- * least twice the slowest recent block (rttmax) and rto_min. A request for a block
- * that is only slow makes the leader fail it (the paper's rule), so the
- * estimate errs on the long side while queues are still building.
+ * The timeout computed from the estimate: 2 x the smoothed block RTT plus 4
+ * deviations, and at least twice the slowest recent block (rttmax) and
+ * rto_min. A request for a block that is only slow makes the leader fail
+ * it (the paper's rule), so the estimate errs on the long side while
+ * queues are still building. Called where an input changes (a sample,
+ * rto_min); the value is kept in r->st.retx_timeout, which rto() reads.
  */
-static inline lh_time_t rto(const struct canary *c, const struct lh_req *r)
+static inline lh_time_t rto_compute(const struct canary *c, const struct lh_req *r)
 {
 	if (!c->adaptive || c->srtt == 0)
 		return r->st.retx_timeout;
@@ -215,6 +217,17 @@ static inline lh_time_t rto(const struct canary *c, const struct lh_req *r)
 	if (t > (double)(c->rto_min * LH_RTO_MAX))
 		return c->rto_min * LH_RTO_MAX;
 	return t > (double)c->rto_min ? (lh_time_t)t : c->rto_min;
+}
+
+/*
+ * The current timeout: rto_compute() as of the last change of its inputs
+ * (the estimate changes only in lh_canary_block_complete(), rto_min only in
+ * canary_size(), and both store the new value), or the fixed timeout.
+ */
+static inline lh_time_t rto(const struct canary *c, const struct lh_req *r)
+{
+	(void)c;
+	return r->st.retx_timeout;
 }
 
 static inline unsigned leader_of(const struct lh_req *r, size_t b)

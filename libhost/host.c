@@ -173,7 +173,7 @@ void lh_req_timer(struct lh_req *r, lh_time_t at, uint64_t arg)
 	h->t.ops->timer(h->t.ctx, at, LH_COOKIE(LH_T_REQ, r->slot, arg));
 }
 
-lh_time_t lh_backoff(struct lh_req *r, lh_time_t base, unsigned tries, lh_time_t cap, uint64_t key)
+lh_time_t lh_backoff_retry(struct lh_req *r, lh_time_t base, unsigned tries, lh_time_t cap, uint64_t key)
 {
 	unsigned shift = tries < LH_BACKOFF_SHIFT ? tries : LH_BACKOFF_SHIFT;
 	lh_time_t t = base << shift;
@@ -282,7 +282,8 @@ void lh_kick(struct lh_host *h)
 			continue;
 		/* data, round robin over the requests */
 		for (unsigned k = 0; k < h->ncomms && !sent; k++) {
-			unsigned i = (h->rr + k) % h->ncomms;
+			/* h->rr <= ncomms: (rr + k) mod ncomms without a division */
+			unsigned i = h->rr + k >= h->ncomms ? h->rr + k - h->ncomms : h->rr + k;
 			struct lh_req *r = h->reqs[i];
 
 			if (!r || !r->ops->pull || r->done)

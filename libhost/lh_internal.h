@@ -171,7 +171,12 @@ void lh_req_timer(struct lh_req *r, lh_time_t at, uint64_t arg);
  * @tries on progress.
  */
 #define LH_BACKOFF_SHIFT 6
-lh_time_t lh_backoff(struct lh_req *r, lh_time_t base, unsigned tries, lh_time_t cap, uint64_t key);
+lh_time_t lh_backoff_retry(struct lh_req *r, lh_time_t base, unsigned tries, lh_time_t cap, uint64_t key);
+/* the first timeout (@tries 0) is @base itself: no call on a block's send */
+static inline lh_time_t lh_backoff(struct lh_req *r, lh_time_t base, unsigned tries, lh_time_t cap, uint64_t key)
+{
+	return tries ? lh_backoff_retry(r, base, tries, cap, key) : base;
+}
 void lh_kick(struct lh_host *h);
 /* the algorithm finished the data: starts the completion barrier */
 void lh_req_data_complete(struct lh_req *r);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * DOC: the adaptive retransmission timeout forgets a slow block
- * (libhost/canary_internal.h, lh_rtt_sample and rto): it is at least
+ * (libhost/canary_internal.h, lh_rtt_sample and rto_compute): it is at least
  * twice the slowest recent block round trip, and that maximum now comes
  * down again as shorter blocks come back.
  *
@@ -30,16 +30,16 @@ int main(void)
 	plan(4);
 	for (unsigned i = 0; i < 100; i++)
 		lh_rtt_sample(&c, FLOOR / 5);
-	is_u64(rto(&c, &r), FLOOR, "short blocks: the timeout is its floor (%.1f us)", (double)rto(&c, &r) / LH_US);
+	is_u64(rto_compute(&c, &r), FLOOR, "short blocks: the timeout is its floor (%.1f us)", (double)rto_compute(&c, &r) / LH_US);
 	lh_rtt_sample(&c, 64 * FLOOR);
-	is_u64(rto(&c, &r), LH_RTO_MAX * FLOOR, "one block of 64 floors: the ceiling (%.1f us)",
-	       (double)rto(&c, &r) / LH_US);
+	is_u64(rto_compute(&c, &r), LH_RTO_MAX * FLOOR, "one block of 64 floors: the ceiling (%.1f us)",
+	       (double)rto_compute(&c, &r) / LH_US);
 	for (unsigned i = 0; i < 10; i++)
 		lh_rtt_sample(&c, FLOOR / 5);
-	is_u64(rto(&c, &r), LH_RTO_MAX * FLOOR, "...still, after 10 short blocks (%.1f us)", (double)rto(&c, &r) / LH_US);
+	is_u64(rto_compute(&c, &r), LH_RTO_MAX * FLOOR, "...still, after 10 short blocks (%.1f us)", (double)rto_compute(&c, &r) / LH_US);
 	for (unsigned i = 10; i < 400; i++)
 		lh_rtt_sample(&c, FLOOR / 5);
-	ok(rto(&c, &r) < 2 * FLOOR, "...and under 2 floors after 400 (%.1f us; it stayed at the ceiling before)",
-	   (double)rto(&c, &r) / LH_US);
+	ok(rto_compute(&c, &r) < 2 * FLOOR, "...and under 2 floors after 400 (%.1f us; it stayed at the ceiling before)",
+	   (double)rto_compute(&c, &r) / LH_US);
 	return done_testing();
 }

@@ -95,10 +95,12 @@ struct sw_state {
 	uint32_t naccfree;
 	uint32_t capaccfree;
 	uint32_t nacc;
+	uint32_t pass;		/* recirculation: a pass's time (ps), from cfg->pipe_gpps (0: longer, computed per frame) */
 	/* pktgen */
 	uint64_t *openmap;
 	uint32_t open;
 	bool ticking;
+	bool recirc;		/* Canary frames take cfg->passes passes (passes > 1, pipe_gpps > 0) */
 	uint64_t tick_k;	/* tick number of the armed clock packet */
 	uint32_t tick_gen;
 	/* recirculation */
@@ -495,7 +497,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 		s->st.aggregated++;
 		occ_update(s, now, +1);
 		emu_frame_free(n, f);
-		if (is_root(n, d->leader) && d->counter + 1 >= d->hosts)
+		if (d->counter + 1 >= d->hosts && is_root(n, d->leader))
 			flush(n, s, d, slot, true);
 		else
 			timer_for(n, s, d, slot);
@@ -508,7 +510,7 @@ static void canary_reduce(struct emu_node *n, struct sw_state *s, struct emu_fra
 			d->counter = (uint16_t)(d->counter + h->counter);
 			s->st.aggregated++;
 			emu_frame_free(n, f);
-			if (is_root(n, d->leader) && d->counter + 1 >= d->hosts)
+			if (d->counter + 1 >= d->hosts && is_root(n, d->leader))
 				flush(n, s, d, slot, true);
 			return;
 		}
@@ -826,6 +828,12 @@ static bool needs_passes(const struct emu_frame *f)
 	}
 }
 
+/* a pipeline pass's time (ps): one packet at pipe_gpps packets per ns */
+static emu_time_t pass_time(const struct emu_sw_cfg *cfg)
+{
+	return (emu_time_t)(1000.0 / cfg->pipe_gpps + 0.5);
+}
+
 /* Recirculation: Canary frames occupy their pipeline for every pass. */
 static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
@@ -835,13 +843,13 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 		route_out(n, s, f);
 		return;
 	}
-	if (s->cfg->passes <= 1 || s->cfg->pipe_gpps <= 0 || !needs_passes(f)) {
+	if (!s->recirc || !needs_passes(f)) {
 		sw_handle(n, f, port);
 		return;
 	}
 	struct pipeq *q = &s->pipe[port / s->cfg->ports_per_pipe];
 	emu_time_t now = emu_node_now(n);
-	emu_time_t pass = (emu_time_t)(1000.0 / s->cfg->pipe_gpps + 0.5);
+	emu_time_t pass = s->pass ? s->pass : pass_time(s->cfg);
 	emu_time_t start = q->busy > now ? q->busy : now;
 	emu_time_t done = start + (s->cfg->passes - 1) * pass;
 
@@ -942,6 +950,9 @@ static int sw_init(struct emu_node *n, void *arg)
 		return -EINVAL;
 	s->pipe = emu_xcalloc(s->npipes + 1, sizeof(*s->pipe));
 	s->my_index = emu_node_desc(n)->index;
+	s->recirc = cfg->passes > 1 && cfg->pipe_gpps > 0;
+	if (s->recirc && pass_time(cfg) <= UINT32_MAX)
+		s->pass = (uint32_t)pass_time(cfg);
 	if (cfg->adaptive) {
 		if (!cfg->ato_floor || cfg->ato_floor + cfg->ato_up > cfg->ato_ceil)
 			return -EINVAL;
