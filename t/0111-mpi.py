@@ -14,17 +14,22 @@
 #  - 4 ranks on a 2-leaf 2-spine emulated fabric, Canary, static trees and
 #    the ring: int32 sums of several sizes exact (element by element against
 #    PMPI_Allreduce), float sums within the stated bound, the calls that
-#    must fall through counted as such by CANARY_MPI_REPORT;
+#    must fall through counted as such by CANARY_MPI_REPORT; one job id on
+#    every rank and no hello of another job (no false alarm);
 #  - without CANARY_MPI_RATE, the peer table canary-emu --attach-peers wrote
 #    gives the rate the ranks pace at (a veth says 10 Gb/s) and the run id;
 #  - the same through mpi4py;
 #  - two ranks over one veth pair, no switch, the ring, their addresses
-#    from a peers file;
-#  - a second job started on the tenants of a running one: it hears the
-#    first's frames before sending any, says so, falls through to PMPI;
+#    from a peers file, CANARY_MPI_RUN=job (the run is the job id's);
+#  - two jobs on the same tenants and interfaces: started together, or the
+#    second while the first computes between its calls, or while the first
+#    sends: each job names both job ids in one line and falls through to
+#    PMPI (from MPI_Init, or from the call that heard the other, done again
+#    through PMPI), results exact;
 #  - a rank killed mid-run: the job ends with an error, it does not hang.
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -43,7 +48,7 @@ PYTHON = "/usr/bin/python3"     # Debian's, where python3-mpi4py is
 ID = os.getpid() % 100000
 NS = "cmpi%d" % ID
 TIMEOUT = 300
-PLAN = 13
+PLAN = 15
 
 
 def sh(cmd):
@@ -104,6 +109,30 @@ REPORT = re.compile(r"libcanarympi: rank (\d+): canary (\d+) calls \(int32 (\d+)
                     r"nonfinite (\d+)\)")
 EXPECT = re.compile(r"^expect int32 (\d+) float (\d+) op (\d+) datatype (\d+) comm (\d+) small (\d+) nonfinite (\d+)$",
                     re.M)
+
+
+JOB = re.compile(r"libcanarympi: rank (\d+): canary .*; job ([0-9a-f]{16}), hellos of other jobs (\d+)$", re.M)
+HEARD = re.compile(r"job ([0-9a-f]{16}) \(tenants 0\.\.3\) heard the hello of job ([0-9a-f]{16}) \(tenants 0\.\.3\)")
+
+
+def job_id(res):
+    """The job id every rank's report names (None if they differ or a rank has none)."""
+    ids = set(m.group(2) for m in JOB.finditer(res[2] or ""))
+    return ids.pop() if len(ids) == 1 else None
+
+
+def alone(res, np):
+    """No false alarm: np reports, one job id, no hello of another job, no line about another job."""
+    reps = JOB.findall(res[2] or "")
+    return len(reps) == np and job_id(res) is not None and all(h == "0" for _, _, h in reps) and \
+        "another job" not in (res[2] or "")
+
+
+def heard(res, other):
+    """This job (res) said it heard the hello of job other (res too), naming both ids."""
+    me, them = job_id(res), job_id(other)
+    return me is not None and them is not None and me != them and \
+        (me, them) in HEARD.findall(res[2] or "")
 
 
 def counted(res, np, off=False):
@@ -209,8 +238,9 @@ def on_fabric():
         e, said = emulator(emu_algo)
         res = mpirun(4, [CHECK, "--float"], fabric_env(algo))
         stop(e)
-        ok(counted(res, 4), "4 ranks on an emulated fabric, %s: int32 sums exact and float sums within the bound "
-           "at 16..65536 elements, every call counted where it went (CANARY_MPI_REPORT)" % algo,
+        ok(counted(res, 4) and alone(res, 4), "4 ranks on an emulated fabric, %s: int32 sums exact and float sums "
+           "within the bound at 16..65536 elements, every call counted where it went (CANARY_MPI_REPORT), one job "
+           "id, no other job heard" % algo,
            said + (res[1] or "") + (res[2] or ""))
 
 
@@ -249,11 +279,14 @@ def ring_pair():
     with open(peers, "w") as f:
         f.write("# rank ipv4 mac\n1 192.168.7.2 0a:00:00:00:07:02\n0 192.168.7.1 0a:00:00:00:07:01\n")
     env = {"CANARY_MPI_IF": "%s,%s" % (ifname("a", 0), ifname("b", 0)), "CANARY_MPI_RATE": "100Mbps",
-           "CANARY_MPI_ALGO": "ring", "CANARY_MPI_FLOAT": "1", "CANARY_MPI_PEERS": peers}
+           "CANARY_MPI_ALGO": "ring", "CANARY_MPI_FLOAT": "1", "CANARY_MPI_PEERS": peers, "CANARY_MPI_RUN": "job"}
     res = mpirun(2, [CHECK, "--float"], env)
     os.unlink(peers)
-    ok(counted(res, 2), "2 ranks over one veth pair, no switch, ring, addresses from CANARY_MPI_PEERS: exact, floats "
-       "within the bound", (res[1] or "") + (res[2] or ""))
+    job = job_id(res)
+    runs = re.findall(r", run (\d),", res[2] or "")
+    ok(counted(res, 2) and alone(res, 2) and runs == [str(int(job, 16) & 3)] * 2,
+       "2 ranks over one veth pair, no switch, ring, addresses from CANARY_MPI_PEERS: exact, floats within the bound; "
+       "CANARY_MPI_RUN=job: the run is the job id's two low bits", (res[1] or "") + (res[2] or ""))
 
 
 def tx_packets(ifc):
@@ -262,15 +295,42 @@ def tx_packets(ifc):
     return int(r.stdout.strip() or 0)
 
 
-def two_jobs():
-    """A second job on the tenants of a running one: it hears the first's frames before sending any, says so and
-    falls through to PMPI; the first is left alone, exact."""
+def pair_env():
+    """The ring over the veth pair a -- b, 10 Mb/s, addresses of its own: (env, peers file to remove)."""
     peers = "/tmp/cmpi-peers2-%d" % ID
     with open(peers, "w") as f:
         f.write("0 192.168.7.1 0a:00:00:00:07:01\n1 192.168.7.2 0a:00:00:00:07:02\n")
-    env = {"CANARY_MPI_IF": "%s,%s" % (ifname("a", 0), ifname("b", 0)), "CANARY_MPI_RATE": "10Mbps",
-           "CANARY_MPI_ALGO": "ring", "CANARY_MPI_PEERS": peers}
-    # the first job: 32 calls of 128 Ki elements, about 13 s at 10 Mb/s; the second starts once it is sending
+    return {"CANARY_MPI_IF": "%s,%s" % (ifname("a", 0), ifname("b", 0)), "CANARY_MPI_RATE": "10Mbps",
+            "CANARY_MPI_ALGO": "ring", "CANARY_MPI_PEERS": peers}, peers
+
+
+def both_heard(first, second, what):
+    ok(first[0] == 0 and second[0] == 0 and heard(first, second) and heard(second, first),
+       "two jobs on the same tenants and interfaces, %s: each names both job ids in one line, results exact" % what,
+       "--- first job:\n" + (first[1] or "") + (first[2] or "") + "\n--- second job:\n" + (second[1] or "") +
+       (second[2] or ""))
+
+
+def two_jobs():
+    """Two jobs on the same tenants over the same veth pair: started together; the second while the first computes
+    between its calls; the second while the first sends. Each says so naming both job ids and falls through to PMPI
+    (the first from the call that heard the second, done again through PMPI); every result exact."""
+    env, peers = pair_env()
+    # together: each computes 1 s before each of its two sizes, so each lives while the other starts
+    args = [CHECK, "--sizes", "4096,65536", "--pause", "1000"]
+    first, second = mpirun_start(2, args, env), mpirun_start(2, args, env)
+    both_heard(mpirun_wait(first), mpirun_wait(second), "started together")
+
+    # the second starts while the first computes (3 s before its first call): it hears no frame, only the answer
+    first = mpirun_start(2, [CHECK, "--sizes", "4096,4096", "--pause", "3000"], env)
+    sel = select.select([first.stdout], [], [], 120)[0]
+    line = first.stdout.readline() if sel else ""
+    second = mpirun(2, [CHECK], env, timeout=200)
+    res = mpirun_wait(first)
+    res = (res[0], line + (res[1] or ""), res[2])
+    both_heard(res, second, "the second started while the first computes between its calls")
+
+    # the second while the first sends: 32 calls of 128 Ki elements, about 13 s at 10 Mb/s alone
     first = mpirun_start(2, [CHECK, "--sizes", ",".join(["131072"] * 16)], env)
     base = tx_packets(ifname("a", 0))
     deadline = time.time() + 120
@@ -280,11 +340,12 @@ def two_jobs():
     overlapped = first.poll() is None	# the first job still ran when the second had ended
     res = mpirun_wait(first)
     os.unlink(peers)
-    ok(overlapped and counted(res, 2) and counted(second, 2, off=True) and
-       "another job is using these tenants" in second[2] and "before this job sent any" in second[2],
-       "a second job on the tenants of a running one: it says so at MPI_Init and falls through to PMPI, results "
-       "right; the first job exact", "overlapped %s\n" % overlapped + (res[1] or "") + (res[2] or "") +
-       "\n--- second job:\n" + (second[1] or "") + (second[2] or ""))
+    ok(overlapped and counted(second, 2, off=True) and "another job is using these tenants" in second[2] and
+       res[0] == 0 and heard(res, second),
+       "a second job on the tenants of a running one that sends: it says so at MPI_Init and falls through to PMPI; "
+       "the first names both job ids and falls through from the call that heard it; results exact",
+       "overlapped %s\n" % overlapped + (res[1] or "") + (res[2] or "") + "\n--- second job:\n" +
+       (second[1] or "") + (second[2] or ""))
 
 
 def killed():

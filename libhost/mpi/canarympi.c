@@ -42,12 +42,12 @@
  * send() and recv(), enough at the rates an emulated fabric keeps), paced
  * at CANARY_MPI_RATE, else the rate the peer table names (canary-emu
  * --attach-peers writes the emulated link's), else the interface's speed;
- * its frames carry the run id CANARY_MPI_RUN, else the peer table's, else
- * 0. A progress thread owns it: it reads frames, fires timers and feeds
- * the NIC, so the protocol keeps answering its peers (retransmission
- * requests, the completion barrier) while the application computes or
- * blocks in another MPI call. libhost is called under one
- * mutex; the thread sleeps in poll() on the socket and an eventfd that the
+ * its frames carry the run id CANARY_MPI_RUN (=job: the job id's two low
+ * bits), else the peer table's, else 0. A progress thread owns it: it
+ * reads frames, fires timers and feeds the NIC, so the protocol keeps
+ * answering its peers (retransmission requests, the completion barrier)
+ * while the application computes or blocks in another MPI call. libhost
+ * is called under one mutex; the thread sleeps in poll() on the socket and an eventfd that the
  * application thread writes to when it starts an allreduce.
  *
  * Allreduces use CM_TENANTS communicators (tenants T..T+3) in turn, so a
@@ -61,6 +61,24 @@
  * of P elements: if any rank fails, every rank falls back to PMPI
  * (CANARY_MPI_ON_ERROR=fallback, the default) or the job aborts (=abort),
  * with one line naming the cause.
+ *
+ * The job id: rank 0 draws 64 random bits at MPI_Init and broadcasts them
+ * (PMPI_Bcast). Before it listens, every rank sends a hello (UDP to
+ * CM_HELLO_PORT, below) naming the job id and its tenants to its ring
+ * neighbours. A rank that sees a hello of another job id on tenants
+ * overlapping its own, incoming or sent by another process on its
+ * interface (an ETH_P_ALL socket sees both), marks the conflict and
+ * answers once with its own hello, so a job that started first and
+ * computes between its calls is heard by one that starts later. The
+ * conflict is agreed over PMPI at the start and at the end of every call
+ * Canary serves (heard_other()): a call that ends with a conflict is done
+ * again through PMPI_Allreduce from its kept input, and Canary is off for
+ * the rest of the job (or the job aborts). Why a result checked this way
+ * holds no frame of a job whose hello came on a shared interface: that
+ * job's ranks send their hellos before any of its data (they agree at
+ * init after sending them), so on each interface the hello is queued for
+ * this rank before the data it could take; the end check drains the
+ * socket after the result is complete, so it handles that hello first.
  * MPI_Finalize waits for its requests' completion barriers, then for every
  * rank in PMPI_Barrier (the thread still answering), then stops.
  */
@@ -84,6 +102,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +120,19 @@
 #define CM_SPIN_NS 20000	/* closer deadlines are waited for by spinning */
 #define CM_HOST_IP_BASE 0x0a000001u	/* canary-emu's host addresses: 10.0.0.1 + rank */
 #define CM_LISTEN_NS 20000000	/* how long MPI_Init listens for another job on the tenants, before sending */
+/*
+ * The hello: IPv4/UDP (DSCP 0, so an attached host's hello is not taken
+ * for the ring's) from CM_HELLO_PORT to CM_HELLO_PORT, a 24-byte payload,
+ * big-endian: magic "CJOB" 4 | version 1 | flags 1 (bit 0: an answer,
+ * not answered) | first tenant 1 | tenants 1 | job id 8 | rank 4 | ranks 4.
+ * libcanaryhost leaves UDP to other ports than its own alone; a switch
+ * routes it as any IPv4 frame.
+ */
+#define CM_HELLO_PORT 7401
+#define CM_HELLO_LEN 24
+#define CM_HELLO_MAGIC 0x434a4f42u	/* "CJOB" */
+#define CM_HELLO_VERSION 1
+#define CM_HELLO_ANSWER 1
 
 /* why a call fell through to PMPI_Allreduce */
 enum cm_why { W_OFF, W_OP, W_TYPE, W_COMM, W_SMALL, W_LARGE, W_NONFINITE, W_NWHY };
@@ -115,6 +147,7 @@ struct cm_cfg {
 	uint64_t rate;
 	const char *rate_from;	/* where the rate came from: CANARY_MPI_RATE, the peer table, the interface */
 	int run;		/* the run id the frames carry (0..3): CANARY_MPI_RUN, the peer table's, 0 */
+	bool run_job;		/* CANARY_MPI_RUN=job: the job id's two low bits */
 	uint64_t min_bytes;
 	lh_time_t timeout, rtt;
 	bool floats, abort_on_error, report;
@@ -130,6 +163,7 @@ struct cm_stats {
 	uint64_t tx_dropped, rx_other;
 	uint64_t foreign;	/* frames of our tenants before this job sent any: another job's */
 	uint64_t other_run;	/* frames of another run the host dropped (lh_host_other_run) */
+	uint64_t hellos_other;	/* hellos of another job on our tenants */
 	double seconds;
 };
 
@@ -164,6 +198,12 @@ static struct cm {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct lh_req *waiting;	/* the request the application waits for */
+	uint64_t heard_job;	/* the other job all ranks agreed was heard (heard_other()) */
+	unsigned heard_tenant, heard_tenants;
+	uint64_t job;		/* this job's id (never 0) */
+	uint64_t other_job;	/* the first other job heard on our tenants (0: none) */
+	unsigned other_tenant, other_tenants;	/* ...its tenants */
+	uint64_t answered;	/* the last other job answered (once each) */
 	struct cm_stats st;
 } cm = { .fd = -1, .evfd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
 	  .call_mu = PTHREAD_MUTEX_INITIALIZER };
@@ -372,11 +412,14 @@ static int cfg_read(struct cm_cfg *c)
 	if ((v = getenv("CANARY_MPI_ELEMENTS")) && cfg_uint("CANARY_MPI_ELEMENTS", v, 1, 256, &c->elements))
 		return -EINVAL;
 	c->run = -1;
-	if ((v = getenv("CANARY_MPI_RUN"))) {
-		unsigned run;
+	if ((v = getenv("CANARY_MPI_RUN")) && !strcmp(v, "job")) {
+		c->run_job = true;
+	} else if (v) {
+		char *end;
+		unsigned long run = strtoul(v, &end, 10);
 
-		if (cfg_uint("CANARY_MPI_RUN", v, 0, EMU_CANARY_RUNS - 1, &run))
-			return -EINVAL;
+		if (*end || end == v || *v == '-' || run >= EMU_CANARY_RUNS)
+			return cfg_err("CANARY_MPI_RUN", v, "is not 0..3 or job");
 		c->run = (int)run;
 	}
 	if ((v = getenv("CANARY_MPI_TENANT")) &&
@@ -539,25 +582,111 @@ static bool ours(const uint8_t *p, uint32_t len)
 	return tenant >= cm.cfg.tenant && tenant < cm.cfg.tenant + CM_TENANTS;
 }
 
-/* rx_drain - frames waiting on the socket into the host (at most 256); under the lock */
-static void rx_drain(void)
+/* ---- the job id and its hello ---- */
+
+/* job_draw - 64 random bits, never 0 (the clock and the pid, mixed, if getrandom() fails) */
+static uint64_t job_draw(void)
 {
-	for (int k = 0; k < 256; k++) {
+	uint64_t x;
+
+	if (getrandom(&x, sizeof(x), 0) != (ssize_t)sizeof(x)) {
+		x = mono_ns() ^ (uint64_t)getpid() << 40;
+		x ^= x >> 33;
+		x *= 0xff51afd7ed558ccdULL;
+		x ^= x >> 33;
+	}
+	return x ? x : 1;
+}
+
+/* hello_to - this job's hello to rank @r, @flags (CM_HELLO_ANSWER); under the lock */
+static void hello_to(unsigned r, uint8_t flags)
+{
+	uint8_t f[LH_WIRE_MAX], *q = f + EMU_UDP_PAYLOAD_OFF;
+	const struct lh_peer *me = &cm.peers[cm.rank], *to = &cm.peers[r];
+	uint32_t len = lh_wire_udp(f, to->mac, me->mac, me->ipv4, to->ipv4, CM_HELLO_PORT, CM_HELLO_PORT,
+				   CM_HELLO_LEN);
+	lh_time_t now = now_ps(), start = cm.busy_until > now ? cm.busy_until : now;
+
+	emu_put32(q, CM_HELLO_MAGIC);
+	q[4] = CM_HELLO_VERSION;
+	q[5] = flags;
+	q[6] = (uint8_t)cm.cfg.tenant;
+	q[7] = CM_TENANTS;
+	emu_put32(q + 8, (uint32_t)(cm.job >> 32));
+	emu_put32(q + 12, (uint32_t)cm.job);
+	emu_put32(q + 16, (uint32_t)cm.rank);
+	emu_put32(q + 20, (uint32_t)cm.size);
+	if (send(cm.fd, f, len, MSG_DONTWAIT) != (ssize_t)len)
+		cm.st.tx_dropped++;
+	cm.busy_until = start + (lh_time_t)(len + CM_WIRE_EXTRA) * 8 * 1000000000000ULL / cm.cfg.rate;
+}
+
+/* hello_send - this job's hello to both ring neighbours; under the lock */
+static void hello_send(uint8_t flags)
+{
+	unsigned P = (unsigned)cm.size, next = ((unsigned)cm.rank + 1) % P, prev = ((unsigned)cm.rank + P - 1) % P;
+
+	hello_to(next, flags);
+	if (prev != next)
+		hello_to(prev, flags);
+}
+
+/*
+ * hello_rx - a hello come in or sent by another process on this interface
+ * (@len bytes at @p, UDP to CM_HELLO_PORT): another job's on tenants that
+ * overlap ours is recorded (the first one) and answered, once per job,
+ * unless it is an answer itself. Under the lock.
+ */
+static void hello_rx(const uint8_t *p, uint32_t len)
+{
+	const uint8_t *q = p + EMU_UDP_PAYLOAD_OFF;
+	uint64_t job;
+	unsigned t0, nt;
+
+	if (len < EMU_UDP_PAYLOAD_OFF + CM_HELLO_LEN || emu_get32(q) != CM_HELLO_MAGIC || q[4] != CM_HELLO_VERSION)
+		return;
+	job = (uint64_t)emu_get32(q + 8) << 32 | emu_get32(q + 12);
+	t0 = q[6];
+	nt = q[7];
+	if (job == cm.job || t0 >= cm.cfg.tenant + CM_TENANTS || t0 + nt <= cm.cfg.tenant)
+		return;	/* this job's own, or another job's on other tenants */
+	cm.st.hellos_other++;
+	if (!cm.other_job) {
+		cm.other_job = job;
+		cm.other_tenant = t0;
+		cm.other_tenants = nt;
+	}
+	if (!(q[5] & CM_HELLO_ANSWER) && cm.answered != job) {
+		cm.answered = job;
+		hello_send(CM_HELLO_ANSWER);	/* a job that started first and computes is heard too */
+	}
+}
+
+/* rx_drain - frames waiting on the socket into the host (at most 256); under the lock; returns how many were read */
+static int rx_drain(void)
+{
+	int k;
+
+	for (k = 0; k < 256; k++) {
 		struct sockaddr_ll sll;
 		socklen_t sl = sizeof(sll);
 		ssize_t n = recvfrom(cm.fd, cm.rxbuf, sizeof(cm.rxbuf), MSG_DONTWAIT | MSG_TRUNC,
 				     (struct sockaddr *)&sll, &sl);
 
 		if (n < 0)
-			return;
-		if (sll.sll_pkttype == PACKET_OUTGOING)
-			continue;	/* our own frames, seen by an ETH_P_ALL socket */
+			break;
 		if (n < 14 || n > (ssize_t)sizeof(cm.rxbuf)) {
 			cm.st.rx_other++;
 			continue;
 		}
 		unsigned type = (unsigned)cm.rxbuf[12] << 8 | cm.rxbuf[13];
 
+		if (type == CM_ETH_IPV4 && lh_wire_udp_dport(cm.rxbuf, (uint32_t)n) == CM_HELLO_PORT) {
+			hello_rx(cm.rxbuf, (uint32_t)n);	/* sent by another process on this interface too */
+			continue;
+		}
+		if (sll.sll_pkttype == PACKET_OUTGOING)
+			continue;	/* sent by another socket on this interface: not for this rank */
 		if (type != CM_ETH_CANARY && type != CM_ETH_IPV4) {
 			cm.st.rx_other++;
 			continue;
@@ -566,6 +695,7 @@ static void rx_drain(void)
 			cm.st.foreign++;
 		lh_host_rx(cm.host, cm.rxbuf, (uint32_t)n);
 	}
+	return k;
 }
 
 /* progress_turn - one turn of the loop under the lock; returns how long to sleep (ns, 0: spin) */
@@ -714,7 +844,9 @@ static int open_host(void)
 	cm.host = lh_host_create(&t, &cm.peers[cm.rank]);
 	if (!cm.host)
 		return -1;
-	/* CANARY_MPI_RUN, else the peer table's (canary-emu --attach-peers writes its --run-id), else 0 */
+	/* CANARY_MPI_RUN (=job: the job id's), else the peer table's (canary-emu --attach-peers writes its --run-id), else 0 */
+	if (cm.cfg.run_job)
+		cm.cfg.run = (int)(cm.job & (EMU_CANARY_RUNS - 1));
 	if (cm.cfg.run < 0 && cm.cfg.peers)
 		cm.cfg.run = lh_peers_file_run(cm.cfg.peers);
 	if (cm.cfg.run < 0)
@@ -737,6 +869,18 @@ static int open_host(void)
 	return 0;
 }
 
+/* fold_stats - a finished request's counters into the totals, once (before it is replaced or freed) */
+static void fold_stats(const struct lh_req *r)
+{
+	const struct lh_ar_stats *s = r ? lh_req_stats(r) : NULL;
+
+	if (!s)
+		return;
+	cm.st.retx += s->retx_requests + s->nacks;
+	cm.st.frames_sent += s->frames_sent;
+	cm.st.frames_recv += s->frames_recv;
+}
+
 static void close_all(void)
 {
 	if (cm.thread_on) {
@@ -749,6 +893,8 @@ static void close_all(void)
 	}
 	if (cm.host)
 		cm.st.other_run += lh_host_other_run(cm.host);
+	for (unsigned i = 0; i < CM_TENANTS; i++)
+		fold_stats(cm.req[i]);
 	lh_host_destroy(cm.host);
 	cm.host = NULL;
 	memset(cm.comm, 0, sizeof(cm.comm));
@@ -787,22 +933,48 @@ static struct lh_ar_cfg ar_cfg(void)
 	};
 }
 
-/* fold_stats - a finished request's counters into the totals, once (before it is replaced or freed) */
-static void fold_stats(const struct lh_req *r)
+/*
+ * heard_other - has any rank of @comm heard another job on our tenants?
+ * Collective (every rank calls it at the same point: it is a barrier too);
+ * each reads what its socket holds first. cm.heard_* get some rank's
+ * other job, for the message.
+ */
+static bool heard_other(MPI_Comm comm)
 {
-	const struct lh_ar_stats *s = r ? lh_req_stats(r) : NULL;
+	uint64_t mine[2], all[2];
 
-	if (!s)
-		return;
-	cm.st.retx += s->retx_requests + s->nacks;
-	cm.st.frames_sent += s->frames_sent;
-	cm.st.frames_recv += s->frames_recv;
+	pthread_mutex_lock(&cm.mu);
+	while (rx_drain() == 256)
+		;
+	mine[0] = cm.other_job;
+	mine[1] = cm.other_job ? (uint64_t)cm.other_tenant << 8 | cm.other_tenants : 0;
+	pthread_mutex_unlock(&cm.mu);
+	PMPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, comm);
+	cm.heard_job = all[0];
+	cm.heard_tenant = (unsigned)(all[1] >> 8);
+	cm.heard_tenants = (unsigned)(all[1] & 0xff);
+	return all[0] != 0;
+}
+
+/* heard_why - the line that names both jobs and their tenants (@redone: the call that heard it is done again) */
+static const char *heard_why(bool redone)
+{
+	static char why[320];
+
+	snprintf(why, sizeof(why), "another job is using these tenants: job %016" PRIx64 " (tenants %u..%u) heard the "
+		 "hello of job %016" PRIx64 " (tenants %u..%u) (give each job its own CANARY_MPI_TENANT, 4 apart)%s",
+		 cm.job, cm.cfg.tenant, cm.cfg.tenant + CM_TENANTS - 1, cm.heard_job, cm.heard_tenant,
+		 cm.heard_tenant + cm.heard_tenants - 1,
+		 redone ? "; the call through Canary that heard it is done again through PMPI_Allreduce" : "");
+	return why;
 }
 
 /*
  * canary_sum - @out = the sum over the ranks of @comm (congruent to
  * MPI_COMM_WORLD) of @in (@n int32s; @in may be @out). Waits at most
- * @limit; 0, or -ETIMEDOUT.
+ * @limit; 0, -ETIMEDOUT, or some rank heard another job on our tenants:
+ * -EADDRINUSE before the call (@out untouched), -ECANCELED by its end
+ * (@out holds @in again: the result may hold the other job's frames).
  *
  * The input is copied first and the copy kept until the request has passed
  * its completion barrier: a rank that has its result may still be asked
@@ -847,7 +1019,8 @@ static int canary_sum(const int32_t *in, int32_t *out, size_t n, lh_time_t limit
 		goto out;
 	}
 	pthread_mutex_unlock(&cm.mu);
-	PMPI_Barrier(comm);	/* every rank is done with the data of its calls so far */
+	if (heard_other(comm))	/* ...and every rank is done with the data of its calls so far */
+		return -EADDRINUSE;
 	pthread_mutex_lock(&cm.mu);
 	fold_stats(cm.req[slot]);
 	if (n > cm.incap[slot]) {
@@ -873,6 +1046,13 @@ static int canary_sum(const int32_t *in, int32_t *out, size_t n, lh_time_t limit
 		if (pthread_cond_timedwait(&cm.cv, &cm.mu, &dl) == ETIMEDOUT && !lh_req_data_done(cm.req[slot]))
 			rc = -ETIMEDOUT;
 	cm.waiting = NULL;
+	pthread_mutex_unlock(&cm.mu);
+	/* every rank's result complete: did another job's hello come meanwhile (then before its data)? */
+	if (rc == 0 && heard_other(comm)) {
+		memcpy(out, cm.in[slot], n * sizeof(int32_t));
+		rc = -ECANCELED;
+	}
+	pthread_mutex_lock(&cm.mu);
 out:
 	pthread_mutex_unlock(&cm.mu);
 	cm.st.seconds += (double)(mono_ns() - t0) / 1e9;
@@ -889,12 +1069,17 @@ static bool agree(bool mine)
 	return all != 0;
 }
 
-/* probe - a P-element allreduce: rank r gives r + 1 at r, all must see (r + 1) x ... exact; true if so */
-static bool probe(void)
+/*
+ * probe - a P-element allreduce: rank r gives r + 1 at r, all must see
+ * (r + 1) x ... exact; 0 if so, -EADDRINUSE when another job was heard
+ * (on every rank), -EIO (said why)
+ */
+static int probe(void)
 {
 	size_t P = (size_t)cm.size;
 	int32_t *in = calloc(P, sizeof(int32_t)), *out = calloc(P, sizeof(int32_t));
 	bool good = false;
+	int rc = -EIO;
 	const char *v = getenv("CANARY_MPI_PROBE_TIMEOUT");
 	double d = 10e12;
 
@@ -906,20 +1091,27 @@ static bool probe(void)
 		in[cm.rank] = cm.rank + 1;
 		for (size_t i = 0; i < P; i++)
 			in[i] += 7;
-		if (canary_sum(in, out, P, (lh_time_t)d, MPI_COMM_WORLD) == 0) {
+		rc = canary_sum(in, out, P, (lh_time_t)d, MPI_COMM_WORLD);
+		if (rc == 0) {
 			good = true;
 			for (size_t i = 0; i < P; i++)
 				good = good && out[i] == (int32_t)(7 * P + i + 1);
 			if (!good)
 				say("the probe allreduce on %s gave a wrong result", cm.cfg.ifname);
-		} else {
+			rc = good ? 0 : -EIO;
+		} else if (rc == -ETIMEDOUT && heard_other(MPI_COMM_WORLD)) {
+			rc = -EADDRINUSE;	/* the check the ranks that finished make */
+		} else if (rc == -ECANCELED) {
+			rc = -EADDRINUSE;
+		} else if (rc == -ETIMEDOUT) {
 			say("the probe allreduce on %s did not finish within %.1f s: do the peers (and the fabric) "
 			    "answer there?", cm.cfg.ifname, d / 1e12);
+			rc = -EIO;
 		}
 	}
 	free(in);
 	free(out);
-	return good;
+	return rc;
 }
 
 /* cm_fail - Canary cannot serve this job: close, then fall back or abort (CANARY_MPI_ON_ERROR) */
@@ -958,6 +1150,9 @@ static void cm_start(void)
 
 	PMPI_Comm_rank(MPI_COMM_WORLD, &cm.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &cm.size);
+	if (cm.rank == 0)
+		cm.job = job_draw();
+	PMPI_Bcast(&cm.job, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	rc = cfg_read(&cm.cfg);
 	if (rc == -EINVAL || (rc == 0 && peers_read()))
 		PMPI_Abort(MPI_COMM_WORLD, 2);	/* bad input, said above */
@@ -966,10 +1161,19 @@ static void cm_start(void)
 		say("one rank: nothing to reduce over the network");
 	if (!agree(ok))	/* also: every rank's socket is open before any probe frame leaves */
 		return cm_fail(ok ? "another rank could not set up Canary" : "Canary is not set up");
-	if (!agree(!another_job()))
+	pthread_mutex_lock(&cm.mu);
+	hello_send(0);
+	pthread_mutex_unlock(&cm.mu);
+	ok = !another_job();
+	if (heard_other(MPI_COMM_WORLD))
+		return cm_fail(heard_why(false));
+	if (!agree(ok))
 		return cm_fail("another job is using these tenants: its frames came before this job sent any (give "
 			       "each job its own CANARY_MPI_TENANT, 4 apart)");
-	ok = probe();
+	rc = probe();
+	if (rc == -EADDRINUSE)
+		return cm_fail(heard_why(false));
+	ok = rc == 0;
 	if (!agree(ok))
 		return cm_fail(ok ? "another rank's probe allreduce failed" : "the probe allreduce failed");
 	cm.active = true;
@@ -1021,8 +1225,9 @@ static void timed_out(size_t n)
 
 /*
  * float_sum - @out = the sum of @in over the ranks of @comm as fixed point
- * (see the DOC above). Returns 0, or 1 when a value is not finite on some
- * rank (every rank then returns 1: the exponent pass says so to all).
+ * (see the DOC above). Returns 0, 1 when a value is not finite on some
+ * rank (every rank then returns 1: the exponent pass says so to all), or
+ * -EADDRINUSE or -ECANCELED (canary_sum(); @out untouched).
  */
 static int float_sum(const float *in, float *out, size_t n, MPI_Comm comm)
 {
@@ -1060,8 +1265,11 @@ static int float_sum(const float *in, float *out, size_t n, MPI_Comm comm)
 
 		q[i] = e == INT_MIN ? 0 : (int32_t)llrint(ldexp((double)in[i], 30 - (int)k - e));
 	}
-	if (canary_sum(q, r, n, cm.cfg.timeout, comm))
+	rc = canary_sum(q, r, n, cm.cfg.timeout, comm);
+	if (rc == -ETIMEDOUT)
 		timed_out(n);
+	if (rc)
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		int e = all[i / E];
 
@@ -1086,15 +1294,27 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 	}
 	pthread_mutex_lock(&cm.call_mu);
 	if (kind == 1) {
-		if (float_sum(in, recvbuf, (size_t)count, comm)) {
-			cm.st.fallen[W_NONFINITE]++;
+		int rc = float_sum(in, recvbuf, (size_t)count, comm);
+
+		if (rc) {
+			if (rc < 0)
+				cm_fail(heard_why(rc == -ECANCELED));	/* this call and the later ones go to PMPI */
+			__atomic_add_fetch(&cm.st.fallen[rc < 0 ? W_OFF : W_NONFINITE], 1, __ATOMIC_RELAXED);
 			pthread_mutex_unlock(&cm.call_mu);
 			return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
 		}
 		cm.st.calls_float++;
 	} else {
-		if (canary_sum(in, recvbuf, (size_t)count, cm.cfg.timeout, comm))
+		int rc = canary_sum(in, recvbuf, (size_t)count, cm.cfg.timeout, comm);
+
+		if (rc == -ETIMEDOUT)
 			timed_out((size_t)count);
+		if (rc) {
+			cm_fail(heard_why(rc == -ECANCELED));	/* recvbuf holds the input again (MPI_IN_PLACE) */
+			__atomic_add_fetch(&cm.st.fallen[W_OFF], 1, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&cm.call_mu);
+			return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+		}
 		cm.st.calls_int++;
 	}
 	cm.st.bytes += (uint64_t)count * 4;
@@ -1135,11 +1355,13 @@ static void report(void)
 	}
 	say("canary %" PRIu64 " calls (int32 %" PRIu64 ", float %" PRIu64 "), %" PRIu64 " bytes, %.6f s, "
 	    "retransmissions %" PRIu64 ", frames sent %" PRIu64 " received %" PRIu64 "; fell through %" PRIu64
-	    " (%s); algo %s on %s, paced at %" PRIu64 " bit/s (%s), run %d, frames of another run %" PRIu64,
+	    " (%s); algo %s on %s, paced at %" PRIu64 " bit/s (%s), run %d, frames of another run %" PRIu64
+	    "; job %016" PRIx64 ", hellos of other jobs %" PRIu64,
 	    cm.st.calls_int + cm.st.calls_float,
 	    cm.st.calls_int, cm.st.calls_float, cm.st.bytes, cm.st.seconds, cm.st.retx, cm.st.frames_sent,
 	    cm.st.frames_recv, fallen, why, lh_algo_name(cm.cfg.algo), cm.cfg.ifname[0] ? cm.cfg.ifname : "-",
-	    cm.cfg.rate, cm.cfg.rate_from ? cm.cfg.rate_from : "-", cm.cfg.run > 0 ? cm.cfg.run : 0, cm.st.other_run);
+	    cm.cfg.rate, cm.cfg.rate_from ? cm.cfg.rate_from : "-", cm.cfg.run > 0 ? cm.cfg.run : 0, cm.st.other_run,
+	    cm.job, cm.st.hellos_other);
 }
 
 /*
@@ -1166,10 +1388,14 @@ int MPI_Finalize(void)
 			timed_out(0);
 		PMPI_Barrier(MPI_COMM_WORLD);
 		pthread_mutex_lock(&cm.mu);
-		for (unsigned i = 0; i < CM_TENANTS; i++)
-			fold_stats(cm.req[i]);
+		uint64_t other = cm.other_job;
+		unsigned t0 = cm.other_tenant, nt = cm.other_tenants;
 		pthread_mutex_unlock(&cm.mu);
 		close_all();
+		if (other)	/* after the last call's check: no result of this job held its frames */
+			say("job %016" PRIx64 " (tenants %u..%u) heard the hello of job %016" PRIx64 " (tenants %u..%u) "
+			    "after its last call through Canary (give each job its own CANARY_MPI_TENANT, 4 apart)",
+			    cm.job, cm.cfg.tenant, cm.cfg.tenant + CM_TENANTS - 1, other, t0, t0 + nt - 1);
 	}
 	if (cm.cfg.report)
 		report();

@@ -5,7 +5,7 @@
  * calls go through Canary; PMPI_Allreduce, which the interposer leaves
  * alone, gives the reference each result is compared with.
  *
- *   mpi-check [--float] [--sizes N,N,...] [--kill RANK] [--rounds K]
+ *   mpi-check [--float] [--sizes N,N,...] [--kill RANK] [--rounds K] [--pause MS]
  *
  * For each size N (elements): int32 SUM of inputs drawn from (rank, i),
  * compared element by element with PMPI_Allreduce's, also with
@@ -18,7 +18,9 @@
  * with --float a NaN), checked against PMPI too. Rank 0 prints the calls
  * it expects Canary to serve and to fall through, as "expect ..." for the
  * test to compare with CANARY_MPI_REPORT's counts. --kill RANK: that rank
- * kills itself during round 2 of K rounds of the largest size.
+ * kills itself during round 2 of K rounds of the largest size. --pause MS:
+ * after MPI_Init rank 0 prints "initialized", then every rank computes
+ * (sleeps) MS milliseconds before each size.
  *
  * Exit status 0 when every result matched, 1 otherwise (one line per
  * mismatch kind on stderr), 2 for bad arguments.
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BLOCK 256
 
@@ -193,6 +196,7 @@ int main(int argc, char **argv)
 	size_t sizes[16] = { 16, 256, 1000, 4096, 65536 };
 	unsigned nsizes = 5, rounds = 1, op = 0, type = 0, comm = 0, small = 0, nonfinite = 0, ints = 0, floats_n = 0;
 	int floats = 0, kill_rank = -1;
+	long pause_ms = 0;
 
 	MPI_Init(&argc, &argv);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -212,6 +216,8 @@ int main(int argc, char **argv)
 			kill_rank = atoi(argv[++a]);
 		} else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) {
 			rounds = (unsigned)atoi(argv[++a]);
+		} else if (!strcmp(argv[a], "--pause") && a + 1 < argc) {
+			pause_ms = atol(argv[++a]);
 		} else {
 			if (rank == 0)
 				fprintf(stderr, "mpi-check: %s: unknown argument\n", argv[a]);
@@ -228,7 +234,15 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 0;
 	}
+	if (pause_ms && rank == 0) {
+		printf("initialized\n");
+		fflush(stdout);
+	}
 	for (unsigned s = 0; s < nsizes; s++) {
+		struct timespec ts = { .tv_sec = pause_ms / 1000, .tv_nsec = pause_ms % 1000 * 1000000 };
+
+		if (pause_ms)
+			nanosleep(&ts, NULL);
 		check_int(sizes[s], 0);
 		check_int(sizes[s], 1);
 		ints += 2;
