@@ -88,7 +88,7 @@ int main(void)
 	struct emu_evq q;
 	struct emu_rng rng;
 
-	plan(33);
+	plan(37);
 	emu_rng_init(&rng, 17, 0);
 	emu_evq_init(&q);
 
@@ -109,6 +109,19 @@ int main(void)
 		for (unsigned i = 0; i < 3 + r * 5; i++)
 			push(&q, 2000000 + (i % 3) * 64, 100 + r * 3 + i, r * 100 + i);
 	drain_check(&q, "a dozen runs in one slot", 3000, 0, &rng);
+
+	/* interleaved runs at one picosecond: merged on their keys alone */
+	for (unsigned r = 0; r < 5; r++)
+		for (unsigned i = 0; i < 40; i++)
+			push(&q, 2500000, 200 + i * 5 + r, r * 100 + i);
+	drain_check(&q, "five interleaved runs at one instant", 3000, 0, &rng);
+
+	/* the same but one a picosecond later with the smallest key, pushed first */
+	push(&q, 2600001, 1, 999);
+	for (unsigned r = 0; r < 5; r++)
+		for (unsigned i = 0; i < 40; i++)
+			push(&q, 2600000, 200 + i * 5 + r, r * 100 + i);
+	drain_check(&q, "interleaved runs at one instant and one a picosecond later", 3000, 0, &rng);
 
 	/* thousands at one picosecond in no order: the from-scratch sort */
 	for (unsigned i = 0; i < 5000; i++)

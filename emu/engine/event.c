@@ -290,17 +290,34 @@ static inline void take_small(struct emu_ev *out, const struct emu_ev *in, uint3
 	}
 }
 
-/* merge the ascending src[lo..mid) and src[mid..hi) into dst[lo..hi) (stable: ties keep src's order) */
-static inline void merge2(const struct emu_ev *src, struct emu_ev *dst, uint32_t lo, uint32_t mid, uint32_t hi)
+/*
+ * merge the ascending src[lo..mid) and src[mid..hi) into dst[lo..hi)
+ * (stable: ties keep src's order); @bykey (a constant): every event has
+ * the same time, the keys alone order them
+ */
+static inline __attribute__((always_inline)) void merge2(const struct emu_ev *src, struct emu_ev *dst, uint32_t lo,
+							 uint32_t mid, uint32_t hi, bool bykey)
 {
-	uint32_t i = lo, j = mid, k = lo;
+	const struct emu_ev *i = src + lo, *j = src + mid, *ie = j, *je = src + hi;
+	struct emu_ev *k = dst + lo;
 
-	while (i < mid && j < hi)
-		dst[k++] = emu_ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
-	while (i < mid)
-		dst[k++] = src[i++];
-	while (j < hi)
-		dst[k++] = src[j++];
+	if (i < ie && j < je)
+		for (;;) {
+			if (bykey ? j->key < i->key : emu_ev_before(j, i)) {
+				*k++ = *j++;
+				if (j == je)
+					break;
+			} else {
+				*k++ = *i++;
+				if (i == ie)
+					break;
+			}
+		}
+	/* what is left of one run, in one copy */
+	if (i < ie)
+		memcpy(k, i, (size_t)(ie - i) * sizeof(*k));
+	else if (j < je)
+		memcpy(k, j, (size_t)(je - j) * sizeof(*k));
 }
 
 #define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots) */
@@ -312,7 +329,8 @@ static inline void merge2(const struct emu_ev *src, struct emu_ev *dst, uint32_t
  * = n) pairwise, again and again, into one. Return the array that holds the
  * result: @src or @dst.
  */
-static struct emu_ev *merge_runs(struct emu_ev *src, struct emu_ev *dst, uint32_t *run, uint32_t nrun)
+static inline __attribute__((always_inline)) struct emu_ev *merge_runs(struct emu_ev *src, struct emu_ev *dst,
+								       uint32_t *run, uint32_t nrun, bool bykey)
 {
 	while (nrun > 1) {
 		uint32_t out = 0;
@@ -320,7 +338,7 @@ static struct emu_ev *merge_runs(struct emu_ev *src, struct emu_ev *dst, uint32_
 		for (uint32_t r = 0; r < nrun; r += 2) {
 			uint32_t lo = run[r], mid = run[r + 1], hi = r + 2 <= nrun ? run[r + 2] : mid;
 
-			merge2(src, dst, lo, mid, hi);	/* a last run alone (hi = mid): copied */
+			merge2(src, dst, lo, mid, hi, bykey);	/* a last run alone (hi = mid): copied */
 			run[out++] = lo;
 		}
 		run[out] = run[nrun];
@@ -349,8 +367,11 @@ static void sort_now(struct emu_evq *q)
 	uint32_t run[NATURAL_RUNS + 2];
 	uint32_t nrun = 1;
 
+	emu_time_t t0 = a[0].t, tdiff = 0;	/* 0: every event at t0 */
+
 	run[0] = 0;
 	for (uint32_t k = 1; k < n; k++) {
+		tdiff |= a[k].t ^ t0;
 		if (!emu_ev_before(&a[k], &a[k - 1]))
 			continue;
 		if (nrun == NATURAL_RUNS) {
@@ -372,7 +393,7 @@ static void sort_now(struct emu_evq *q)
 				uint32_t mid = lo + w < n ? lo + w : n;
 				uint32_t hi = lo + 2 * w < n ? lo + 2 * w : n;
 
-				merge2(src, dst, lo, mid, hi);
+				merge2(src, dst, lo, mid, hi, false);
 			}
 			struct emu_ev *x = src;
 
@@ -385,7 +406,8 @@ static void sort_now(struct emu_evq *q)
 	}
 	run[nrun] = n;
 	bucket_reserve(&q->tmp, n);
-	if (merge_runs(a, q->tmp.ev, run, nrun) == a)
+	/* events that share one time (lock-step sources) are merged on their keys alone */
+	if ((tdiff ? merge_runs(a, q->tmp.ev, run, nrun, false) : merge_runs(a, q->tmp.ev, run, nrun, true)) == a)
 		return;
 swap:;
 	/* the sorted events are in q->tmp: make it the current array */
