@@ -730,12 +730,14 @@ static void json_attached(FILE *f, const struct emu_scn_result *res, const char 
 		fprintf(f, ", \"interface\": ");
 		json_str(f, a->ifname);
 		fprintf(f, ", \"tenant\": %u, \"rank\": %u, \"frames_in\": %llu, \"bytes_in\": %llu, "
-			   "\"bad_frames\": %llu, \"overruns\": %llu, \"retx_requests\": %llu, \"fast_frames\": %llu, \"other_run_frames\": %llu, "
+			   "\"bad_frames\": %llu, \"overruns\": %llu, \"retx_requests\": %llu, \"fast_frames\": %llu, "
+			   "\"ahead_max_ns\": %llu, \"other_run_frames\": %llu, "
 			   "\"frames_out\": %llu, \"bytes_out\": %llu, \"out_dropped\": %llu, \"barrier_passed\": %s, \"went_quiet\": %s}%s\n",
 			a->tenant, a->rank, (unsigned long long)a->st.in_frames, (unsigned long long)a->st.in_bytes,
 			(unsigned long long)a->st.in_bad, (unsigned long long)a->st.in_overrun,
 			(unsigned long long)a->st.in_retx_req, (unsigned long long)a->st.in_fast,
-			(unsigned long long)a->st.in_other_run, (unsigned long long)a->st.out_frames, (unsigned long long)a->st.out_bytes,
+			(unsigned long long)a->st.in_ahead_max, (unsigned long long)a->st.in_other_run,
+			(unsigned long long)a->st.out_frames, (unsigned long long)a->st.out_bytes,
 			(unsigned long long)a->st.out_dropped, a->st.barrier_passed ? "true" : "false",
 			a->st.quiet ? "true" : "false", i + 1 < res->nattached ? "," : "");
 	}

@@ -17,12 +17,21 @@
 #define STAMP_SANE (10ULL * 1000000000)	/* kernel stamps older than this (ns) are not believed */
 /*
  * A host is warned of (too_fast) when its frames got ahead of a link of its
- * port's rate by more than AHEAD_FRAMES full frames and AHEAD_MIN_NS: a host
- * paced at that rate stays within a frame or two of it (receive stamps
- * taken late in a batch included); one faster fills it in one burst.
+ * port's rate by more than AHEAD_FRAMES full frames and AHEAD_MIN_NS. A
+ * host paced at that rate (canary-allreduce never catches up on a late
+ * send) stays within a frame of it, but the stamps are the kernel's at
+ * delivery: on a loaded machine it delivers a stretch of the host's frames
+ * in one batch, so they look ahead by as long as it held them, whatever
+ * the rate. Beside 4 busy loops on 2 cores (load 20-28), t/0110's host
+ * paced at 100 Mb/s and at 10 Mb/s looked up to 0.59 ms ahead:
+ * AHEAD_MIN_NS is that with a margin of about 2. A host faster than its
+ * link gets ahead by the frames it has outstanding (t/0110's at 10 Gb/s:
+ * 11-26 full frames into 100 Mb/s, 12-39 into 10 Mb/s), AHEAD_FRAMES a
+ * few of them; below some 48 Mb/s (4 full frames of 1514 bytes in 1 ms)
+ * the frames set the bar.
  */
 #define AHEAD_FRAMES 4
-#define AHEAD_MIN_NS 500000ULL
+#define AHEAD_MIN_NS 1000000ULL
 
 /* ns of @clk */
 static int64_t clock_ns(clockid_t clk)

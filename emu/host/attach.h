@@ -65,7 +65,7 @@ struct emu_attach_stats {
 					 * after the previous one (the host sends faster than its link) */
 	uint64_t in_ahead_max;		/* ns: the most a link of the port's rate, carrying the host's
 					 * frames, was still busy with earlier ones when one came */
-	bool too_fast;			/* ...more than 4 full frames and 0.5 ms: warned of */
+	bool too_fast;			/* ...more than 4 full frames and 1 ms: warned of */
 	int algo_seen;			/* enum lh_algo of its first allreduce frame; -1: none yet */
 	bool algo_refused;		/* that was not the emulator's algorithm: the run stopped */
 	bool trees_differ;		/* a static tree frame not on the tree the emulator's static:N
