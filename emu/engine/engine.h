@@ -196,6 +196,12 @@ struct emu_port {
 	bool rq_mixed;
 	bool connected;
 	bool up;
+	/*
+	 * gen + 1 while a frame of this generation gives its buffer back
+	 * into the ring (up, no channel, not rq_stalled), else 0: the one
+	 * test of the give-back's common case (port.c, rq_refresh()).
+	 */
+	uint32_t rq_gen1;
 	/* the egress queue, per class */
 	alignas(EMU_CACHELINE) struct emu_frame *qhead[EMU_TC_N];
 	struct emu_frame *qtail[EMU_TC_N];

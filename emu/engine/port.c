@@ -241,8 +241,8 @@ static __attribute__((noinline)) void credq_full(const struct emu_worker *w, str
  * already counts it), before the credits after it in (t, key) order:
  * each of those moves one place on and its running sum counts this one.
  */
-static __attribute__((noinline)) void credq_insert(struct emu_port *q, uint32_t pos, emu_time_t t, uint64_t key,
-						    uint64_t arg)
+static __attribute__((noinline, noipa)) void credq_insert(struct emu_port *q, uint32_t pos, emu_time_t t,
+							  uint64_t key, uint64_t arg)
 {
 	struct emu_credit *a = q->rq;
 	uint32_t mask = q->rq_cap - 1, i = q->rq_n - 1;
@@ -302,6 +302,19 @@ static inline __attribute__((always_inline)) void credq_push(const struct emu_wo
 	a[pos] = (struct emu_credit){ .t = t, .key = key, .arg = arg, .cum = cum };
 }
 
+/*
+ * @q's rq_gen1 from what it depends on: whether a frame that holds
+ * buffer space of @q's link generation gives it back into @q's ring
+ * (ingress_release_at()). A frame held in @q's ingress buffer is of a
+ * generation up to @q's (it was @q's when the frame arrived, and gens
+ * only grow), so one compare with gen + 1 (never 0) tells it; 0 sends
+ * every frame to release_event(), as before run_prepare().
+ */
+static inline void rq_refresh(struct emu_port *q)
+{
+	q->rq_gen1 = q->up && !q->chan && !q->rq_stalled ? q->gen + 1 : 0;
+}
+
 /* the port waits for credit: what is on its way has to be able to wake it */
 static void stall(struct emu_node *n, struct emu_port *p)
 {
@@ -310,6 +323,7 @@ static void stall(struct emu_node *n, struct emu_port *p)
 
 	p->stalled = true;
 	q->rq_stalled = true;
+	rq_refresh(q);
 	for (; q->rq_n; q->rq_head = (q->rq_head + 1) & mask, q->rq_n--) {
 		const struct emu_credit *c = &q->rq[q->rq_head];
 		struct emu_ev ev = {
@@ -330,8 +344,11 @@ static void stall(struct emu_node *n, struct emu_port *p)
 static inline void unstall(struct emu_port *p)
 {
 	if (emu_unlikely(p->stalled)) {
+		struct emu_port *q = credq_of(p);
+
 		p->stalled = false;
-		credq_of(p)->rq_stalled = false;
+		q->rq_stalled = false;
+		rq_refresh(q);
 	}
 }
 
@@ -389,7 +406,8 @@ static inline __attribute__((always_inline)) void ingress_release_at(struct emu_
 
 	f->in_port = EMU_PORT_NONE;
 	ip->in_bytes -= f->len;
-	if (emu_unlikely(f->gen != ip->gen || !ip->up || ip->chan || ip->rq_stalled)) {
+	/* f->gen != ip->gen || !ip->up || ip->chan || ip->rq_stalled (rq_refresh()) */
+	if (emu_unlikely(f->gen + 1 != ip->rq_gen1)) {
 		release_event(n, ip, f, t);
 		return;
 	}
@@ -406,10 +424,63 @@ void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f)
 	ingress_release_at(n, f, n->w->now);
 }
 
-void emu_frame_free(struct emu_node *n, struct emu_frame *f)
+/* emu_frame_free() when its credit is no ring entry at the tail of a ring with room */
+static __attribute__((noinline)) void frame_free_slow(struct emu_node *n, struct emu_frame *f)
 {
 	ingress_release_at(n, f, n->w->now);
 	emu_pool_put(&n->w->pool, f);
+}
+
+/*
+ * What ingress_release_at() and the pool do, written so that the common
+ * case (no credit to give, or a credit at the tail of a ring with room)
+ * calls nothing: every other case is a tail call (the frame goes back to
+ * the pool before an out-of-order credit is inserted: its fields are
+ * read by then). So the function saves no register.
+ */
+void emu_frame_free(struct emu_node *n, struct emu_frame *f)
+{
+	struct emu_worker *w = n->w;
+	unsigned in = f->in_port;
+
+	if (in != EMU_PORT_NONE) {
+		struct emu_port *ip = &n->ports[in];
+		uint32_t k = ip->rq_n;
+
+		if (emu_unlikely(f->gen + 1 != ip->rq_gen1 || k == ip->rq_cap)) {
+			frame_free_slow(n, f);
+			return;
+		}
+		/* credq_push() with room, as ingress_release_at() calls it */
+		uint32_t len = f->len, tc = f->in_tc;
+		uint32_t mask = ip->rq_cap - 1, pos = (ip->rq_head + k) & mask;
+		struct emu_credit *a = ip->rq, *e = &a[pos];
+		emu_time_t t = w->now + ip->latency;
+		uint64_t key = n->key++;
+		uint64_t arg = CREDIT_ARG(len, tc, ip->gen);
+		uint64_t cum = (uint64_t)len << (tc << 5);	/* credit_cum(arg) */
+
+		f->in_port = EMU_PORT_NONE;
+		ip->in_bytes -= len;
+		ip->rq_n = k + 1;
+		w->events++;
+		emu_pool_put(&w->pool, f);
+		if (k) {
+			const struct emu_credit *prev = &a[(pos - 1) & mask];
+
+			if (emu_unlikely(prev->t > t || (prev->t == t && prev->key > key))) {
+				credq_insert(ip, pos, t, key, arg);
+				return;
+			}
+			cum += prev->cum;
+		}
+		e->t = t;
+		e->key = key;
+		e->arg = arg;
+		e->cum = cum;
+		return;
+	}
+	emu_pool_put(&w->pool, f);
 }
 
 /* the node's earliest timer (there is one) */
@@ -1000,6 +1071,7 @@ void emu_port_refresh(struct emu_node *n)
 			p->variant = EMU_PORT_FULL;
 		else
 			p->variant = cfg->tc_mode == EMU_TC_ONE ? EMU_PORT_FAST_ONE : EMU_PORT_FAST_TC;
+		rq_refresh(p);
 	}
 }
 
