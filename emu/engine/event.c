@@ -367,11 +367,8 @@ static void sort_now(struct emu_evq *q)
 	uint32_t run[NATURAL_RUNS + 2];
 	uint32_t nrun = 1;
 
-	emu_time_t t0 = a[0].t, tdiff = 0;	/* 0: every event at t0 */
-
 	run[0] = 0;
 	for (uint32_t k = 1; k < n; k++) {
-		tdiff |= a[k].t ^ t0;
 		if (!emu_ev_before(&a[k], &a[k - 1]))
 			continue;
 		if (nrun == NATURAL_RUNS) {
@@ -406,7 +403,15 @@ static void sort_now(struct emu_evq *q)
 	}
 	run[nrun] = n;
 	bucket_reserve(&q->tmp, n);
-	/* events that share one time (lock-step sources) are merged on their keys alone */
+	/*
+	 * Events that share one time (lock-step sources) are merged on their
+	 * keys alone. A run's times do not decrease: all are the first
+	 * event's when every run starts and ends with it.
+	 */
+	emu_time_t t0 = a[0].t, tdiff = 0;
+
+	for (uint32_t r = 0; r < nrun; r++)
+		tdiff |= (a[run[r]].t ^ t0) | (a[run[r + 1] - 1].t ^ t0);
 	if ((tdiff ? merge_runs(a, q->tmp.ev, run, nrun, false) : merge_runs(a, q->tmp.ev, run, nrun, true)) == a)
 		return;
 swap:;
