@@ -134,7 +134,7 @@ static inline uint32_t map_pos(const struct desc_map *m, uint32_t slot)
 }
 
 /* the descriptor of @slot, NULL if the slot was never touched (it is FREE) */
-static struct desc *desc_find(const struct sw_state *s, uint32_t slot)
+static inline struct desc *desc_find(const struct sw_state *s, uint32_t slot)
 {
 	const struct desc_map *m = &s->table;
 
@@ -157,14 +157,12 @@ static void map_insert(struct desc_map *m, uint32_t slot, struct desc *d)
 	m->n++;
 }
 
-/* the descriptor of @slot, created FREE if never touched; its address is stable */
-static struct desc *desc_at(struct sw_state *s, uint32_t slot)
+/* desc_at() of a slot never touched: a FREE descriptor made for it */
+static __attribute__((noinline)) struct desc *desc_new(struct sw_state *s, uint32_t slot)
 {
 	struct desc_map *m = &s->table;
-	struct desc *d = desc_find(s, slot);
+	struct desc *d;
 
-	if (d)
-		return d;
 	if (2 * (m->n + 1) > m->cap) {
 		struct desc_map old = *m;
 
@@ -185,6 +183,14 @@ static struct desc *desc_at(struct sw_state *s, uint32_t slot)
 	d = &m->slab[m->n / DESC_SLAB][m->n % DESC_SLAB];
 	map_insert(m, slot, d);
 	return d;
+}
+
+/* the descriptor of @slot, created FREE if never touched; its address is stable */
+static inline struct desc *desc_at(struct sw_state *s, uint32_t slot)
+{
+	struct desc *d = desc_find(s, slot);
+
+	return d ? d : desc_new(s, slot);
 }
 
 /* ---------- small helpers ---------- */
@@ -834,7 +840,13 @@ static emu_time_t pass_time(const struct emu_sw_cfg *cfg)
 	return (emu_time_t)(1000.0 / cfg->pipe_gpps + 0.5);
 }
 
-/* Recirculation: Canary frames occupy their pipeline for every pass. */
+static void sw_recirc(struct emu_node *n, struct sw_state *s, struct emu_frame *f, unsigned port);
+
+/*
+ * A frame at the switch: any other than Canary's forwarded, a Canary frame
+ * handled or, when it recirculates, through sw_recirc() (out of line: the
+ * common paths save no registers).
+ */
 static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
 	struct sw_state *s = emu_node_state(n);
@@ -847,6 +859,13 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 		sw_handle(n, f, port);
 		return;
 	}
+	sw_recirc(n, s, f, port);
+}
+
+/* Recirculation: Canary frames occupy their pipeline for every pass. */
+static __attribute__((noinline)) void sw_recirc(struct emu_node *n, struct sw_state *s, struct emu_frame *f,
+						unsigned port)
+{
 	struct pipeq *q = &s->pipe[port / s->cfg->ports_per_pipe];
 	emu_time_t now = emu_node_now(n);
 	emu_time_t pass = s->pass ? s->pass : pass_time(s->cfg);
