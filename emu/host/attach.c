@@ -25,10 +25,11 @@
  * the rate. Beside 4 busy loops on 2 cores (load 20-28), t/0110's host
  * paced at 100 Mb/s and at 10 Mb/s looked up to 0.59 ms ahead:
  * AHEAD_MIN_NS is that with a margin of about 2. A host faster than its
- * link gets ahead by the frames it has outstanding (t/0110's at 10 Gb/s:
- * 11-26 full frames into 100 Mb/s, 12-39 into 10 Mb/s), AHEAD_FRAMES a
- * few of them; below some 48 Mb/s (4 full frames of 1514 bytes in 1 ms)
- * the frames set the bar.
+ * link gets ahead by what it sends before the link could carry it, its
+ * outstanding frames, fewer where a loaded machine slows its own sends
+ * (t/0110's at 10 Gb/s: 11-26 full frames into 100 Mb/s, 12-75 into
+ * 10 Mb/s, 95-127 into 2 Mb/s); AHEAD_FRAMES is a few of them. Below some
+ * 48 Mb/s (4 full frames of 1514 bytes in 1 ms) the frames set the bar.
  */
 #define AHEAD_FRAMES 4
 #define AHEAD_MIN_NS 1000000ULL
