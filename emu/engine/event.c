@@ -145,6 +145,11 @@ static void chunks_free(struct emu_evchunk *c)
 void emu_evq_fini(struct emu_evq *q)
 {
 	emu_heap_fini(&q->far);
+	if (q->held) {
+		free(q->held);
+		q->held = NULL;
+		q->now = q->own;
+	}
 	bucket_free(&q->now);
 	bucket_free(&q->tmp);
 	if (q->slot)
@@ -182,10 +187,45 @@ static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev
 	q->nwheel++;
 }
 
+/* an emptied chunk to the free list, which keeps at most EMU_EVCHUNK_SPARE beyond those in use */
+static void chunk_put(struct emu_evq *q, struct emu_evchunk *c)
+{
+	if (q->nspare < q->nchunks + EMU_EVCHUNK_SPARE) {
+		c->prev = q->spare;
+		q->spare = c;
+		q->nspare++;
+	} else {
+		free(c);
+	}
+}
+
+/*
+ * The held chunk back to the free list, the events left in it (from
+ * head) into the queue's own array, current again.
+ */
+static void unhold(struct emu_evq *q)
+{
+	struct emu_evchunk *c = q->held;
+	uint32_t left = q->now.n - q->head;
+
+	q->held = NULL;
+	q->now.ev = q->own.ev;
+	q->now.cap = q->own.cap;
+	bucket_reserve(&q->now, left + 1);
+	memcpy(q->now.ev, c->ev + q->head, (size_t)left * sizeof(c->ev[0]));
+	q->now.n = left;
+	q->head = 0;
+	q->nchunks--;
+	chunk_put(q, c);
+}
+
 /* insert @ev into the current slot, keeping (t, key) order */
 static void now_insert(struct emu_evq *q, const struct emu_ev *ev)
 {
 	struct emu_evbucket *b = &q->now;
+
+	if (q->held)
+		unhold(q);
 
 	if (q->head && q->head == b->n) {
 		b->n = 0;
@@ -273,20 +313,21 @@ static void isort(struct emu_ev *a, uint32_t n)
 }
 
 /*
- * A slot of a few events (one chunk) into the current array in (t, key)
- * order: each copied in after the last event not after it (insertion
- * sort fused with the copy; the array's lead event ends every search).
+ * Insertion sort of a slot of a few events (one chunk) in place on
+ * (t, key): a[-1] is the smallest event there is and ends every search.
  */
-static inline void take_small(struct emu_ev *out, const struct emu_ev *in, uint32_t n)
+static inline void sort_small(struct emu_ev *a, uint32_t n)
 {
-	for (const struct emu_ev *e = in, *end = in + n; e < end; e++, out++) {
-		struct emu_ev *p = out;
+	for (struct emu_ev *e = a + 1, *end = a + n; e < end; e++) {
+		if (!emu_ev_before(e, e - 1))
+			continue;	/* in place: the common case */
+		struct emu_ev x = *e, *p = e;
 
-		while (emu_ev_before(e, p - 1)) {
+		do {
 			*p = p[-1];
 			p--;
-		}
-		*p = *e;
+		} while (emu_ev_before(&x, p - 1));
+		*p = x;
 	}
 }
 
@@ -321,7 +362,7 @@ static inline __attribute__((always_inline)) void merge2(const struct emu_ev *sr
 }
 
 #define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots) */
-#define SMALL_MAX EMU_EVCHUNK_N	/* a slot of at most this many (one chunk): take_small() */
+#define SMALL_MAX EMU_EVCHUNK_N	/* a slot of at most this many (one chunk): sorted and read in place */
 #define NATURAL_RUNS 32	/* a slot with more ascending runs is sorted from scratch */
 
 /*
@@ -436,6 +477,19 @@ static void advance(struct emu_evq *q, uint64_t sl)
 	q->slot[i].last = NULL;
 	q->slot[i].n = EMU_EVCHUNK_N;
 	q->nwheel -= n;
+	if (n <= SMALL_MAX) {
+		/* one chunk: sorted and read in place, given back when the next slot is taken */
+		c->lead = (struct emu_ev){ .t = 0, .key = 0 };
+		sort_small(c->ev, n);
+		q->held = c;
+		q->own = q->now;
+		q->now.ev = c->ev;
+		q->now.n = n;
+		q->now.cap = EMU_EVCHUNK_N;
+		q->head = 0;
+		pull_far(q);
+		return;
+	}
 	/* the slot's chunks into the current array, in push order */
 	if (n > q->now.cap)	/* read to the end: nothing to keep */
 		bucket_grow(&q->now, n > 2 * q->now.cap ? n : 2 * q->now.cap, false);
@@ -457,14 +511,9 @@ static void advance(struct emu_evq *q, uint64_t sl)
 		q->nspare--;
 		free(x);
 	}
-	bool small = n <= SMALL_MAX;	/* one chunk */
-
-	if (small)
-		take_small(q->now.ev, c->ev, n);
 	for (struct emu_evchunk *next; c; c = next, cn = EMU_EVCHUNK_N) {
 		next = c->prev;
-		if (!small)
-			memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
+		memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
 		if (q->nspare < keep) {
 			c->prev = q->spare;
 			q->spare = c;
@@ -473,8 +522,7 @@ static void advance(struct emu_evq *q, uint64_t sl)
 			free(c);
 		}
 	}
-	if (!small)
-		sort_now(q);
+	sort_now(q);
 	pull_far(q);
 }
 
@@ -499,6 +547,15 @@ emu_time_t emu_evq_min_time(const struct emu_evq *q)
 bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 {
 	if (q->head == q->now.n) {
+		if (q->held) {	/* read to the end: nothing to copy */
+			struct emu_evchunk *c = q->held;
+
+			q->held = NULL;
+			q->now = q->own;
+			q->now.n = q->head = 0;
+			q->nchunks--;
+			chunk_put(q, c);
+		}
 		if (!q->nwheel && !q->far.n)
 			return false;
 		/*

@@ -16,17 +16,17 @@
  * time only moves forward, so events are appended (O(1)) to the wheel slot
  * of their EMU_EVQ_GRAIN_BITS of picoseconds when within the wheel's span,
  * or to a far-future heap otherwise. Only the current slot is ordered on
- * (t, key), sorted when the wheel reaches it: a handful of events are
- * insertion-sorted as they are copied out of their chunk; a larger slot
- * mostly holds a few ascending runs, which are merged (a slot in no order:
- * merge sort, O(n log n) whatever number of events share a time). Then
- * pops are O(1); pushes at or before the current slot are inserted in
- * order (binary search, one move). A slot holds chunks only
- * while it has events; when the wheel reaches it they are copied into the
- * current slot's array (one array for every slot, so it stays in the
- * cache) and go back to a free list, where the next push into an empty
- * slot takes the one emptied last, just read and still in the cache (a
- * slot's own memory would be a wheel's turn cold).
+ * (t, key), sorted when the wheel reaches it: a slot of one chunk is
+ * insertion-sorted in place and popped from its chunk; a larger slot is
+ * copied into the current slot's array (one array for every slot, so it
+ * stays in the cache) and mostly holds a few ascending runs, which are
+ * merged (a slot in no order: merge sort, O(n log n) whatever number of
+ * events share a time). Then pops are O(1); pushes at or before the
+ * current slot are inserted in order (binary search, one move; a chunk
+ * read in place is first copied into the array). A slot holds chunks
+ * only while it has events; read, they go back to a free list, where the
+ * next push into an empty slot takes the one emptied last, just read and
+ * still in the cache (a slot's own memory would be a wheel's turn cold).
  * The (time, key) order of pops is exactly that of one big heap.
  */
 #ifndef EMU_EVENT_H
@@ -130,9 +130,14 @@ struct emu_evbucket {
 #define EMU_EVCHUNK_N 31
 
 struct emu_evchunk {
-	struct emu_evchunk *prev;	/* the slot's earlier chunk (full), or NULL */
-	uint32_t base;			/* events in the slot's earlier chunks */
-	uint32_t pad[5];
+	union {
+		struct {
+			struct emu_evchunk *prev;	/* the slot's earlier chunk (full), or NULL */
+			uint32_t base;			/* events in the slot's earlier chunks */
+		};
+		/* while the current slot's one chunk is read in place: the smallest event */
+		struct emu_ev lead;
+	};
 	struct emu_ev ev[EMU_EVCHUNK_N];
 };
 
@@ -155,6 +160,13 @@ struct emu_evq {
 	size_t nwheel;			/* events in wheel slots */
 	struct emu_evbucket now;	/* events with slot <= cur, sorted by (t, key) from head */
 	uint32_t head;
+	/*
+	 * A current slot of one chunk is sorted and read in place: now.ev is
+	 * the chunk's (held), the queue's own array waits in own; a push
+	 * into the current slot first copies what is left into it.
+	 */
+	struct emu_evchunk *held;
+	struct emu_evbucket own;
 	struct emu_evbucket tmp;	/* scratch for sorting a crowded slot */
 	struct emu_heap far;		/* events with slot >= cur + SLOTS */
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
