@@ -58,6 +58,11 @@ struct emu_node;
  *           Return 0 or negative errno (the run is aborted).
  * @rx:      a frame arrived on @port. The model owns it: forward it with
  *           emu_send() or release it with emu_frame_free().
+ * @route:   optional, instead of @rx for a model that forwards frames as
+ *           they are: the port @f (arrived on @port) leaves by, which
+ *           the engine then sends it on as emu_send() would, with no call
+ *           between (the common hop of a forwarding switch); or a
+ *           negative errno when the model sent, kept or freed @f itself.
  * @timer:   a timer armed with emu_timer_at() fired (not while the node is down).
  * @timer_idle: optional; would @timer(@cookie) do nothing at all (no state,
  *           no frame, no timer), now and at any later time until it is due?
@@ -72,6 +77,7 @@ struct emu_model_ops {
 	size_t state_size;
 	int (*init)(struct emu_node *n, void *arg);
 	void (*rx)(struct emu_node *n, struct emu_frame *f, unsigned port);
+	int (*route)(struct emu_node *n, struct emu_frame *f, unsigned port);
 	void (*timer)(struct emu_node *n, uint64_t cookie);
 	bool (*timer_idle)(struct emu_node *n, uint64_t cookie);
 	void (*txdone)(struct emu_node *n, unsigned port);

@@ -1083,6 +1083,25 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 	return send_full(n, port, f);
 }
 
+/*
+ * emu_send() of a frame that arrived from a wire and leaves as it came (a
+ * model's route), inline in emu_port_arrive(): it is in its smallest
+ * buffer already (emu_pool_fit() when it was sent).
+ */
+static inline __attribute__((always_inline)) void forward_send(struct emu_node *n, unsigned port, struct emu_frame *f)
+{
+	if (emu_likely(port < n->nports)) {
+		const struct emu_port *p = &n->ports[port];
+
+		if (emu_likely(p->variant) && emu_likely(f->len <= p->mtu_frame) &&
+		    (p->variant == EMU_PORT_FAST_ONE || !frame_tc(n, f))) {
+			port_enqueue(n, port, f, 0, true);
+			return;
+		}
+	}
+	send_full(n, port, f);
+}
+
 void emu_port_refresh(struct emu_node *n)
 {
 	const struct emu_engine_cfg *cfg = &n->eng->cfg;
@@ -1124,7 +1143,17 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 		if (p->in_bytes > p->st.in_peak_bytes)
 			p->st.in_peak_bytes = p->in_bytes;
 	}
-	n->ops->rx(n, f, pi);
+	const struct emu_model_ops *ops = n->ops;
+
+	if (ops->route) {
+		/* a forwarding model: its port, then what emu_send() does, inline */
+		int out = ops->route(n, f, pi);
+
+		if (out >= 0)
+			forward_send(n, (unsigned)out, f);
+		return;
+	}
+	ops->rx(n, f, pi);
 }
 
 void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)

@@ -19,8 +19,6 @@
 #include "emu/engine/xbar.h"
 #include "libhost/wire.h"
 
-#include <urcu-qsbr.h>
-
 struct emu_routes *emu_routes_compute(const struct emu_fabric *fab, const uint8_t *link_up,
 				      const uint8_t *node_up, uint64_t version)
 {
@@ -144,9 +142,19 @@ const char *emu_routing_name(enum emu_routing r)
 
 /* ---- the models' routing calls (engine.h), on the node's worker ---- */
 
+/*
+ * The current snapshot, as rcu_dereference() reads it (a dependent load
+ * of what rcu_assign_pointer() published) but inline: liburcu's is a
+ * call into the library unless its LGPL inline code is compiled in.
+ */
+static inline struct emu_routes *routes_now(const struct emu_node *n)
+{
+	return __atomic_load_n(&n->eng->routes, __ATOMIC_CONSUME);
+}
+
 uint64_t emu_route(struct emu_node *n, uint32_t dst_host)
 {
-	struct emu_routes *r = rcu_dereference(n->eng->routes);
+	struct emu_routes *r = routes_now(n);
 
 	if (n->host)
 		return 1;
@@ -155,7 +163,7 @@ uint64_t emu_route(struct emu_node *n, uint32_t dst_host)
 
 uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
 {
-	struct emu_routes *r = rcu_dereference(n->eng->routes);
+	struct emu_routes *r = routes_now(n);
 
 	if (n->host)
 		return 1;
@@ -174,7 +182,9 @@ static inline uint64_t port_occupancy(struct emu_node *n, unsigned pi)
 	return n->xb ? n->ports[pi].qbytes : emu_port_queued(n, pi);
 }
 
-unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
+/* emu_route_pick(), inline in emu_route_next() (once per switch hop) */
+static inline __attribute__((always_inline)) unsigned route_pick(struct emu_node *n, uint64_t mask, uint64_t hash,
+								   enum emu_routing policy)
 {
 	unsigned cnt = emu_mask_count(mask);
 
@@ -211,6 +221,11 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 	return best;
 }
 
+unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
+{
+	return route_pick(n, mask, hash, policy);
+}
+
 int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f)
 {
 	if (!n->xb || !(mask & (mask - 1)))
@@ -236,4 +251,12 @@ int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_rou
 	f->xmask = mask;
 	f->xpol = (uint8_t)policy;
 	return emu_send(n, natural, f);
+}
+
+int emu_route_next(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f)
+{
+	if (!n->xb || !(mask & (mask - 1)))
+		return (int)route_pick(n, mask, hash, policy);
+	emu_send_pick(n, mask, hash, policy, f);
+	return -EINPROGRESS;
 }

@@ -86,4 +86,12 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
  */
 int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f);
 
+/*
+ * emu_route_next - emu_send_pick() for a model's route op (engine.h): the
+ * port of @mask to send @f on, which the caller sends it on (the FIFO
+ * router, or one port in @mask); or -EINPROGRESS when it sent @f itself
+ * (merlin with a choice of ports: the crossbar chooses).
+ */
+int emu_route_next(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f);
+
 #endif /* EMU_ROUTE_H */

@@ -52,16 +52,28 @@ int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stat
 	return emu_send_pick(n, mask, hash, emu_node_routing(n), f);
 }
 
-static void fwd_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+/* the port to send @f on (the engine sends it), or a negative errno when sent or freed here */
+static int fwd_route(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
-	struct emu_fwd_state *s = emu_node_state(n);
+	struct emu_fwd_stats *st = &((struct emu_fwd_state *)emu_node_state(n))->st;
+	uint64_t mask, hash;
+	int err = fwd_mask(n, f, &mask, &hash);
 
 	(void)port;
-	emu_fwd_forward(n, f, &s->st);
+	if (err) {
+		if (err == -EINVAL)
+			st->malformed++;
+		else
+			st->no_route++;
+		emu_frame_free(n, f);
+		return err;
+	}
+	st->forwarded++;
+	return emu_route_next(n, mask, hash, emu_node_routing(n), f);
 }
 
 const struct emu_model_ops emu_fwd_ops = {
 	.name = "fwd",
 	.state_size = sizeof(struct emu_fwd_state),
-	.rx = fwd_rx,
+	.route = fwd_route,
 };
