@@ -35,10 +35,11 @@ int emu_fwd_port(struct emu_node *n, const struct emu_frame *f)
 	return err ? err : (int)emu_route_pick(n, mask, hash, emu_node_routing(n));
 }
 
-int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st)
+/* fwd_mask() for a frame to forward, counted in @st: a frame without a route is freed here */
+static inline int fwd_lookup(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st, uint64_t *mask,
+			     uint64_t *hash)
 {
-	uint64_t mask, hash;
-	int err = fwd_mask(n, f, &mask, &hash);
+	int err = fwd_mask(n, f, mask, hash);
 
 	if (err) {
 		if (err == -EINVAL)
@@ -49,7 +50,15 @@ int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stat
 		return err;
 	}
 	st->forwarded++;
-	return emu_send_pick(n, mask, hash, emu_node_routing(n), f);
+	return 0;
+}
+
+int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st)
+{
+	uint64_t mask, hash;
+	int err = fwd_lookup(n, f, st, &mask, &hash);
+
+	return err ? err : emu_send_pick(n, mask, hash, emu_node_routing(n), f);
 }
 
 /* the port to send @f on (the engine sends it), or a negative errno when sent or freed here */
@@ -57,19 +66,10 @@ static int fwd_route(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
 	struct emu_fwd_stats *st = &((struct emu_fwd_state *)emu_node_state(n))->st;
 	uint64_t mask, hash;
-	int err = fwd_mask(n, f, &mask, &hash);
+	int err = fwd_lookup(n, f, st, &mask, &hash);
 
 	(void)port;
-	if (err) {
-		if (err == -EINVAL)
-			st->malformed++;
-		else
-			st->no_route++;
-		emu_frame_free(n, f);
-		return err;
-	}
-	st->forwarded++;
-	return emu_route_next(n, mask, hash, emu_node_routing(n), f);
+	return err ? err : emu_route_next(n, mask, hash, emu_node_routing(n), f);
 }
 
 const struct emu_model_ops emu_fwd_ops = {
