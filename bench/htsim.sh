@@ -12,19 +12,19 @@
 # canary-emu the report's frame_hops, for htsim one call of
 # Pipe::doNextEvent (a packet leaving a pipe, data and NDP's control
 # packets alike), counted by callgrind. Each tool runs for two emulated
-# durations (T1, T2 microseconds; default 20 and 60) and every figure is
+# durations (T1, T2 microseconds; default 20 and 200) and every figure is
 # the difference of the two over the difference of the hops, which cancels
 # set-up and teardown. CPU time (user + system, one thread each) is the
 # least of REPEAT runs (default 3), the tools interleaved so that both see
 # the same load; instructions are callgrind's, independent of the load.
 #
-#   T1=20 T2=60 REPEAT=3 SEED=1 HTSIM=... bench/htsim.sh
+#   T1=20 T2=200 REPEAT=3 SEED=1 HTSIM=... bench/htsim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HTSIM=${HTSIM:-}
 [ -n "$HTSIM" ] && [ -x "$HTSIM" ] || { echo "bench/htsim.sh: HTSIM must name htsim's htsim_ndp binary" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "bench/htsim.sh: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-T1=${T1:-20} T2=${T2:-60} REPEAT=${REPEAT:-3} SEED=${SEED:-1}
+T1=${T1:-20} T2=${T2:-200} REPEAT=${REPEAT:-3} SEED=${SEED:-1}
 case "$T1$T2$REPEAT$SEED" in *[!0-9]*) echo "bench/htsim.sh: T1, T2, REPEAT and SEED are whole numbers" >&2; exit 2 ;; esac
 [ "$T1" -lt "$T2" ] || { echo "bench/htsim.sh: T1 must be less than T2" >&2; exit 2; }
 tmp=$(mktemp -d)
