@@ -514,13 +514,7 @@ static void advance(struct emu_evq *q, uint64_t sl)
 	for (struct emu_evchunk *next; c; c = next, cn = EMU_EVCHUNK_N) {
 		next = c->prev;
 		memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
-		if (q->nspare < keep) {
-			c->prev = q->spare;
-			q->spare = c;
-			q->nspare++;
-		} else {
-			free(c);
-		}
+		chunk_put(q, c);
 	}
 	sort_now(q);
 	pull_far(q);

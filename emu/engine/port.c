@@ -282,20 +282,16 @@ static __attribute__((noinline, noipa)) void credq_insert(struct emu_port *q, ui
  * egress ports, so a credit may go a few places before the tail
  * (credq_insert()). When the ring is full, the credits due by now are
  * applied first, and it grows only if none were: it holds about one link
- * latency's credits. Only then is @p touched. The common case: the tail,
- * its running sum that of the entry before plus its bytes (an empty
- * ring's origin is 0).
+ * latency's credits. Only then is @p touched (credq_put() then).
  */
-static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
-							       struct emu_port *p, emu_time_t t, uint64_t key,
-							       uint64_t arg)
+/*
+ * credq_push() into a ring with room (@q holds @n < rq_cap credits): the
+ * tail, its running sum that of the entry before plus its bytes (an empty
+ * ring's origin is 0), or out of (t, key) order credq_insert().
+ */
+static inline __attribute__((always_inline)) void credq_put(struct emu_port *q, uint32_t n, emu_time_t t,
+							      uint64_t key, uint64_t arg)
 {
-	uint32_t n = q->rq_n;
-
-	if (emu_unlikely(n == q->rq_cap)) {
-		credq_full(w, q, p);
-		n = q->rq_n;
-	}
 	struct emu_credit *a = q->rq;
 	uint32_t mask = q->rq_cap - 1, pos = (q->rq_head + n) & mask;
 	uint64_t cum = credit_cum(arg);
@@ -311,6 +307,19 @@ static inline __attribute__((always_inline)) void credq_push(const struct emu_wo
 		cum += prev->cum;
 	}
 	a[pos] = (struct emu_credit){ .t = t, .key = key, .arg = arg, .cum = cum };
+}
+
+static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
+							       struct emu_port *p, emu_time_t t, uint64_t key,
+							       uint64_t arg)
+{
+	uint32_t n = q->rq_n;
+
+	if (emu_unlikely(n == q->rq_cap)) {
+		credq_full(w, q, p);
+		n = q->rq_n;
+	}
+	credq_put(q, n, t, key, arg);
 }
 
 /*
@@ -462,33 +471,15 @@ void emu_frame_free(struct emu_node *n, struct emu_frame *f)
 			frame_free_slow(n, f);
 			return;
 		}
-		/* credq_push() with room, as ingress_release_at() calls it */
-		uint32_t len = f->len, tc = f->in_tc;
-		uint32_t mask = ip->rq_cap - 1, pos = (ip->rq_head + k) & mask;
-		struct emu_credit *a = ip->rq, *e = &a[pos];
-		emu_time_t t = w->now + ip->latency;
-		uint64_t key = n->key++;
-		uint64_t arg = CREDIT_ARG(len, tc, ip->gen);
-		uint64_t cum = (uint64_t)len << (tc << 5);	/* credit_cum(arg) */
+		/* ingress_release_at() into a ring with room; the frame is back in the pool first */
+		uint32_t len = f->len;
+		uint64_t arg = CREDIT_ARG(len, f->in_tc, ip->gen);
 
 		f->in_port = EMU_PORT_NONE;
 		ip->in_bytes -= len;
-		ip->rq_n = k + 1;
 		w->events++;
 		emu_pool_put(&w->pool, f);
-		if (k) {
-			const struct emu_credit *prev = &a[(pos - 1) & mask];
-
-			if (emu_unlikely(prev->t > t || (prev->t == t && prev->key > key))) {
-				credq_insert(ip, pos, t, key, arg);
-				return;
-			}
-			cum += prev->cum;
-		}
-		e->t = t;
-		e->key = key;
-		e->arg = arg;
-		e->cum = cum;
+		credq_put(ip, k, w->now + ip->latency, n->key++, arg);
 		return;
 	}
 	emu_pool_put(&w->pool, f);
@@ -1064,7 +1055,12 @@ static __attribute__((noinline)) int send_full(struct emu_node *n, unsigned port
 	return 0;
 }
 
-int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
+/*
+ * emu_send(); @fit (a constant): move @f to the smallest buffer it fits
+ * first (emu_pool_fit()), which a frame off a wire is in already.
+ */
+static inline __attribute__((always_inline)) int send_variant(struct emu_node *n, unsigned port,
+							      struct emu_frame *f, bool fit)
 {
 	/*
 	 * A fast variant: the full path's checks all pass but the MTU's;
@@ -1076,30 +1072,16 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 
 		if (emu_likely(p->variant) && emu_likely(f->len <= p->mtu_frame) &&
 		    (p->variant == EMU_PORT_FAST_ONE || !frame_tc(n, f))) {
-			port_enqueue(n, port, emu_pool_fit(&n->w->pool, f), 0, true);
+			port_enqueue(n, port, fit ? emu_pool_fit(&n->w->pool, f) : f, 0, true);
 			return 0;
 		}
 	}
 	return send_full(n, port, f);
 }
 
-/*
- * emu_send() of a frame that arrived from a wire and leaves as it came (a
- * model's route), inline in emu_port_arrive(): it is in its smallest
- * buffer already (emu_pool_fit() when it was sent).
- */
-static inline __attribute__((always_inline)) void forward_send(struct emu_node *n, unsigned port, struct emu_frame *f)
+int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 {
-	if (emu_likely(port < n->nports)) {
-		const struct emu_port *p = &n->ports[port];
-
-		if (emu_likely(p->variant) && emu_likely(f->len <= p->mtu_frame) &&
-		    (p->variant == EMU_PORT_FAST_ONE || !frame_tc(n, f))) {
-			port_enqueue(n, port, f, 0, true);
-			return;
-		}
-	}
-	send_full(n, port, f);
+	return send_variant(n, port, f, true);
 }
 
 void emu_port_refresh(struct emu_node *n)
@@ -1150,7 +1132,7 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 		int out = ops->route(n, f, pi);
 
 		if (out >= 0)
-			forward_send(n, (unsigned)out, f);
+			send_variant(n, (unsigned)out, f, false);	/* a frame off a wire: fitted already */
 		return;
 	}
 	ops->rx(n, f, pi);

@@ -150,10 +150,10 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 	 * queue drops included: how long that link would still be busy with
 	 * the earlier ones when this one came (in_ahead_max).
 	 */
-	uint64_t at = lh_afp_rx_time(s->cfg->afp);
+	/* the kernel's receive stamp (CLOCK_REALTIME; 0: none, then the clock now) */
+	uint64_t real = lh_afp_rx_time(s->cfg->afp);
+	uint64_t at = real ? real : (uint64_t)clock_ns(CLOCK_REALTIME);
 
-	if (!at)
-		at = (uint64_t)clock_ns(CLOCK_REALTIME);
 	if (port->rate_bps) {
 		if (s->link_free_ns > at && s->link_free_ns - at > s->st.in_ahead_max)
 			s->st.in_ahead_max = s->link_free_ns - at;
@@ -172,8 +172,7 @@ static void inject(void *arg, const uint8_t *p, uint32_t len)
 
 	memcpy(f->data, p, len);
 	f->len = len;
-	/* the kernel's receive stamp (CLOCK_REALTIME) on the engine's clock (CLOCK_MONOTONIC) */
-	uint64_t real = lh_afp_rx_time(s->cfg->afp);
+	/* the receive stamp on the engine's clock (CLOCK_MONOTONIC) */
 	int64_t mono = (int64_t)real - s->real_off;
 
 	if (real && mono > 0 && (uint64_t)mono + STAMP_SANE > (uint64_t)(clock_ns(CLOCK_REALTIME) - s->real_off))
