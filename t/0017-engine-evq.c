@@ -88,7 +88,7 @@ int main(void)
 	struct emu_evq q;
 	struct emu_rng rng;
 
-	plan(37);
+	plan(40);
 	emu_rng_init(&rng, 17, 0);
 	emu_evq_init(&q);
 
@@ -171,7 +171,10 @@ int main(void)
 
 		for (unsigned i = 0; i < n; i++)
 			push(&q, base + (i == at ? 10 : 20 + i % 200), i, i);
-		is_int(q.nwheel, n, "the slot's %u events are in the wheel", n);
+		const struct emu_evslot *s = &q.slot[(base >> EMU_EVQ_GRAIN_BITS) & (EMU_EVQ_SLOTS - 1)];
+
+		is_int(s->last ? s->last->base + s->n : 0, n, "the slot's %u events are in the wheel", n);
+		is_int(q.nused, 1, "in one slot of it");
 		is_int(emu_evq_min_time(&q), base + 10, "earliest time found in chunk %u of a slot's %u", at / EMU_EVCHUNK_N, n / EMU_EVCHUNK_N + 1);
 		drain_check(&q, "a slot of four chunks", 1000, 0, &rng);
 	}

@@ -130,6 +130,8 @@ void emu_evq_init(struct emu_evq *q)
 	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));
 	for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
 		q->slot[i].n = EMU_EVCHUNK_N;
+	bucket_grow(&q->now, 32, false);	/* next and stop always point into an array */
+	q->next = q->stop = q->now.ev;
 }
 
 static void chunks_free(struct emu_evchunk *c)
@@ -150,6 +152,7 @@ void emu_evq_fini(struct emu_evq *q)
 		q->held = NULL;
 		q->now = q->own;
 	}
+	q->next = q->stop = NULL;
 	bucket_free(&q->now);
 	bucket_free(&q->tmp);
 	if (q->slot)
@@ -177,6 +180,7 @@ static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev
 			c = emu_xmalloc(sizeof(*c));
 		}
 		q->nchunks++;
+		q->nused += !s->last;
 		c->prev = s->last;
 		c->base = s->last ? s->last->base + EMU_EVCHUNK_N : 0;
 		s->last = c;
@@ -184,7 +188,6 @@ static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev
 		q->used[i / 64] |= 1ULL << (i % 64);
 	}
 	s->last->ev[s->n++] = *ev;
-	q->nwheel++;
 }
 
 /* an emptied chunk to the free list, which keeps at most EMU_EVCHUNK_SPARE beyond those in use */
@@ -206,15 +209,15 @@ static void chunk_put(struct emu_evq *q, struct emu_evchunk *c)
 static void unhold(struct emu_evq *q)
 {
 	struct emu_evchunk *c = q->held;
-	uint32_t left = q->now.n - q->head;
+	uint32_t left = emu_evq_left(q);
 
 	q->held = NULL;
 	q->now.ev = q->own.ev;
 	q->now.cap = q->own.cap;
 	bucket_reserve(&q->now, left + 1);
-	memcpy(q->now.ev, c->ev + q->head, (size_t)left * sizeof(c->ev[0]));
-	q->now.n = left;
-	q->head = 0;
+	memcpy(q->now.ev, q->next, (size_t)left * sizeof(c->ev[0]));
+	q->next = q->now.ev;
+	q->stop = q->now.ev + left;
 	q->nchunks--;
 	chunk_put(q, c);
 }
@@ -227,13 +230,13 @@ static void now_insert(struct emu_evq *q, const struct emu_ev *ev)
 	if (q->held)
 		unhold(q);
 
-	if (q->head && q->head == b->n) {
-		b->n = 0;
-		q->head = 0;
-	}
-	bucket_reserve(b, b->n + 1);
+	uint32_t head = (uint32_t)(q->next - b->ev), n = (uint32_t)(q->stop - b->ev);
+
+	if (head == n)
+		head = n = 0;
+	bucket_reserve(b, n + 1);
 	/* the first event after @ev (binary search), then one move of the rest */
-	uint32_t lo = q->head, hi = b->n;
+	uint32_t lo = head, hi = n;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -243,10 +246,11 @@ static void now_insert(struct emu_evq *q, const struct emu_ev *ev)
 		else
 			lo = mid + 1;
 	}
-	if (lo < b->n)
-		memmove(&b->ev[lo + 1], &b->ev[lo], (size_t)(b->n - lo) * sizeof(*b->ev));
+	if (lo < n)
+		memmove(&b->ev[lo + 1], &b->ev[lo], (size_t)(n - lo) * sizeof(*b->ev));
 	b->ev[lo] = *ev;
-	b->n++;
+	q->next = b->ev + head;
+	q->stop = b->ev + n + 1;
 }
 
 void emu_evq_push_slow(struct emu_evq *q, const struct emu_ev *ev)
@@ -401,10 +405,9 @@ static inline __attribute__((always_inline)) struct emu_ev *merge_runs(struct em
  * the cost stays O(n log n). Merges go through q->tmp, which then becomes
  * the current array (no copy back).
  */
-static void sort_now(struct emu_evq *q)
+static void sort_now(struct emu_evq *q, uint32_t n)
 {
 	struct emu_ev *a = q->now.ev;
-	uint32_t n = q->now.n;
 	uint32_t run[NATURAL_RUNS + 2];
 	uint32_t nrun = 1;
 
@@ -476,7 +479,7 @@ static void advance(struct emu_evq *q, uint64_t sl)
 	q->used[i / 64] &= ~(1ULL << (i % 64));
 	q->slot[i].last = NULL;
 	q->slot[i].n = EMU_EVCHUNK_N;
-	q->nwheel -= n;
+	q->nused--;
 	if (n <= SMALL_MAX) {
 		/* one chunk: sorted and read in place, given back when the next slot is taken */
 		c->lead = (struct emu_ev){ .t = 0, .key = 0 };
@@ -484,17 +487,15 @@ static void advance(struct emu_evq *q, uint64_t sl)
 		q->held = c;
 		q->own = q->now;
 		q->now.ev = c->ev;
-		q->now.n = n;
 		q->now.cap = EMU_EVCHUNK_N;
-		q->head = 0;
+		q->next = c->ev;
+		q->stop = c->ev + n;
 		pull_far(q);
 		return;
 	}
 	/* the slot's chunks into the current array, in push order */
 	if (n > q->now.cap)	/* read to the end: nothing to keep */
 		bucket_grow(&q->now, n > 2 * q->now.cap ? n : 2 * q->now.cap, false);
-	q->now.n = n;
-	q->head = 0;
 	/*
 	 * The chunks go back to the free list as they are read, while it
 	 * keeps at most EMU_EVCHUNK_SPARE beyond the chunks in use: after a
@@ -516,15 +517,17 @@ static void advance(struct emu_evq *q, uint64_t sl)
 		memcpy(q->now.ev + c->base, c->ev, cn * sizeof(c->ev[0]));
 		chunk_put(q, c);
 	}
-	sort_now(q);
+	sort_now(q, n);
+	q->next = q->now.ev;
+	q->stop = q->now.ev + n;
 	pull_far(q);
 }
 
 emu_time_t emu_evq_min_time(const struct emu_evq *q)
 {
-	if (q->head < q->now.n)
-		return q->now.ev[q->head].t;
-	if (q->nwheel) {
+	if (q->next < q->stop)
+		return q->next->t;
+	if (q->nused) {
 		const struct emu_evslot *s = &q->slot[next_used(q) & (EMU_EVQ_SLOTS - 1)];
 		uint32_t cn = s->n;
 		emu_time_t m = EMU_TIME_INF;
@@ -540,17 +543,17 @@ emu_time_t emu_evq_min_time(const struct emu_evq *q)
 
 bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 {
-	if (q->head == q->now.n) {
+	if (q->next == q->stop) {
 		if (q->held) {	/* read to the end: nothing to copy */
 			struct emu_evchunk *c = q->held;
 
 			q->held = NULL;
 			q->now = q->own;
-			q->now.n = q->head = 0;
+			q->next = q->stop = q->now.ev;
 			q->nchunks--;
 			chunk_put(q, c);
 		}
-		if (!q->nwheel && !q->far.n)
+		if (!q->nused && !q->far.n)
 			return false;
 		/*
 		 * Move to the next slot only if it starts before @end. Moving
@@ -559,7 +562,7 @@ bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 		 */
 		uint64_t sl;
 
-		if (q->nwheel) {
+		if (q->nused) {
 			sl = next_used(q);
 			if ((sl << EMU_EVQ_GRAIN_BITS) >= end)
 				return false;
@@ -573,8 +576,8 @@ bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 		}
 		advance(q, sl);
 	}
-	if (q->now.ev[q->head].t >= end)
+	if (q->next->t >= end)
 		return false;
-	*out = q->now.ev[q->head++];
+	*out = *q->next++;
 	return true;
 }

@@ -156,10 +156,16 @@ struct emu_evslot {
 };
 
 struct emu_evq {
+	/*
+	 * The current slot's events not yet popped, [next, stop) of now.ev,
+	 * sorted by (t, key): a pop reads and moves one pointer.
+	 */
+	const struct emu_ev *next;
+	const struct emu_ev *stop;
 	uint64_t cur;			/* current slot number (t >> GRAIN_BITS) */
-	size_t nwheel;			/* events in wheel slots */
-	struct emu_evbucket now;	/* events with slot <= cur, sorted by (t, key) from head */
-	uint32_t head;
+	uint32_t nused;			/* wheel slots with events (a push into one counts nothing) */
+	struct emu_evslot *slot;	/* EMU_EVQ_SLOTS */
+	struct emu_evbucket now;	/* the current slot's array (its n unused: stop) */
 	/*
 	 * A current slot of one chunk is sorted and read in place: now.ev is
 	 * the chunk's (held), the queue's own array waits in own; a push
@@ -170,7 +176,6 @@ struct emu_evq {
 	struct emu_evbucket tmp;	/* scratch for sorting a crowded slot */
 	struct emu_heap far;		/* events with slot >= cur + SLOTS */
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
-	struct emu_evslot *slot;	/* EMU_EVQ_SLOTS */
 	struct emu_evchunk *spare;	/* emptied chunks (through prev), last emptied first */
 	uint32_t nspare;		/* chunks in spare */
 	uint32_t nchunks;		/* chunks in wheel slots */
@@ -202,7 +207,6 @@ static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 
 		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {	/* it has a chunk: marked used */
 			s->last->ev[s->n++] = *ev;
-			q->nwheel++;
 			return;
 		}
 	}
@@ -213,7 +217,6 @@ static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
  * emu_evq_reserve - the slot for an event at @t in the common case of
  * emu_evq_push() (a later slot of the wheel whose chunk has room), to be
  * filled in by the caller at once; NULL otherwise (then emu_evq_push()).
- * The event is counted as queued.
  */
 static inline struct emu_ev *emu_evq_reserve(struct emu_evq *q, emu_time_t t)
 {
@@ -222,10 +225,8 @@ static inline struct emu_ev *emu_evq_reserve(struct emu_evq *q, emu_time_t t)
 	if (__builtin_expect(emu_evq_in_wheel(q, sl), 1)) {
 		struct emu_evslot *s = &q->slot[sl & (EMU_EVQ_SLOTS - 1)];
 
-		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {
-			q->nwheel++;
+		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1))
 			return &s->last->ev[s->n++];
-		}
 	}
 	return NULL;
 }
@@ -236,13 +237,13 @@ static inline struct emu_ev *emu_evq_reserve(struct emu_evq *q, emu_time_t t)
  */
 static inline bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 {
-	if (__builtin_expect(q->head < q->now.n, 1)) {
-		const struct emu_ev *e = &q->now.ev[q->head];
+	const struct emu_ev *e = q->next;
 
+	if (__builtin_expect(e < q->stop, 1)) {
 		if (e->t >= end)
 			return false;
 		*out = *e;
-		q->head++;
+		q->next = e + 1;
 		return true;
 	}
 	return emu_evq_pop_slow(q, end, out);
@@ -255,12 +256,12 @@ static inline bool emu_evq_pop_before(struct emu_evq *q, emu_time_t end, struct 
  */
 static inline const struct emu_ev *emu_evq_next(struct emu_evq *q, emu_time_t end, struct emu_ev *spare)
 {
-	if (__builtin_expect(q->head < q->now.n, 1)) {
-		const struct emu_ev *e = &q->now.ev[q->head];
+	const struct emu_ev *e = q->next;
 
+	if (__builtin_expect(e < q->stop, 1)) {
 		if (e->t >= end)
 			return NULL;
-		q->head++;
+		q->next = e + 1;
 		return e;
 	}
 	return emu_evq_pop_slow(q, end, spare) ? spare : NULL;
@@ -269,7 +270,7 @@ static inline const struct emu_ev *emu_evq_next(struct emu_evq *q, emu_time_t en
 /* emu_evq_left - the events left in the current slot (after the one last popped) */
 static inline uint32_t emu_evq_left(const struct emu_evq *q)
 {
-	return q->now.n - q->head;
+	return (uint32_t)(q->stop - q->next);
 }
 
 /*
@@ -279,7 +280,7 @@ static inline uint32_t emu_evq_left(const struct emu_evq *q)
  */
 static inline const struct emu_ev *emu_evq_ahead(const struct emu_evq *q, uint32_t i)
 {
-	return &q->now.ev[q->head + i];
+	return q->next + i;
 }
 
 /* emu_evq_min_time - time of the smallest event, EMU_TIME_INF if empty. */
