@@ -1056,7 +1056,7 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const struct em
 	const struct emu_node *n = &nodes[a->node];
 
 	__builtin_prefetch(n->state);
-	if (a->type != EMU_EV_FRAME && a->type != EMU_EV_TXDONE)
+	if (a->type > EMU_EV_TXDONE)	/* neither a frame nor a TXDONE */
 		return;
 	const char *p = (const char *)&n->ports[a->port];
 

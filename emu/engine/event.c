@@ -123,9 +123,17 @@ static void bucket_free(struct emu_evbucket *b)
 	b->cap = b->n = 0;
 }
 
+/* the current slot's number, and the wheel's first picosecond after it */
+static void set_cur(struct emu_evq *q, uint64_t sl)
+{
+	q->cur = sl;
+	q->wheel_t = (sl + 1) << EMU_EVQ_GRAIN_BITS;
+}
+
 void emu_evq_init(struct emu_evq *q)
 {
 	memset(q, 0, sizeof(*q));
+	set_cur(q, 0);
 	emu_heap_init(&q->far);
 	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));
 	for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
@@ -471,7 +479,7 @@ swap:;
 /* The current slot is empty: make wheel slot @sl, the next that has events (next_used()), the current one. */
 static void advance(struct emu_evq *q, uint64_t sl)
 {
-	q->cur = sl;
+	set_cur(q, sl);
 	unsigned i = (unsigned)(q->cur & (EMU_EVQ_SLOTS - 1));
 	struct emu_evchunk *c = q->slot[i].last;
 	uint32_t n = c->base + q->slot[i].n, cn = q->slot[i].n;
@@ -570,7 +578,7 @@ bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 			if (q->far.ev[0].t >= end)
 				return false;
 			/* the wheel is empty: it starts again at the far heap's first slot */
-			q->cur = (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) - 1;
+			set_cur(q, (q->far.ev[0].t >> EMU_EVQ_GRAIN_BITS) - 1);
 			pull_far(q);
 			sl = next_used(q);
 		}

@@ -40,11 +40,12 @@
 
 struct emu_frame;
 
+/* the two types that touch a port come first: one comparison tells them (prefetch_ahead) */
 enum emu_ev_type {
 	EMU_EV_FRAME = 1, /* frame arrives at (node, port) */
+	EMU_EV_TXDONE,    /* the port's wire went idle: commit more queued frames, or tell the model */
 	EMU_EV_CREDIT,    /* arg = bytes | gen << 32, back to the sender */
 	EMU_EV_TIMER,     /* a model timer, arg = cookie */
-	EMU_EV_TXDONE,    /* the port's wire went idle: commit more queued frames, or tell the model */
 	EMU_EV_LINK,      /* scheduled link state: arg = 1 up, 0 down */
 	EMU_EV_NODE,      /* scheduled node state: arg = 1 up, 0 down */
 	EMU_EV_XBAR,      /* merlin router: arbitrate again; arg = 0 for output port, 1 for input port */
@@ -163,6 +164,7 @@ struct emu_evq {
 	const struct emu_ev *next;
 	const struct emu_ev *stop;
 	uint64_t cur;			/* current slot number (t >> GRAIN_BITS) */
+	emu_time_t wheel_t;		/* the wheel's first picosecond: (cur + 1) << GRAIN_BITS */
 	uint32_t nused;			/* wheel slots with events (a push into one counts nothing) */
 	struct emu_evslot *slot;	/* EMU_EVQ_SLOTS */
 	struct emu_evbucket now;	/* the current slot's array (its n unused: stop) */
@@ -190,20 +192,18 @@ void emu_evq_fini(struct emu_evq *q);
 void emu_evq_push_slow(struct emu_evq *q, const struct emu_ev *ev);
 bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out);
 
-/* slot @sl is one of the wheel's after the current one (cur < sl < cur + SLOTS): one comparison */
-static inline bool emu_evq_in_wheel(const struct emu_evq *q, uint64_t sl)
+/* time @t is in one of the wheel's slots after the current one (cur < slot < cur + SLOTS) */
+static inline bool emu_evq_in_wheel(const struct emu_evq *q, emu_time_t t)
 {
-	return sl - q->cur - 1 < EMU_EVQ_SLOTS - 1;
+	return t - q->wheel_t < (emu_time_t)(EMU_EVQ_SLOTS - 1) << EMU_EVQ_GRAIN_BITS;
 }
 
 /* emu_evq_push - queue a copy of @ev (at or after the last popped time). Cannot fail. */
 static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 {
-	uint64_t sl = ev->t >> EMU_EVQ_GRAIN_BITS;
-
 	/* the common case inline: a later slot of the wheel whose chunk has room */
-	if (__builtin_expect(emu_evq_in_wheel(q, sl), 1)) {
-		struct emu_evslot *s = &q->slot[sl & (EMU_EVQ_SLOTS - 1)];
+	if (__builtin_expect(emu_evq_in_wheel(q, ev->t), 1)) {
+		struct emu_evslot *s = &q->slot[(ev->t >> EMU_EVQ_GRAIN_BITS) & (EMU_EVQ_SLOTS - 1)];
 
 		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {	/* it has a chunk: marked used */
 			s->last->ev[s->n++] = *ev;
@@ -220,10 +220,8 @@ static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
  */
 static inline struct emu_ev *emu_evq_reserve(struct emu_evq *q, emu_time_t t)
 {
-	uint64_t sl = t >> EMU_EVQ_GRAIN_BITS;
-
-	if (__builtin_expect(emu_evq_in_wheel(q, sl), 1)) {
-		struct emu_evslot *s = &q->slot[sl & (EMU_EVQ_SLOTS - 1)];
+	if (__builtin_expect(emu_evq_in_wheel(q, t), 1)) {
+		struct emu_evslot *s = &q->slot[(t >> EMU_EVQ_GRAIN_BITS) & (EMU_EVQ_SLOTS - 1)];
 
 		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1))
 			return &s->last->ev[s->n++];
