@@ -13,8 +13,10 @@
  * an event of its own in the worker's queue, where a model with
  * timer_idle keeps them per node behind one wake. Both must fire in the
  * same (time, key) order: a churn of timers armed from timers (ties,
- * times in the past, beyond the timing wheel's span) fires identically
- * under a model without timer_idle and one whose timer_idle says no.
+ * times in the past, beyond the timing wheel's span; in order, or before
+ * up to 32 pending ones, the node's sorted ring, or before more, its heap)
+ * fires identically under a model without timer_idle and one whose
+ * timer_idle says no.
  */
 #include "helpers.h"
 
@@ -95,6 +97,9 @@ struct churn {
 	uint64_t x;
 	unsigned armed, n;
 	bool far[CHURN + 1];	/* armed past the wheel's span, by cookie */
+	emu_time_t due[CHURN + 1];	/* the time armed for, by cookie */
+	bool gone[CHURN + 1];	/* fired, by cookie */
+	unsigned passed[3];	/* timers armed before a pending one due later: none, 1-32, more */
 	uint64_t fired[CHURN];
 	emu_time_t at[CHURN];
 };
@@ -116,6 +121,13 @@ static void churn_arm(struct emu_node *n, struct churn *c, unsigned k)
 		default: t = now + (r >> 4) % (2000 * EMU_NS); break;
 		}
 		c->far[c->armed + 1] = r % 8 == 2;
+		/* how many pending timers this one passes: the node keeps a sorted ring, a heap past 32 */
+		unsigned later = 0;
+
+		for (unsigned i = 1; i <= c->armed; i++)
+			later += !c->gone[i] && c->due[i] > (t > now ? t : now);
+		c->passed[later == 0 ? 0 : later <= 32 ? 1 : 2]++;
+		c->due[c->armed + 1] = t > now ? t : now;
 		emu_timer_at(n, t, ++c->armed);
 	}
 }
@@ -140,6 +152,8 @@ static void churn_timer(struct emu_node *n, uint64_t cookie)
 		c->at[c->n] = emu_node_now(n);
 		c->fired[c->n++] = cookie;
 	}
+	if (cookie <= CHURN)
+		c->gone[cookie] = true;
 	churn_arm(n, c, 1 + (unsigned)(c->x >> 40) % 3);
 }
 
@@ -189,6 +203,9 @@ static void churn_check(void)
 	ok(same && sorted, "churn: timers as their own events fire as those behind a wake do, in time order "
 	   "(%u ties, %u past the wheel's span)", ties, far);
 	ok(ties > 10 && far > 0, "churn: the cases were there (ties %u, past the span %u)", ties, far);
+	ok(woken.passed[0] > 10 && woken.passed[1] > 10 && woken.passed[2] > 10,
+	   "churn: timers armed in order (%u), passing 1-32 pending ones (%u), passing more (%u)", woken.passed[0],
+	   woken.passed[1], woken.passed[2]);
 }
 
 static void run(const struct emu_model_ops *ops, const uint64_t *want, const unsigned *want_ns, unsigned nwant,
@@ -217,7 +234,7 @@ int main(void)
 	static const uint64_t idle_want[] = { TB, TA, TD, TE }, all_want[] = { TB, TA, TC, TD, TE };
 	static const unsigned idle_ns[] = { 100, 300, 500, 600 }, all_ns[] = { 100, 300, 400, 500, 600 };
 
-	plan(8);
+	plan(9);
 	run(&idle_ops, idle_want, idle_ns, 4, "A, C, E idle: C dropped (A woken, E the latest)");
 	run(&plain_ops, all_want, all_ns, 5, "no timer_idle");
 	churn_check();

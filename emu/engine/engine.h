@@ -293,11 +293,12 @@ struct emu_node {
 	 * the others wait here, so a host with a timer per block in flight
 	 * costs the event queue one entry, not one far-future event per block,
 	 * and the idle ones can leave unfired. Timers mostly come in time
-	 * order: those go to a FIFO (O(1)); the rest to a small heap. Other
+	 * order, or a few places early: those go into a sorted ring (at its
+	 * tail, or shifting a few on); the rest to a small heap. Other
 	 * models' timers are events of their own (emu_timer_at()).
 	 */
-	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events; port = 1: woken */
-	struct emu_heap theap;		/* the same, out of order */
+	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events, sorted; port = 1: woken */
+	struct emu_heap theap;		/* the same, far out of order */
 	alignas(EMU_CACHELINE) const struct emu_fab_node *fn;
 	struct emu_rng rng;
 	void *arg;

@@ -503,6 +503,50 @@ static void tmr_wake(struct emu_node *n, struct emu_ev *x)
 }
 
 /*
+ * How many of the node's pending timers a new one may pass in the sorted
+ * ring (a host's timeout that shrank: its block's deadline comes before
+ * those of the last few blocks sent); one that would pass more goes to
+ * the heap, so an arming costs at most this many moves.
+ */
+#define TMR_BACK 8
+
+/*
+ * tmr_insert - emu_timer_at() for timer @x that does not go at the ring's
+ * tail with room (the ring empty or full, or @x earlier than its tail).
+ * The ring stays sorted on (t, key): @x, with the node's largest key, goes
+ * after every timer with t <= x->t, shifting the later ones (a suffix) one
+ * place on; past TMR_BACK of them it goes to the heap. Wakes @x when it
+ * is the node's earliest.
+ */
+static __attribute__((noinline)) void tmr_insert(struct emu_node *n, const struct emu_ev *x)
+{
+	struct emu_evfifo *fi = &n->tfifo;
+	uint32_t k = fi->n;
+
+	if (k > TMR_BACK && emu_evfifo_at(fi, k - 1 - TMR_BACK)->t > x->t) {
+		bool earliest = x->t < tmr_min(n)->t;
+
+		emu_heap_push(&n->theap, x);
+		if (earliest)
+			tmr_wake(n, &n->theap.ev[0]);
+		return;
+	}
+	bool earliest = (!k || x->t < emu_evfifo_at(fi, 0)->t) && (!n->theap.n || x->t < n->theap.ev[0].t);
+
+	emu_evfifo_push(fi, x);	/* grows the ring if full; @x at the tail, index k */
+	struct emu_ev *a = fi->ev;
+	uint32_t mask = fi->cap - 1, i = (fi->head + k) & mask;
+
+	for (; k && a[(i - 1) & mask].t > x->t; k--) {
+		a[i] = a[(i - 1) & mask];
+		i = (i - 1) & mask;
+	}
+	a[i] = *x;
+	if (earliest)
+		tmr_wake(n, &a[i]);
+}
+
+/*
  * Timers keep the (t, key) they would have had as events, and the node's
  * earliest timer always has its wake in the event queue (pushed when it
  * became the earliest), so wakes pop in the order the timers themselves
@@ -523,7 +567,7 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 	 * pipeline pass or a descriptor's timeout, tens of nanoseconds to a
 	 * microsecond ahead, and not in time order) never drops one: each is
 	 * its own event (port 0), straight into the wheel with the same
-	 * (t, key), instead of a heap per node and a wake.
+	 * (t, key), instead of a ring per node and a wake.
 	 */
 	if (!n->ops->timer_idle) {
 		emu_evq_push(&n->w->q, &x);
@@ -532,25 +576,18 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 	/*
 	 * The node's timers all took their keys from n->key, so the new one
 	 * has the largest: it comes before another exactly when its time is
-	 * earlier. Not before the FIFO's tail (the common case), it goes
-	 * there, and is the earliest only if the FIFO was empty; else into
-	 * the heap, the earliest if before both minima (then the heap's root).
+	 * earlier. Not before the ring's tail (the common case), it goes
+	 * there, and is not the earliest (the ring's head comes before it).
 	 */
 	struct emu_evfifo *fi = &n->tfifo;
+	uint32_t k = fi->n;
 
-	if (!fi->n || x.t >= emu_evfifo_at(fi, fi->n - 1)->t) {
-		bool earliest = !fi->n && (!n->theap.n || x.t < n->theap.ev[0].t);
-
-		emu_evfifo_push(fi, &x);
-		if (earliest)
-			tmr_wake(n, emu_evfifo_at(fi, 0));
-	} else {
-		bool earliest = x.t < tmr_min(n)->t;
-
-		emu_heap_push(&n->theap, &x);
-		if (earliest)
-			tmr_wake(n, &n->theap.ev[0]);
+	if (emu_likely(k && k < fi->cap && x.t >= emu_evfifo_at(fi, k - 1)->t)) {
+		*emu_evfifo_at(fi, k) = x;
+		fi->n = k + 1;
+		return;
 	}
+	tmr_insert(n, &x);
 }
 
 /* take timer @m, the node's earliest (tmr_min()), out */

@@ -19,11 +19,13 @@
 /*
  * arm - emu_timer_at() that, for a host that may come back, also records
  * the timer. The engine fires a node's timers in (t, arming order), the
- * heap's order, so a timer that fires is always the heap's minimum.
+ * heap's order, so a timer that fires is always the heap's minimum. Only
+ * for a host with a configuration (s->cfg), as every one that runs
+ * libhost has.
  */
-static void arm(struct emu_host_state *s, uint64_t at, uint64_t cookie)
+static inline __attribute__((always_inline)) void arm(struct emu_host_state *s, uint64_t at, uint64_t cookie)
 {
-	if (s->cfg && s->cfg->resume) {
+	if (emu_unlikely(s->cfg->resume)) {
 		uint64_t now = emu_node_now(s->node);
 
 		lh_theap_push(&s->tmr, at < now ? now : at, cookie);
@@ -64,7 +66,7 @@ static void t_timer(void *ctx, lh_time_t at, uint64_t cookie)
 	uint64_t now = emu_node_now(s->node);
 
 	/* an allreduce host's timers are its protocol's timeouts: the watchdog waits for them */
-	if (s->cfg && s->cfg->role == EMU_HOST_ALLREDUCE && at > now)
+	if (s->cfg->role == EMU_HOST_ALLREDUCE && at > now)
 		emu_node_waits(s->node, at - now);
 	arm(s, at, cookie);
 }
