@@ -48,6 +48,12 @@ static uint16_t ip_checksum(const uint8_t *h)
 	return (uint16_t)~sum;
 }
 
+/* the IPv4 header's 16-bit words of a UDP frame, summed, but those of the destination address */
+static inline uint32_t udp_sum(uint8_t tos, uint32_t iplen, uint32_t sip)
+{
+	return (0x4500u | tos) + (iplen & 0xffff) + 0x4000u + (64u << 8 | EMU_IPPROTO_UDP) + (sip >> 16) + (sip & 0xffff);
+}
+
 /* lh_wire_udp_dscp(), inlined in both builders */
 static inline uint32_t udp_build(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
 				 uint16_t sport, uint16_t dport, uint32_t payload_len, unsigned dscp)
@@ -67,12 +73,7 @@ static inline uint32_t udp_build(uint8_t *p, const uint8_t dmac[6], const uint8_
 	emu_put32(ip + 12, sip);
 	emu_put32(ip + 16, dip);
 	/* ip_checksum() of the words just written, summed from their values (the header is not read back) */
-	uint32_t sum = (0x4500u | tos) + (iplen & 0xffff) + 0x4000u + (64u << 8 | EMU_IPPROTO_UDP) + (sip >> 16) +
-		       (sip & 0xffff) + (dip >> 16) + (dip & 0xffff);
-
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	emu_put16(ip + 10, (uint16_t)~sum);
+	emu_put16(ip + 10, lh_wire_ip_csum(udp_sum(tos, iplen, sip) + (dip >> 16) + (dip & 0xffff)));
 	emu_put16(udp, sport);
 	emu_put16(udp + 2, dport);
 	emu_put16(udp + 4, (uint16_t)(EMU_UDP_HLEN + payload_len));
@@ -90,6 +91,15 @@ uint32_t lh_wire_udp_dscp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[
 			   uint16_t sport, uint16_t dport, uint32_t payload_len, unsigned dscp)
 {
 	return udp_build(p, dmac, smac, sip, dip, sport, dport, payload_len, dscp);
+}
+
+void lh_wire_udp_tmpl_init(struct lh_wire_udp_tmpl *t, const uint8_t smac[6], uint32_t sip, uint16_t sport,
+			   uint16_t dport, uint32_t payload_len)
+{
+	static const uint8_t zero[6];
+
+	t->len = udp_build(t->hdr, zero, smac, sip, 0, sport, dport, payload_len, 0);
+	t->sum = udp_sum(0, EMU_IPV4_HLEN + EMU_UDP_HLEN + payload_len, sip);
 }
 
 void lh_wire_ipv4_dscp(uint8_t *p, unsigned dscp)

@@ -169,6 +169,41 @@ uint32_t lh_wire_udp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], u
 uint32_t lh_wire_udp_dscp(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip, uint32_t dip,
 			   uint16_t sport, uint16_t dport, uint32_t payload_len, unsigned dscp);
 
+/*
+ * lh_wire_udp_tmpl - the headers lh_wire_udp() writes for frames of one
+ * source, ports and payload length to changing destinations: set once
+ * (lh_wire_udp_tmpl_init), then each frame copies them and writes its
+ * destination MAC and address and the IPv4 checksum from @sum (the same
+ * bytes as lh_wire_udp()).
+ */
+struct lh_wire_udp_tmpl {
+	uint8_t hdr[EMU_UDP_PAYLOAD_OFF];
+	uint32_t len;	/* the frame's length */
+	uint32_t sum;	/* the IPv4 header's 16-bit words summed, without the destination address */
+};
+
+void lh_wire_udp_tmpl_init(struct lh_wire_udp_tmpl *t, const uint8_t smac[6], uint32_t sip, uint16_t sport,
+			   uint16_t dport, uint32_t payload_len);
+
+/* lh_wire_ip_csum - the IPv4 checksum from the sum of its 16-bit words (two folds: the sum of ten words < 2^20) */
+static inline uint16_t lh_wire_ip_csum(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* lh_wire_udp_tmpl_put - lh_wire_udp() into @p from template @t toward @dmac, @dip; returns the frame's length */
+static inline uint32_t lh_wire_udp_tmpl_put(uint8_t *p, const struct lh_wire_udp_tmpl *t, const uint8_t dmac[6],
+					    uint32_t dip)
+{
+	__builtin_memcpy(p, t->hdr, EMU_UDP_PAYLOAD_OFF);
+	__builtin_memcpy(p, dmac, 6);
+	emu_put32(p + EMU_ETH_HLEN + 16, dip);
+	emu_put16(p + EMU_ETH_HLEN + 10, lh_wire_ip_csum(t->sum + (dip >> 16) + (dip & 0xffff)));
+	return t->len;
+}
+
 /* lh_wire_ipv4 - parse IPv4; fill source/destination. Inline: each router and receiver of a frame asks. */
 static inline enum lh_wire_err lh_wire_ipv4(const uint8_t *p, uint32_t len, uint32_t *sip, uint32_t *dip)
 {

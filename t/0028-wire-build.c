@@ -8,6 +8,8 @@
  *    complement sum is 0xffff), for addresses and lengths across their
  *    range, carries included; lh_wire_udp_dscp() writes the bytes
  *    lh_wire_udp() and then lh_wire_ipv4_dscp() write, for every DSCP;
+ *    lh_wire_udp_tmpl_put() from a template writes lh_wire_udp()'s headers
+ *    and length, and nothing after them;
  *  - lh_wire_add_elems() is the wrapping int32 sum element by element, and
  *    lh_wire_put_elems() / lh_wire_get_elems() the big-endian copies, for
  *    every length from 0 to 300 (their 32-element steps, the tail and
@@ -48,9 +50,9 @@ int main(void)
 {
 	static const uint8_t mac_a[6] = { 2, 0, 0, 0, 0, 1 }, mac_b[6] = { 2, 0, 0, 0, 0, 2 };
 	uint8_t f[LH_WIRE_MAX], g[LH_WIRE_MAX];
-	unsigned differ = 0, unverified = 0, cases = 0, dscp_differ = 0;
+	unsigned differ = 0, unverified = 0, cases = 0, dscp_differ = 0, tmpl_differ = 0;
 
-	plan(8);
+	plan(9);
 	for (unsigned i = 0; i < 20000; i++) {
 		uint32_t sip = next32(), dip = next32(), payload = next32() % 1473;
 
@@ -72,11 +74,27 @@ int main(void)
 		lh_wire_ipv4_dscp(f, dscp);
 		lh_wire_udp_dscp(g, mac_a, mac_b, sip, dip, sport, dport, payload, dscp);
 		dscp_differ += memcmp(f, g, EMU_UDP_PAYLOAD_OFF) != 0;
+
+		/* a template from one source toward this destination (and one of the extremes') */
+		struct lh_wire_udp_tmpl t;
+		uint8_t dmac[6] = { 2, 0, (uint8_t)i, (uint8_t)(i >> 8), 0xff, 0 };
+		uint32_t dip2 = i & 1 ? 0xffffffffu : dip;
+
+		lh_wire_udp_tmpl_init(&t, mac_b, sip, sport, dport, payload);
+		for (int k = 0; k < 2; k++) {
+			uint32_t d = k ? dip2 : dip;
+			uint32_t n1 = lh_wire_udp(f, dmac, mac_b, sip, d, sport, dport, payload);
+
+			memset(g, 0x5a, EMU_UDP_PAYLOAD_OFF + 1);
+			tmpl_differ += lh_wire_udp_tmpl_put(g, &t, dmac, d) != n1 ||
+				       memcmp(f, g, EMU_UDP_PAYLOAD_OFF) != 0 || g[EMU_UDP_PAYLOAD_OFF] != 0x5a;
+		}
 	}
 	is_int(differ, 0, "lh_wire_udp: the checksum from the field values is the one summed from the header (%u headers)",
 	       cases);
 	is_int(unverified, 0, "...and the header verifies (its ones' complement sum is 0xffff)");
 	is_int(dscp_differ, 0, "lh_wire_udp_dscp: the bytes of lh_wire_udp and lh_wire_ipv4_dscp, DSCP 0-63");
+	is_int(tmpl_differ, 0, "lh_wire_udp_tmpl_put: the bytes and length of lh_wire_udp, nothing after the headers");
 
 	static int32_t acc[NMAX + 8], ref[NMAX + 8];
 	static uint8_t wire[4 * NMAX + 8];

@@ -21,30 +21,29 @@ static void tg_send(struct emu_node *n)
 	struct emu_trafgen_state *s = emu_node_state(n);
 	const struct emu_trafgen_cfg *c = s->cfg;
 	const struct emu_fabric *fab = emu_engine_fabric(n->eng);
-	const struct emu_fab_node *me = emu_node_desc(n);
 	uint32_t dst = c->dst_host;
+	emu_time_t now = emu_node_now(n);
 
 	if (dst == EMU_NONE32) {
 		if (fab->nhosts < 2)
 			return;
 		dst = (uint32_t)emu_rng_below(emu_node_rng(n), fab->nhosts - 1);
-		if (dst >= me->index)
+		if (dst >= s->index)
 			dst++;
 	}
 	const struct emu_fab_node *peer = &fab->nodes[fab->hosts[dst]];
 	/* only the headers and TG_DATA bytes of payload are data: the rest is padding no one reads */
 	struct emu_frame *f = emu_frame_alloc_len(n, EMU_UDP_PAYLOAD_OFF + TG_DATA);
-	uint32_t payload = c->frame_bytes - EMU_UDP_PAYLOAD_OFF;
 
-	f->len = lh_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, TG_PORT, TG_PORT, payload);
+	f->len = lh_wire_udp_tmpl_put(f->data, &s->udp, peer->mac, peer->ipv4);
 	f->kept = EMU_UDP_PAYLOAD_OFF + TG_DATA;
 	uint8_t *p = f->data + EMU_UDP_PAYLOAD_OFF;
 
-	emu_put32(p, me->index);
+	emu_put32(p, s->index);
 	emu_put32(p + 4, (uint32_t)(s->sent >> 32));
 	emu_put32(p + 8, (uint32_t)s->sent);
-	emu_put32(p + 12, (uint32_t)(emu_node_now(n) >> 32));
-	emu_put32(p + 16, (uint32_t)emu_node_now(n));
+	emu_put32(p + 12, (uint32_t)(now >> 32));
+	emu_put32(p + 16, (uint32_t)now);
 	s->sent++;
 	if (emu_send(n, 0, f))
 		s->send_fail++;
@@ -61,25 +60,27 @@ static void tg_next(struct emu_node *n)
 	if (c->until && now >= c->until)
 		return;
 	tg_send(n);
-	emu_time_t gap = (emu_time_t)((double)emu_port_tx_time(n, 0, c->frame_bytes) / c->load);
-
-	emu_timer_at(n, now + gap, 0);
+	emu_timer_at(n, now + s->gap, 0);
 }
 
 static int tg_init(struct emu_node *n, void *arg)
 {
 	struct emu_trafgen_state *s = emu_node_state(n);
+	const struct emu_fab_node *me = emu_node_desc(n);
 
 	s->cfg = arg;
 	if (s->cfg->frame_bytes < EMU_UDP_PAYLOAD_OFF + TG_DATA || s->cfg->frame_bytes > EMU_FRAME_MAX ||
 	    !(s->cfg->load > 0 && s->cfg->load <= 1))
 		return -EINVAL;
-	if (s->cfg->dst_host == emu_node_desc(n)->index)
+	/* what every frame of this host repeats: its gap (a port's rate is fixed), its index and address, its headers */
+	s->gap = (emu_time_t)((double)emu_port_tx_time(n, 0, s->cfg->frame_bytes) / s->cfg->load);
+	s->index = me->index;
+	s->ipv4 = me->ipv4;
+	lh_wire_udp_tmpl_init(&s->udp, me->mac, me->ipv4, TG_PORT, TG_PORT, s->cfg->frame_bytes - EMU_UDP_PAYLOAD_OFF);
+	if (s->cfg->dst_host == me->index)
 		return 0;	/* the incast target only receives */
 	/* hosts are not phase-locked: each starts at a random point of its first gap */
-	emu_time_t gap = (emu_time_t)((double)emu_port_tx_time(n, 0, s->cfg->frame_bytes) / s->cfg->load);
-
-	emu_timer_at(n, s->cfg->start + (s->cfg->jitter ? emu_rng_below(emu_node_rng(n), gap) : 0), 0);
+	emu_timer_at(n, s->cfg->start + (s->cfg->jitter ? emu_rng_below(emu_node_rng(n), s->gap) : 0), 0);
 	return 0;
 }
 
@@ -96,7 +97,7 @@ static void tg_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	emu_time_t now = emu_node_now(n);
 
 	(void)port;
-	if (lh_wire_ipv4(f->data, f->len, &sip, &dip) != LH_WIRE_OK || dip != emu_node_desc(n)->ipv4 ||
+	if (lh_wire_ipv4(f->data, f->len, &sip, &dip) != LH_WIRE_OK || dip != s->ipv4 ||
 	    f->len < EMU_UDP_PAYLOAD_OFF + TG_DATA) {
 		s->bad++;
 		emu_frame_free(n, f);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "emu/engine/engine.h"
+#include "libhost/wire.h"
 
 struct emu_trafgen_cfg {
 	uint32_t frame_bytes;	/* whole frame, >= 64 */
@@ -31,6 +32,10 @@ struct emu_trafgen_cfg {
 struct emu_trafgen_state {
 	const struct emu_trafgen_cfg *cfg;
 	uint64_t sent;
+	emu_time_t gap;		/* between two frames: the frame's wire time over the load */
+	uint32_t index;		/* this host's index and address (its node's, read without that line) */
+	uint32_t ipv4;
+	struct lh_wire_udp_tmpl udp;	/* the frames' headers but the destination's fields */
 	uint64_t send_fail;
 	uint64_t recv;
 	uint64_t recv_bytes;
