@@ -116,6 +116,7 @@ void lh_host_destroy(struct lh_host *h)
 	}
 	if (!h->share_peers)
 		free(h->bg.peers);
+	free(h->bg.full);
 	free(h);
 }
 
@@ -729,6 +730,9 @@ int lh_host_background(struct lh_host *h, const struct lh_peer *peers, unsigned 
 	h->bg.on = true;
 	h->bg.pending = 0;
 	h->bg.arrivals = 0;
+	if (!h->bg.full)
+		h->bg.full = lh_xmalloc(sizeof(*h->bg.full));
+	lh_wire_udp_tmpl_init(h->bg.full, h->self.mac, h->self.ipv4, LH_BG_PORT, LH_BG_PORT, bg_payload_max(h));
 	if (bg_paced(&h->bg)) {
 		/* hosts are not phase-locked: the first message comes after a gap of its own */
 		h->bg.next_arrival = h->t.ops->now(h->t.ctx);
@@ -995,13 +999,14 @@ static bool bg_pull(struct lh_host *h)
 		b->left = b->msg_bytes;
 		b->st.messages++;
 	}
-	uint32_t mtu = h->t.mtu ? h->t.mtu : 1500;
-	uint64_t payload_max = mtu - EMU_IPV4_HLEN - EMU_UDP_HLEN;
+	uint64_t payload_max = bg_payload_max(h);
 	uint32_t payload = (uint32_t)(b->left < payload_max ? b->left : payload_max);
 	void *hd;
 	uint8_t *buf = host_frame(h, EMU_UDP_PAYLOAD_OFF + LH_BG_DATA, &hd);	/* the rest is padding */
 	const struct lh_peer *to = &b->peers[b->peer];
-	uint32_t len = lh_wire_udp(buf, to->mac, h->self.mac, h->self.ipv4, to->ipv4, LH_BG_PORT, LH_BG_PORT, payload);
+	/* a full frame from the headers set at the start; a message's shorter last one built */
+	uint32_t len = payload == payload_max ? lh_wire_udp_tmpl_put(buf, b->full, to->mac, to->ipv4)
+		: lh_wire_udp(buf, to->mac, h->self.mac, h->self.ipv4, to->ipv4, LH_BG_PORT, LH_BG_PORT, payload);
 
 	if (payload >= LH_BG_DATA)
 		memset(buf + EMU_UDP_PAYLOAD_OFF, 0, LH_BG_DATA);	/* a constant size: two stores, no call */

@@ -85,11 +85,11 @@ struct lh_bg {
 	unsigned n;
 	unsigned me;
 	enum lh_bg_pattern pattern;
+	unsigned peer;
 	uint64_t seed;
 	uint64_t round;
 	uint64_t msg_bytes;
 	lh_time_t until;
-	unsigned peer;
 	uint64_t left;		/* bytes left in the current message */
 	double load;		/* offered share of the line rate; 0 or 1: back to back */
 	uint64_t volume;	/* stop after messages of this many bytes in all (0: no limit) */
@@ -97,6 +97,8 @@ struct lh_bg {
 	uint64_t arrivals;
 	lh_time_t next_arrival;
 	struct lh_bg_stats st;
+	/* a full frame's headers (payload bg_payload_max()); apart: an allreduce host has none */
+	struct lh_wire_udp_tmpl *full;
 };
 
 struct lh_host {
