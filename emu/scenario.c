@@ -567,7 +567,7 @@ static void recs_fill(struct recs *r, struct emu_engine *eng, const struct emu_f
 
 			if (!emu_engine_node_local(eng, l->node[d]))
 				continue;
-			const struct emu_port_stats *ps = &emu_engine_node(eng, l->node[d])->ports[l->port[d]].st;
+			const struct emu_port *ps = &emu_engine_node(eng, l->node[d])->ports[l->port[d]];
 
 			r->port[2 * i + d] = (struct port_rec){
 				.busy_ps = ps->busy_ps, .tx_frames = ps->tx_frames, .drops_queue = ps->drops_queue,

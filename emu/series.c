@@ -305,7 +305,7 @@ static void row(struct emu_series *s, emu_time_t t)
 		const struct emu_port *p = &emu_engine_node(s->eng, d->node)->ports[d->port];
 		/* busy_ps counts a committed frame whole: less what lies past @t */
 		emu_time_t over = p->busy_until > t ? p->busy_until - t : 0;
-		emu_time_t b = p->st.busy_ps > over ? p->st.busy_ps - over : 0;
+		emu_time_t b = p->busy_ps > over ? p->busy_ps - over : 0;
 		uint64_t q = queued_at(p, t);
 
 		if (s->lutil)

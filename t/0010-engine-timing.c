@@ -120,7 +120,7 @@ static void case_cut(uint32_t bytes, unsigned k, emu_time_t cut)
 	emu_engine_set_model(eng, 2, &recorder_ops, NULL);
 	emu_engine_run(eng);
 	const struct emu_run_stats *st = emu_engine_stats(eng);
-	emu_time_t busy = emu_engine_node(eng, 1)->ports[0].st.busy_ps, want = cut < busy_all ? cut : busy_all;
+	emu_time_t busy = emu_engine_node(eng, 1)->ports[0].busy_ps, want = cut < busy_all ? cut : busy_all;
 
 	/* a run that runs dry before the cut ends at its last event */
 	ok((st->emulated == cut || (st->emulated < cut && want == busy_all)) && busy == want && busy <= st->emulated,

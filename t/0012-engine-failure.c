@@ -73,8 +73,8 @@ static void run(bool node_fail, unsigned workers)
 		struct emu_node *n = emu_engine_node(eng, i);
 
 		for (unsigned q = 0; q < n->nports; q++) {
-			lost += n->ports[q].st.drops_down;
-			other += n->ports[q].st.drops_queue + n->ports[q].st.drops_loss;
+			lost += n->ports[q].drops_down;
+			other += n->ports[q].drops_queue + n->ports[q].drops_loss;
 		}
 	}
 	ok(p->up[0][0] > 0 && p->up[0][1] > 0, "%s/%u workers: before T1 both uplinks carry traffic (%llu, %llu)",

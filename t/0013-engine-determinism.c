@@ -66,7 +66,7 @@ static struct digest run(unsigned workers, bool per_node, uint64_t seed, bool lo
 			d.sent += s->sent;
 		}
 		for (unsigned p = 0; p < n->nports; p++) {
-			const struct emu_port_stats *st = &n->ports[p].st;
+			const struct emu_port_stats ps = emu_port_stats(&n->ports[p]), *st = &ps;
 
 			d.h = emu_hash64(d.h ^ st->tx_frames ^ st->rx_frames << 16 ^ st->drops_queue << 32 ^
 					 st->drops_loss << 48 ^ st->q_peak_bytes ^ st->busy_ps);

@@ -342,7 +342,7 @@ static void credits(enum emu_xbar_arb arb, unsigned workers)
 		struct emu_node *n = emu_engine_node(eng, i);
 
 		for (unsigned p = 0; p < n->nports; p++) {
-			const struct emu_port_stats *st = &n->ports[p].st;
+			const struct emu_port_stats ps = emu_port_stats(&n->ports[p]), *st = &ps;
 
 			drops += st->drops_queue + st->drops_loss + st->drops_down + st->drops_mtu;
 			stalls += st->credit_stalls;

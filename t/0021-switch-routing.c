@@ -36,8 +36,8 @@ static emu_time_t run(enum emu_routing pol, uint64_t up[2])
 	emu_time_t end = emu_engine_stats(eng)->emulated;
 	struct emu_node *l0 = emu_engine_node(eng, emu_fabric_find(fab, "L0"));
 
-	up[0] = l0->ports[4].st.tx_frames;
-	up[1] = l0->ports[5].st.tx_frames;
+	up[0] = l0->ports[4].tx_frames;
+	up[1] = l0->ports[5].tx_frames;
 	diag("%s: up ports carried %llu and %llu frames", emu_routing_name(pol), (unsigned long long)up[0],
 	     (unsigned long long)up[1]);
 	emu_engine_destroy(eng);

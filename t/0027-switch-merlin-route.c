@@ -205,8 +205,8 @@ static struct outcome run(struct rh_cfg *hc, double thresh, unsigned workers)
 		if (fab->nodes[i].kind != EMU_NODE_SWITCH)
 			continue;
 		for (unsigned p = 0; p < n->nports; p++)
-			if (n->ports[p].st.q_peak_bytes > o.peak)
-				o.peak = n->ports[p].st.q_peak_bytes;
+			if (n->ports[p].q_peak_bytes > o.peak)
+				o.peak = n->ports[p].q_peak_bytes;
 	}
 	emu_engine_destroy(eng);
 	emu_fabric_destroy(fab);

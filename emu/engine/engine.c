@@ -367,7 +367,7 @@ static void engine_nodes(struct emu_engine *eng)
 			ep->up = true;
 			ep->rate_bps = l->rate_bps[d];
 			ep->ps_per_byte = (8 * EMU_S) % ep->rate_bps ? 0 : 8 * EMU_S / ep->rate_bps;
-			ep->latency = l->latency[d];
+			ep->latency = ep->tx_latency = l->latency[d];
 			ep->mtu_frame = l->mtu + 14;
 			ep->loss_thresh = l->loss[d] >= 1 ? UINT64_MAX : (uint64_t)(l->loss[d] * 18446744073709551616.0);
 			if (ep->loss_thresh)
@@ -1011,7 +1011,7 @@ static void clip_busy(struct emu_engine *eng)
 			if (ep->busy_until > end) {
 				emu_time_t over = ep->busy_until - end;
 
-				ep->st.busy_ps -= over < ep->st.busy_ps ? over : ep->st.busy_ps;
+				ep->busy_ps -= over < ep->busy_ps ? over : ep->busy_ps;
 			}
 		}
 	}
@@ -1030,8 +1030,9 @@ uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
  * What the next events of @q touch was last touched long ago: fetch it
  * now. Three events ahead the node and a frame's first two lines; one
  * ahead what the node's pointers lead to: the model's state and, for a
- * frame or a TXDONE, the port (its link's line; the counters' for a frame,
- * the queue's and the serializer's for a TXDONE). Nothing else happens.
+ * frame or a TXDONE, the port (for a frame its lines 0 and 4: the link,
+ * the ingress buffer, the counters; for a TXDONE lines 1 and 2: the
+ * serializer, the queue's counts). Nothing else happens.
  *
  * Always inline: GCC finds a function whose only effects are prefetches
  * pure, and drops a call to a pure function that returns nothing, with
@@ -1060,9 +1061,9 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const struct em
 		return;
 	const char *p = (const char *)&n->ports[a->port];
 
-	__builtin_prefetch(p);
 	if (a->type == EMU_EV_FRAME) {
-		__builtin_prefetch(p + 3 * EMU_CACHELINE);
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + 4 * EMU_CACHELINE);
 	} else {
 		__builtin_prefetch(p + EMU_CACHELINE);
 		__builtin_prefetch(p + 2 * EMU_CACHELINE);

@@ -87,7 +87,7 @@ struct emu_model_ops {
 };
 
 struct emu_port_stats {
-	/* written on every frame-hop: first, in one cache line (struct emu_port) */
+	/* a port's counters (struct emu_port keeps them where a frame-hop writes them: emu_port_stats()) */
 	uint64_t tx_frames, tx_bytes;
 	uint64_t rx_frames, rx_bytes;
 	emu_time_t busy_ps;		/* serializer busy time within the run (a frame on the wire at its end counts up to it) */
@@ -158,20 +158,19 @@ enum { EMU_PORT_FULL, EMU_PORT_FAST_ONE, EMU_PORT_FAST_TC };
 struct emu_port {
 	/*
 	 * Laid out by what a frame-hop touches, a cache line each (the array
-	 * is cache-line aligned and a port is six lines): the link's and
-	 * the ingress side's line, the egress queue's, the serializer's and
-	 * credits', the counters' (st, a line and a half), then what is
-	 * seldom read and the frames committed ahead of their start. A port
-	 * that sends a frame touches the first four, and the last when the
-	 * frame starts after now; one that receives it the first and the
-	 * counters'; giving back the buffer space of a frame it received (a
-	 * credit to the peer) only the first, and the ring entry the credit
-	 * goes to.
+	 * is cache-line aligned and a port is six lines). A port that sends
+	 * a frame on the fast path touches lines 1 and 2 (the serializer, the
+	 * checks and the transmit counters), and line 3 when frames wait in
+	 * its queue or were committed ahead of their start; one that receives
+	 * it line 0 (the link, the ingress buffer, the receive counters) and,
+	 * lossless, line 4 (the buffer's high-water mark); giving back the buffer space of a frame it received (a
+	 * credit to the peer) only line 0, and the ring entry the credit goes
+	 * to. The counters are plain fields where they are written;
+	 * emu_port_stats() assembles struct emu_port_stats for readers.
 	 */
-	/* the link, the ingress buffer, and a ring of credits for a serializer (see rq) */
-	alignas(EMU_CACHELINE) emu_time_t latency;
+	/* line 0: the link as the ingress side sees it, the ingress buffer, a ring of credits (see rq) */
+	alignas(EMU_CACHELINE) emu_time_t latency;	/* of what this port sends (tx_latency: its copy) */
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
-	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
 	/*
 	 * Credits on their way back to a serializer, not yet applied, in
 	 * (t, key) order: a ring of rq_cap entries, a power of two (none
@@ -195,32 +194,24 @@ struct emu_port {
 	 * credit from another process): then one by one until it is empty.
 	 */
 	uint32_t rq_head, rq_n, rq_cap;
-	uint32_t peer_node;
-	uint32_t gen;			/* link generation: bumps on every state change */
-	uint16_t peer_port;
-	bool rq_stalled;
-	bool rq_mixed;
-	bool connected;
-	bool up;
+	uint32_t gen;			/* link generation: bumps on every state change (tx_gen: its copy) */
 	/*
 	 * gen + 1 while a frame of this generation gives its buffer back
 	 * into the ring (up, no channel, not rq_stalled), else 0: the one
 	 * test of the give-back's common case (port.c, rq_refresh()).
 	 */
 	uint32_t rq_gen1;
-	/* the egress queue, per class */
-	alignas(EMU_CACHELINE) struct emu_frame *qhead[EMU_TC_N];
-	struct emu_frame *qtail[EMU_TC_N];
-	uint32_t qframes;
-	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
-	uint64_t qbytes;		/* all classes */
-	uint64_t qbytes_tc[EMU_TC_N];
-	/* the serializer: its state, configuration and credits, and what transmit() reads besides */
+	bool rq_stalled;
+	bool rq_mixed;
+	bool connected;
+	bool up;
+	uint64_t rx_frames, rx_bytes;
+	/* line 1: the serializer, its credits, and what commit() reads besides */
 	alignas(EMU_CACHELINE) emu_time_t busy_until;
 	uint64_t ps_per_byte;		/* 8e12 / rate when exact, else 0 */
 	int64_t credits[EMU_TC_N];	/* free bytes in the peer's ingress buffer, per class */
-	struct emu_port *peer;		/* the peer's port (connected ports): its ring holds our credits */
-	uint64_t loss_thresh;		/* drop if rng < loss_thresh (0: no loss) */
+	emu_time_t tx_latency;		/* = latency, here for commit() */
+	struct emu_chan *chan;		/* to the peer's worker, NULL if same worker */
 	/*
 	 * How far ahead of its start a queued frame is committed to the
 	 * wire: frames leave the queue while the serializer is busy for at
@@ -229,14 +220,16 @@ struct emu_port {
 	 */
 	emu_time_t quiet_until;
 	uint32_t commit_ps;
-	bool stalled;			/* waits for credit (mirrored in the ring's rq_stalled) */
-	bool txdone_pending;		/* a wake (EMU_EV_TXDONE) is queued */
-	/*
-	 * What a frame committed here must do besides the common case
-	 * (EMU_PORT_RARE_*): a capture, a loss draw, a forced drop. 0 on
-	 * the fast path: commit() tests it once.
-	 */
-	uint8_t rare;
+	uint32_t tx_gen;		/* = gen, here for commit() */
+	/* line 2: emu_send()'s checks, the transmit counters, the queue's and the committed frames' counts */
+	alignas(EMU_CACHELINE) uint64_t tx_frames;
+	uint64_t tx_bytes;
+	emu_time_t busy_ps;		/* serializer busy time within the run (a frame on the wire at its end counts up to it) */
+	uint64_t q_peak_bytes;		/* egress queue high-water mark */
+	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
+	uint32_t qframes;
+	uint32_t peer_node;
+	uint16_t peer_port;
 	/*
 	 * The port's variant (EMU_PORT_*), chosen when it is set up and
 	 * recomputed when a condition it depends on changes
@@ -246,23 +239,55 @@ struct emu_port {
 	 * EMU_PORT_FULL.
 	 */
 	uint8_t variant;
-	alignas(EMU_CACHELINE) struct emu_port_stats st;
-	/* seldom read, and the committed frames not yet started */
-	uint64_t rate_bps;
-	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
+	/*
+	 * What a frame committed here must do besides the common case
+	 * (EMU_PORT_RARE_*): a capture, a loss draw, a forced drop. 0 on
+	 * the fast path: commit() tests it once.
+	 */
+	uint8_t rare;
+	bool stalled;			/* waits for credit (mirrored in the ring's rq_stalled) */
+	bool txdone_pending;		/* a wake (EMU_EV_TXDONE) is queued */
 	/*
 	 * Frames committed to the wire that start after the time they were
 	 * committed, in start order: a ring of cq_cap, a power of two (none
 	 * while 0); cbytes_tc their bytes per class. Those that started by
 	 * now leave it when the queue's bytes are read (port.c, cq_settle).
 	 */
-	struct emu_txrec *cq;
-	uint32_t cq_head, cq_n;
+	uint32_t cq_n, cq_head, cq_cap;
+	/* line 3: the egress queue, per class, and the committed frames */
+	alignas(EMU_CACHELINE) struct emu_frame *qhead[EMU_TC_N];
+	uint64_t qbytes;		/* all classes */
+	uint64_t qbytes_tc[EMU_TC_N];
 	uint64_t cbytes_tc[EMU_TC_N];
-	uint32_t cq_cap;
+	struct emu_txrec *cq;
+	/* line 4: the ingress buffer's high-water mark, the queue's tails, the peer */
+	alignas(EMU_CACHELINE) uint64_t in_peak_bytes;	/* lossless */
+	struct emu_frame *qtail[EMU_TC_N];
+	struct emu_port *peer;		/* the peer's port (connected ports): its ring holds our credits */
+	uint64_t rate_bps;
+	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
+	/* line 5: seldom read */
+	alignas(EMU_CACHELINE) uint64_t loss_thresh;	/* drop if rng < loss_thresh (0: no loss) */
+	uint64_t drops_queue, drops_loss, drops_down, drops_mtu, credit_stalls;	/* see struct emu_port_stats */
 };
 _Static_assert(sizeof(struct emu_port) == 6 * EMU_CACHELINE, "struct emu_port: six cache lines, laid out by use");
-_Static_assert(offsetof(struct emu_port, qhead) == EMU_CACHELINE, "struct emu_port: the link's fields in its first line");
+_Static_assert(offsetof(struct emu_port, busy_until) == EMU_CACHELINE &&
+	       offsetof(struct emu_port, tx_frames) == 2 * EMU_CACHELINE &&
+	       offsetof(struct emu_port, qhead) == 3 * EMU_CACHELINE &&
+	       offsetof(struct emu_port, in_peak_bytes) == 4 * EMU_CACHELINE &&
+	       offsetof(struct emu_port, loss_thresh) == 5 * EMU_CACHELINE,
+	       "struct emu_port: each line's fields in it (prefetch_ahead() in engine.c fetches lines 0 and 4 for a frame)");
+
+/* @p's counters, as readers see them */
+static inline struct emu_port_stats emu_port_stats(const struct emu_port *p)
+{
+	return (struct emu_port_stats){
+		.tx_frames = p->tx_frames, .tx_bytes = p->tx_bytes, .rx_frames = p->rx_frames, .rx_bytes = p->rx_bytes,
+		.busy_ps = p->busy_ps, .q_peak_bytes = p->q_peak_bytes, .in_peak_bytes = p->in_peak_bytes,
+		.drops_queue = p->drops_queue, .drops_loss = p->drops_loss, .drops_down = p->drops_down,
+		.drops_mtu = p->drops_mtu, .credit_stalls = p->credit_stalls,
+	};
+}
 
 
 struct emu_node {

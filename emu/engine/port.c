@@ -99,7 +99,7 @@ static inline bool before_now(const struct emu_worker *w, emu_time_t t, uint64_t
 /* add a credit to its class; false if it is from before the link last changed state */
 static bool apply_credit(struct emu_port *p, uint64_t arg)
 {
-	if ((uint32_t)(arg >> 32) != p->gen)
+	if ((uint32_t)(arg >> 32) != p->tx_gen)
 		return false;
 	p->credits[arg >> 31 & 1] += (uint32_t)arg & 0x7fffffffu;
 	return true;
@@ -193,7 +193,7 @@ static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
 			return;
 		last = &a[(h + k - 1) & mask];
 	}
-	if (q->gen == p->gen) {
+	if (q->gen == p->tx_gen) {
 		uint64_t sum = last->cum - (a[h].cum - credit_cum(a[h].arg));
 
 		p->credits[0] += (uint32_t)sum;
@@ -836,8 +836,8 @@ static __attribute__((noinline)) bool commit_rare(struct emu_node *n, struct emu
 	if (p->rare & EMU_PORT_RARE_TAP)
 		n->eng->tap(n->eng->tap_ctx, w->id, n->id, (unsigned)(p - n->ports), f, start);
 	if ((p->loss_thresh && emu_rng_next(&n->rng) < p->loss_thresh) ||
-	    (p->drop_nth && p->st.tx_frames == p->drop_nth)) {
-		p->st.drops_loss++;
+	    (p->drop_nth && p->tx_frames == p->drop_nth)) {
+		p->drops_loss++;
 		emu_pool_put(&w->pool, f);
 		return true;
 	}
@@ -857,20 +857,20 @@ static inline __attribute__((always_inline)) void commit(struct emu_node *n, str
 			     : emu_port_tx_time(n, (unsigned)(p - n->ports), f->len);
 
 	p->busy_until = start + ft;
-	p->st.busy_ps += ft;
-	p->st.tx_frames++;
-	p->st.tx_bytes += f->len;
+	p->busy_ps += ft;
+	p->tx_frames++;
+	p->tx_bytes += f->len;
 	w->frame_hops++;
 	cq_push(p, w->now, start, f->len, f->tc);
 	if (!fast && emu_unlikely(p->rare) && commit_rare(n, p, f, start))
 		return;
 	if (fast || !n->eng->cfg.lossy)
 		p->credits[f->tc] -= f->len;
-	f->gen = p->gen;
+	f->gen = p->tx_gen;
 	f->t_sent = start;
 	f->hops++;
 	/* merlin: at the peer one latency after its first bit left (SST's links, cut-through) */
-	emu_time_t t = (!fast && n->eng->cfg.router == EMU_ROUTER_MERLIN ? start : p->busy_until) + p->latency;
+	emu_time_t t = (!fast && n->eng->cfg.router == EMU_ROUTER_MERLIN ? start : p->busy_until) + p->tx_latency;
 	struct emu_ev *e;
 
 	if (emu_likely(!p->chan) && (e = emu_evq_reserve(&w->q, t))) {
@@ -962,7 +962,7 @@ static inline __attribute__((always_inline)) void pump_variant(struct emu_node *
 		struct emu_frame *f = pick_head(n, p, &c, fast);
 
 		if (!f) {
-			p->st.credit_stalls++;
+			p->credit_stalls++;
 			stall(n, p);
 			return;	/* a credit event will pump again */
 		}
@@ -1023,8 +1023,8 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 			cq_settle(p, now);
 			q += p->cbytes_tc[0] + p->cbytes_tc[1];
 		}
-		if (q > p->st.q_peak_bytes)
-			p->st.q_peak_bytes = q;
+		if (q > p->q_peak_bytes)
+			p->q_peak_bytes = q;
 		unstall(p);
 		send_now(n, p, f, now, w->hold, fast);
 		if (n->ops->txdone && p->busy_until > now)
@@ -1044,8 +1044,8 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 		p->quiet_until = n->w->now + EMU_COMMIT_QUIET;
 	uint64_t q = p->cq_n ? queued(p, n->w->now) : p->qbytes;
 
-	if (q > p->st.q_peak_bytes)
-		p->st.q_peak_bytes = q;
+	if (q > p->q_peak_bytes)
+		p->q_peak_bytes = q;
 	if (p->qhead[c] == f)
 		pump(n, port, p);
 }
@@ -1065,12 +1065,12 @@ static __attribute__((noinline)) int send_full(struct emu_node *n, unsigned port
 	struct emu_port *p = &n->ports[port];
 
 	if (emu_unlikely(!p->up || !n->up)) {
-		p->st.drops_down++;
+		p->drops_down++;
 		emu_frame_free(n, f);
 		return -ENETDOWN;
 	}
 	if (emu_unlikely(f->len > p->mtu_frame)) {
-		p->st.drops_mtu++;
+		p->drops_mtu++;
 		emu_frame_free(n, f);
 		return -EMSGSIZE;
 	}
@@ -1084,7 +1084,7 @@ static __attribute__((noinline)) int send_full(struct emu_node *n, unsigned port
 		return emu_xbar_send(n, port, f, c);
 	}
 	if (n->eng->cfg.lossy && queued_tc(p, n->w->now, c) + f->len > n->eng->cfg.buffer_bytes) {
-		p->st.drops_queue++;
+		p->drops_queue++;
 		emu_frame_free(n, f);
 		return -ENOBUFS;
 	}
@@ -1142,12 +1142,12 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 	struct emu_port *p = &n->ports[pi];
 
 	if (emu_unlikely(!n->up || !p->up || f->gen != p->gen)) {
-		p->st.drops_down++;
+		p->drops_down++;
 		emu_pool_put(&n->w->pool, f);
 		return;
 	}
-	p->st.rx_frames++;
-	p->st.rx_bytes += f->len;
+	p->rx_frames++;
+	p->rx_bytes += f->len;
 	f->next = NULL;
 	f->xin = (uint16_t)pi;
 	if (!n->eng->cfg.lossy) {
@@ -1159,8 +1159,8 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 		 */
 		f->in_tc = f->tc;
 		p->in_bytes += f->len;
-		if (p->in_bytes > p->st.in_peak_bytes)
-			p->st.in_peak_bytes = p->in_bytes;
+		if (p->in_bytes > p->in_peak_bytes)
+			p->in_peak_bytes = p->in_bytes;
 	}
 	const struct emu_model_ops *ops = n->ops;
 
@@ -1218,7 +1218,7 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 	if (p->up == up)
 		return;
 	p->up = up;
-	p->gen++;
+	p->tx_gen = ++p->gen;
 	if (p->rq_n)	/* the ring's credits are of the generation before (absorb_credits()) */
 		p->rq_mixed = true;
 	unstall(p);
@@ -1230,7 +1230,7 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 			while (f) {
 				struct emu_frame *next = f->next;
 
-				p->st.drops_down++;
+				p->drops_down++;
 				emu_frame_free(n, f);
 				f = next;
 			}

@@ -314,7 +314,7 @@ static void grant(struct emu_node *n, unsigned o, struct emu_fifo *q, uint64_t *
 	}
 	emu_port_ingress_release(n, f);
 	if (emu_unlikely(!p->up || !n->up)) {
-		p->st.drops_down++;
+		p->drops_down++;
 		emu_frame_free(n, f);
 	} else {
 		emu_port_enqueue(n, o, f, c);
@@ -415,7 +415,7 @@ int emu_xbar_send(struct emu_node *n, unsigned port, struct emu_frame *f, unsign
 		bytes = &xb->out[port].own_bytes[c];
 	}
 	if (xb->lossy && *bytes + f->len > xb->ibuf) {
-		n->ports[in < xb->nports ? in : port].st.drops_queue++;
+		n->ports[in < xb->nports ? in : port].drops_queue++;
 		emu_frame_free(n, f);
 		return -ENOBUFS;
 	}
@@ -485,7 +485,7 @@ static uint64_t purge(struct emu_node *n, struct emu_fifo *q, unsigned port)
 		}
 		if (f->xout == port) {
 			gone += f->len;
-			n->ports[port].st.drops_down++;
+			n->ports[port].drops_down++;
 			emu_frame_free(n, f);
 		} else {
 			f->next = NULL;
@@ -509,7 +509,7 @@ void emu_xbar_link_down(struct emu_node *n, unsigned port)
 
 	for (unsigned c = 0; c < EMU_TC_N; c++) {
 		while (xo->own[c].head) {
-			n->ports[port].st.drops_down++;
+			n->ports[port].drops_down++;
 			emu_frame_free(n, emu_fifo_pop(&xo->own[c]));
 		}
 		xo->own_bytes[c] = 0;
