@@ -155,11 +155,8 @@ static void chunks_free(struct emu_evchunk *c)
 void emu_evq_fini(struct emu_evq *q)
 {
 	emu_heap_fini(&q->far);
-	if (q->held) {
-		free(q->held);
-		q->held = NULL;
-		q->now = q->own;
-	}
+	free(q->held);
+	q->held = NULL;
 	q->next = q->stop = NULL;
 	bucket_free(&q->now);
 	bucket_free(&q->tmp);
@@ -212,7 +209,7 @@ static void chunk_put(struct emu_evq *q, struct emu_evchunk *c)
 
 /*
  * The held chunk back to the free list, the events left in it (from
- * head) into the queue's own array, current again.
+ * next) into the queue's own array, now.
  */
 static void unhold(struct emu_evq *q)
 {
@@ -220,8 +217,6 @@ static void unhold(struct emu_evq *q)
 	uint32_t left = emu_evq_left(q);
 
 	q->held = NULL;
-	q->now.ev = q->own.ev;
-	q->now.cap = q->own.cap;
 	bucket_reserve(&q->now, left + 1);
 	memcpy(q->now.ev, q->next, (size_t)left * sizeof(c->ev[0]));
 	q->next = q->now.ev;
@@ -493,9 +488,6 @@ static void advance(struct emu_evq *q, uint64_t sl)
 		c->lead = (struct emu_ev){ .t = 0, .key = 0 };
 		sort_small(c->ev, n);
 		q->held = c;
-		q->own = q->now;
-		q->now.ev = c->ev;
-		q->now.cap = EMU_EVCHUNK_N;
 		q->next = c->ev;
 		q->stop = c->ev + n;
 		pull_far(q);
@@ -556,7 +548,6 @@ bool emu_evq_pop_slow(struct emu_evq *q, emu_time_t end, struct emu_ev *out)
 			struct emu_evchunk *c = q->held;
 
 			q->held = NULL;
-			q->now = q->own;
 			q->next = q->stop = q->now.ev;
 			q->nchunks--;
 			chunk_put(q, c);

@@ -169,12 +169,11 @@ struct emu_evq {
 	struct emu_evslot *slot;	/* EMU_EVQ_SLOTS */
 	struct emu_evbucket now;	/* the current slot's array (its n unused: stop) */
 	/*
-	 * A current slot of one chunk is sorted and read in place: now.ev is
-	 * the chunk's (held), the queue's own array waits in own; a push
-	 * into the current slot first copies what is left into it.
+	 * A current slot of one chunk is sorted and read in place: next and
+	 * stop point into the chunk (held), not into now; a push into the
+	 * current slot first copies what is left into now.
 	 */
 	struct emu_evchunk *held;
-	struct emu_evbucket own;
 	struct emu_evbucket tmp;	/* scratch for sorting a crowded slot */
 	struct emu_heap far;		/* events with slot >= cur + SLOTS */
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
