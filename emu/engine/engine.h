@@ -126,15 +126,12 @@ extern const char *const emu_tc_mode_names[EMU_TC_MODES];
 
 /*
  * A credit on its way back from the peer: when it arrives (t), its event
- * key, and bytes (31 bits) | class (bit 31) | link generation (high word);
- * cum: the bytes of the ring's credits up to this one, class 0's plus
- * class 1's times 2^32, from an origin of the ring's (modulo 2^64).
+ * key, and bytes (31 bits) | class (bit 31) | link generation (high word).
  */
 struct emu_credit {
 	emu_time_t t;
 	uint64_t key;
 	uint64_t arg;
-	uint64_t cum;
 };
 
 /*
@@ -172,27 +169,24 @@ struct emu_port {
 	alignas(EMU_CACHELINE) emu_time_t latency;	/* of what this port sends (tx_latency: its copy) */
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
 	/*
-	 * Credits on their way back to a serializer, not yet applied, in
-	 * (t, key) order: a ring of rq_cap entries, a power of two (none
-	 * while 0). On a link within one worker they are those this port owes
-	 * its peer, kept here, where giving back buffer space writes them;
-	 * on a link to another worker or process, those that came back to
-	 * this port's own serializer (see credq_of() in port.c). They are
-	 * applied, those due by now, when the head of the serializer's
-	 * highest non-empty class does not fit the credits it has (they only
-	 * add up: a head that fits without them fits with them) and when the
-	 * ring is full, to the same sum as if each had been an event; only
-	 * while the serializer waits for credit (rq_stalled) are they real
-	 * events, since one of them has to wake it.
+	 * Credits on their way back to a serializer, not yet applied, in the
+	 * order they were given: a ring of rq_cap entries, a power of two
+	 * (none while 0). On a link within one worker they are those this
+	 * port owes its peer, kept here, where giving back buffer space
+	 * writes them; on a link to another worker or process, those that
+	 * came back to this port's own serializer (see credq_of() in
+	 * port.c). Those due by now are applied, each to its class if of the
+	 * link's generation, when the head of the serializer's highest
+	 * non-empty class does not fit the credits it has (they only add up:
+	 * a head that fits without them fits with them) and when the ring is
+	 * full (absorb_credits() in port.c): the same sums as if each had
+	 * been an event; summed at once while all are of this port's link
+	 * generation, one by one while rq_mixed (the link changed state, a
+	 * credit from another process). Only while the serializer waits for
+	 * credit (rq_stalled) are they real events, since one of them has to
+	 * wake it.
 	 */
 	struct emu_credit *rq;
-	/*
-	 * Each entry keeps the running sum of the ring's bytes up to itself
-	 * (cum), so that the credits due, a prefix of the ring, are applied
-	 * at once (absorb_credits() in port.c); they are then all of this
-	 * port's link generation, unless rq_mixed (the link changed state, a
-	 * credit from another process): then one by one until it is empty.
-	 */
 	uint32_t rq_head, rq_n, rq_cap;
 	uint32_t gen;			/* link generation: bumps on every state change (tx_gen: its copy) */
 	/*

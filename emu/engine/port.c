@@ -42,8 +42,9 @@
  * plain events): timers fire in exactly the (time, key) order of events,
  * and every decision that depends on a port's credits comes out as the
  * credit events would have made it: credits only add up, and the queued
- * ones due by then, a prefix of a ring in (time, key) order, are added
- * (as one sum per class) before any test they could change.
+ * ones due by then, those of a ring whose (time, key) is before the
+ * decision's, are added (as one sum per class) before any test they
+ * could change.
  */
 #include "emu/engine/port_internal.h"
 #include "emu/engine/xbar.h"
@@ -117,49 +118,48 @@ static inline struct emu_port *credq_of(struct emu_port *p)
 	return p->chan || !p->peer ? p : p->peer;
 }
 
-/* the bytes of credit argument @arg as they add up in a ring's running sums (struct emu_credit's cum) */
-static inline uint64_t credit_cum(uint64_t arg)
+/* is (t, key) of @c before the event being processed (at @now, @key)? */
+static inline bool credit_due(const struct emu_credit *c, emu_time_t now, uint64_t key)
 {
-	return (uint64_t)((uint32_t)arg & 0x7fffffffu) << (arg >> 26 & 32);
+	return c->t < now || (c->t == now && c->key < key);
 }
 
 /*
- * The queued credits of @p's serializer (in @q = credq_of(@p)) that would
- * have been processed by now, one at a time, in (t, key) order: a ring
- * that holds credits of more than one generation (rq_mixed).
+ * absorb_credits() of a ring that may hold credits of another generation
+ * than @q's or larger than a frame (rq_mixed): each credit due is added
+ * to its class if it is of @p's link generation, as its event would
+ * have been (apply_credit()).
  */
 static __attribute__((noinline)) void absorb_each(const struct emu_worker *w, struct emu_port *p, struct emu_port *q)
 {
-	uint32_t n = q->rq_n;
-	const struct emu_credit *a = q->rq;
-	uint32_t h = q->rq_head, mask = q->rq_cap - 1;
+	struct emu_credit *a = q->rq;
+	uint32_t h = q->rq_head, mask = q->rq_cap - 1, keep = h;
 
-	do {
-		const struct emu_credit *c = &a[h];
+	for (uint32_t i = h, end = h + q->rq_n; i != end; i++) {
+		const struct emu_credit *c = &a[i & mask];
 
-		if (!before_now(w, c->t, c->key))
-			break;
-		apply_credit(p, c->arg);
-		h = (h + 1) & mask;
-	} while (--n);
-	q->rq_head = h;
-	q->rq_n = n;
-	if (!n)
-		q->rq_mixed = false;
+		if (credit_due(c, w->now, w->cur_key))
+			apply_credit(p, c->arg);
+		else if (keep++ != i)
+			a[(keep - 1) & mask] = *c;
+	}
+	q->rq_n = keep - h;
+	if (!q->rq_n)
+		q->rq_mixed = q->rq_cap > 1u << 20;
 }
 
 /*
- * Apply the queued credits of @p's serializer that would have been
- * processed by now: the ring is in (t, key) order, they are a prefix of
- * it. What they change is the sum each class gets, each credit adding
- * its bytes to its class if it is of the link's current generation;
- * when all of the ring's credits are of one generation (not rq_mixed:
- * that of @q), the prefix's sums are the difference of the running sums
- * (cum) of its last entry and of the entry before its first, added at
- * once: the same totals as one by one in any order. (A ring's credits
- * sum to less than 2^32 bytes per class, see credq_grow(): class 0's
- * difference is the low word.) The prefix ends where the ring's does
- * when its last credit is due, else it is found by halving.
+ * Apply the queued credits of @p's serializer (in @q = credq_of(@p)) that
+ * would have been processed by now. The ring is in the order the credits
+ * were given, not in (t, key) order, so each entry is tested; those not
+ * due yet stay, moved up to the head in their order. What the credits
+ * due change is each class's sum, each adding its bytes if of the link's
+ * current generation; when all of the ring's are of @q's generation and
+ * of a frame's size at most (not rq_mixed), they are summed at once, the
+ * classes in the two halves of one word (a ring of up to 2^20 credits of
+ * up to 2 KiB: class 0's sum fits the low one), and added if @q's
+ * generation is @p's: the same totals as one event per credit, in any
+ * order.
  */
 static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
 {
@@ -172,35 +172,30 @@ static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
 		absorb_each(w, p, q);
 		return;
 	}
-	const struct emu_credit *a = q->rq;
-	uint32_t h = q->rq_head, mask = q->rq_cap - 1, k = n;
-	const struct emu_credit *last = &a[(h + n - 1) & mask];
+	struct emu_credit *a = q->rq, *c = &a[q->rq_head], *end = &a[q->rq_cap];
+	uint32_t mask = q->rq_cap - 1, keep = q->rq_head, kept = 0;
+	emu_time_t now = w->now;
+	uint64_t key = w->cur_key, sum = 0;
 
-	if (!before_now(w, last->t, last->key)) {
-		uint32_t lo = 0, hi = n - 1;	/* the first lo are due, the one at hi is not */
+	do {
+		if (credit_due(c, now, key)) {
+			uint64_t arg = c->arg;
 
-		while (lo < hi) {
-			uint32_t mid = (lo + hi) / 2;
-			const struct emu_credit *c = &a[(h + mid) & mask];
+			sum += (uint64_t)((uint32_t)arg & 0x7fffffffu) << (arg >> 26 & 32);
+		} else {
+			struct emu_credit *k = &a[(keep + kept++) & mask];
 
-			if (before_now(w, c->t, c->key))
-				lo = mid + 1;
-			else
-				hi = mid;
+			if (k != c)
+				*k = *c;
 		}
-		k = lo;
-		if (!k)
-			return;
-		last = &a[(h + k - 1) & mask];
-	}
+		if (++c == end)
+			c = a;
+	} while (--n);
 	if (q->gen == p->tx_gen) {
-		uint64_t sum = last->cum - (a[h].cum - credit_cum(a[h].arg));
-
 		p->credits[0] += (uint32_t)sum;
 		p->credits[1] += (uint32_t)(sum >> 32);
 	}
-	q->rq_head = (h + k) & mask;
-	q->rq_n = n - k;
+	q->rq_n = kept;
 }
 
 /*
@@ -222,91 +217,46 @@ static __attribute__((noinline)) void ring_grow(void **ring, uint32_t *cap, uint
 }
 
 /*
- * A credit ring's first size. It is searched for the credits due when it
- * is full (or a head does not fit), so a ring that holds little more
- * than one link latency's credits fills every few frames: 16 entries
- * (512 bytes) filled every 13 or so in forwarding. 32 cost 5 fewer
- * instructions per frame-hop there and 2 % more memory in the default
- * run; 64, 2 fewer again and 6 % more (bench/instr.sh, peak RSS).
+ * A credit ring's first size. When it is full the credits due are
+ * applied, every entry tested, so a ring that holds little more than one
+ * link latency's credits is searched every few frames: 32 entries.
  */
 #define CREDQ_FIRST 32
 
-/* @q's ring is full: apply the credits due by now to @p, and grow it if none were */
+/*
+ * @q's ring is full: apply the credits due by now to @p, and grow it
+ * unless that freed half of it (so that a full ring's test of every
+ * entry is paid by at least as many credits as it has entries / 2).
+ */
 static __attribute__((noinline)) void credq_full(const struct emu_worker *w, struct emu_port *q, struct emu_port *p)
 {
 	absorb_credits(w, p);
-	if (q->rq_n < q->rq_cap)
+	if (q->rq_cap && q->rq_n <= q->rq_cap / 2)
 		return;
 	void *r = q->rq;
 
 	ring_grow(&r, &q->rq_cap, q->rq_head, q->rq_n, sizeof(*q->rq), CREDQ_FIRST);
 	q->rq = r;
 	q->rq_head = 0;
-	/* 2^20 credits of up to 2 KiB: the running sums of class 0 no longer fit a word, one by one */
+	/* 2^20 credits of up to 2 KiB: class 0's sum no longer fits its half word, one by one from now on */
 	if (q->rq_cap > 1u << 20)
 		q->rq_mixed = true;
 }
 
 /*
- * Queue credit (@t, @key, @arg) at @pos of @q's ring (its tail, the ring
- * already counts it), before the credits after it in (t, key) order:
- * each of those moves one place on and its running sum counts this one.
+ * Queue a credit for @p's serializer in the ring of @q = credq_of(@p):
+ * at its tail, whatever its (t, key) (frames committed ahead give their
+ * buffer back as of their start, which is not in the order they were
+ * committed across egress ports); absorb_credits() tests each. When the
+ * ring is full the credits due by now are applied first (credq_full()).
+ * Only then is @p touched.
  */
-static __attribute__((noinline, noipa)) void credq_insert(struct emu_port *q, uint32_t pos, emu_time_t t,
-							  uint64_t key, uint64_t arg)
-{
-	struct emu_credit *a = q->rq;
-	uint32_t mask = q->rq_cap - 1, i = q->rq_n - 1;
-	uint64_t add = credit_cum(arg);
-
-	while (i) {
-		uint32_t prev = (pos - 1) & mask;
-
-		if (a[prev].t < t || (a[prev].t == t && a[prev].key < key))
-			break;
-		a[pos] = a[prev];
-		a[pos].cum += add;
-		pos = prev;
-		i--;
-	}
-	const struct emu_credit *next = &a[(pos + 1) & mask];
-	uint64_t cum = i ? a[(pos - 1) & mask].cum + add : next->cum - credit_cum(next->arg);
-
-	a[pos] = (struct emu_credit){ .t = t, .key = key, .arg = arg, .cum = cum };
-}
-
-/*
- * Queue a credit for @p's serializer in the ring of @q = credq_of(@p), in
- * (t, key) order: frames committed ahead give their buffer back as of
- * their start, which is not in the order they were committed across
- * egress ports, so a credit may go a few places before the tail
- * (credq_insert()). When the ring is full, the credits due by now are
- * applied first, and it grows only if none were: it holds about one link
- * latency's credits. Only then is @p touched (credq_put() then).
- */
-/*
- * credq_push() into a ring with room (@q holds @n < rq_cap credits): the
- * tail, its running sum that of the entry before plus its bytes (an empty
- * ring's origin is 0), or out of (t, key) order credq_insert().
- */
+/* credq_push() into a ring with room (@q holds @n < rq_cap credits) */
 static inline __attribute__((always_inline)) void credq_put(struct emu_port *q, uint32_t n, emu_time_t t,
 							      uint64_t key, uint64_t arg)
 {
-	struct emu_credit *a = q->rq;
-	uint32_t mask = q->rq_cap - 1, pos = (q->rq_head + n) & mask;
-	uint64_t cum = credit_cum(arg);
-
 	q->rq_n = n + 1;
-	if (n) {
-		const struct emu_credit *prev = &a[(pos - 1) & mask];
-
-		if (emu_unlikely(prev->t > t || (prev->t == t && prev->key > key))) {
-			credq_insert(q, pos, t, key, arg);
-			return;
-		}
-		cum += prev->cum;
-	}
-	a[pos] = (struct emu_credit){ .t = t, .key = key, .arg = arg, .cum = cum };
+	q->rq[(q->rq_head + n) & (q->rq_cap - 1)] = (struct emu_credit){ .t = t, .key = key, .arg = arg };
 }
 
 static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
@@ -357,7 +307,7 @@ static void stall(struct emu_node *n, struct emu_port *p)
 
 		emu_evq_push(&n->w->q, &ev);
 	}
-	q->rq_mixed = false;
+	q->rq_mixed = q->rq_cap > 1u << 20;
 }
 
 /* the serializer of @p no longer waits for credit */
@@ -454,9 +404,8 @@ static __attribute__((noinline)) void frame_free_slow(struct emu_node *n, struct
 /*
  * What ingress_release_at() and the pool do, written so that the common
  * case (no credit to give, or a credit at the tail of a ring with room)
- * calls nothing: every other case is a tail call (the frame goes back to
- * the pool before an out-of-order credit is inserted: its fields are
- * read by then). So the function saves no register.
+ * calls nothing: every other case is a tail call. So the function saves
+ * no register.
  */
 void emu_frame_free(struct emu_node *n, struct emu_frame *f)
 {
