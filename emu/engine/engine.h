@@ -57,12 +57,15 @@ struct emu_node;
  *           and arm timers. @arg is what emu_engine_set_model() was given.
  *           Return 0 or negative errno (the run is aborted).
  * @rx:      a frame arrived on @port. The model owns it: forward it with
- *           emu_send() or release it with emu_frame_free().
+ *           emu_send() or release it with emu_frame_free(). Its route
+ *           cache (frame.h) is cleared: the model may rewrite it.
  * @route:   optional, instead of @rx for a model that forwards frames as
  *           they are: the port @f (arrived on @port) leaves by, which
  *           the engine then sends it on as emu_send() would, with no call
  *           between (the common hop of a forwarding switch); or a
  *           negative errno when the model sent, kept or freed @f itself.
+ *           @f's route cache is as the last switch left it: a model that
+ *           may rewrite @f clears it (rdst = EMU_RDST_NONE) first.
  * @timer:   a timer armed with emu_timer_at() fired (not while the node is down).
  * @timer_idle: optional; would @timer(@cookie) do nothing at all (no state,
  *           no frame, no timer), now and at any later time until it is due?

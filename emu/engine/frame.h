@@ -47,23 +47,46 @@ struct emu_frame {
 	uint16_t hops;		/* links traversed so far */
 	uint8_t tc;		/* traffic class of its egress queue (engine) */
 	uint8_t in_tc;		/* class of the ingress buffer it holds */
-	uint8_t pad_[2];
 	/*
 	 * 0: data[] holds all len bytes. Else only the first kept bytes are
 	 * data; the rest of len is padding that no receiver reads (background
 	 * traffic's payload), so the frame is stored in a class that holds
 	 * kept bytes (emu_pool_fit) and a capture writes zeros for it.
 	 */
-	uint32_t kept;
+	uint16_t kept;
+	/*
+	 * The route cache: what a forwarding switch's lookup parsed out of the
+	 * bytes, for the next switches (emu_frame_route_set). rdst is the
+	 * destination host's index, or EMU_RDST_NONE: not known (a fresh frame,
+	 * one handed to a model's rx, or a host index rdst cannot hold); rhash
+	 * the flow hash's mixed value (emu_hash64). Valid only while no one
+	 * may have written the bytes since it was set.
+	 */
+	uint64_t rhash;
+	uint16_t rdst;
 	uint8_t cls;		/* size class of its buffer (pool) */
-	uint8_t pad3_[1];
+	uint8_t xpol;		/* merlin router: the routing policy of xmask (enum emu_routing) */
 	uint16_t xin;		/* merlin router: the input port it arrived on, or EMU_PORT_NONE */
 	uint16_t xout;		/* merlin router: the output port it waits for (until routed: the natural one) */
-	uint8_t xpol;		/* merlin router: the routing policy of xmask (enum emu_routing) */
-	uint8_t pad2_[3];
 	uint64_t xmask;		/* merlin router: ports to choose from at the head of the input queue; 0: routed */
 	uint8_t data[];		/* EMU_FCLASS_CAP(cls) bytes */
 };
+
+/* rdst's "not known"; a host index at or above it is not cached */
+#define EMU_RDST_NONE 0xffffu
+_Static_assert(EMU_FRAME_MAX <= UINT16_MAX, "kept (at most a buffer's bytes) fits 16 bits");
+
+/*
+ * emu_frame_route_set - cache @f's destination host index @dst and flow
+ * hash's mixed value @rhash (see rdst); a @dst rdst cannot hold is not.
+ */
+static inline void emu_frame_route_set(struct emu_frame *f, uint32_t dst, uint64_t rhash)
+{
+	if (dst < EMU_RDST_NONE) {
+		f->rdst = (uint16_t)dst;
+		f->rhash = rhash;
+	}
+}
 
 /* emu_frame_bytes - how many bytes of @f's data[] are data (see kept) */
 static inline uint32_t emu_frame_bytes(const struct emu_frame *f)
@@ -118,6 +141,7 @@ static inline struct emu_frame *emu_pool_get_class(struct emu_pool *p, unsigned 
 	f->next = NULL;
 	f->len = 0;
 	f->kept = 0;
+	f->rdst = EMU_RDST_NONE;
 	f->in_port = EMU_PORT_NONE;
 	f->xin = EMU_PORT_NONE;
 	f->xmask = 0;

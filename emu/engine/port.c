@@ -1121,6 +1121,7 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 			send_variant(n, (unsigned)out, f, false);	/* a frame off a wire: fitted already */
 		return;
 	}
+	f->rdst = EMU_RDST_NONE;	/* the model may rewrite the frame and send it on: its route cache is stale then */
 	ops->rx(n, f, pi);
 }
 

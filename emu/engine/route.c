@@ -182,25 +182,14 @@ static inline uint64_t port_occupancy(struct emu_node *n, unsigned pi)
 	return n->xb ? n->ports[pi].qbytes : emu_port_queued(n, pi);
 }
 
-/* emu_route_pick(), inline in emu_route_next() (once per switch hop) */
-static inline __attribute__((always_inline)) unsigned route_pick(struct emu_node *n, uint64_t mask, uint64_t hash,
-								   enum emu_routing policy)
+/*
+ * The port of @mask with the least queued bytes; ties go to the first in
+ * hash rotation order from @def: the ports above it in ascending order,
+ * then those below. Out of line: the common case of route_pick() saves
+ * no registers for the loop.
+ */
+static __attribute__((noinline)) unsigned least_queued(struct emu_node *n, uint64_t mask, unsigned def)
 {
-	unsigned cnt = emu_mask_count(mask);
-
-	if (cnt == 1)
-		return (unsigned)__builtin_ctzll(mask);
-	unsigned start = (unsigned)(emu_hash64(hash) % cnt);
-	unsigned def = emu_nth_bit(mask, start);
-
-	if (policy == EMU_ROUTE_ECMP)
-		return def;
-	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(n, def) * 2 <= n->eng->cfg.buffer_bytes)
-		return def;
-	/*
-	 * Least queued bytes; ties go to the first in hash rotation order:
-	 * the ports above the default in ascending order, then those below.
-	 */
 	unsigned best = def;
 	uint64_t bestq = port_occupancy(n, def);
 	uint64_t below = mask & ((1ULL << def) - 1);
@@ -221,30 +210,51 @@ static inline __attribute__((always_inline)) unsigned route_pick(struct emu_node
 	return best;
 }
 
-unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
+/*
+ * emu_route_pick() with the flow hash's mixed value @rhash (emu_hash64()),
+ * inline in emu_route_next() (once per switch hop)
+ */
+static inline __attribute__((always_inline)) unsigned route_pick(struct emu_node *n, uint64_t mask, uint64_t rhash,
+								   enum emu_routing policy)
 {
-	return route_pick(n, mask, hash, policy);
+	unsigned cnt = emu_mask_count(mask);
+
+	if (cnt == 1)
+		return (unsigned)__builtin_ctzll(mask);
+	unsigned start = (unsigned)(rhash % cnt);
+	unsigned def = emu_nth_bit(mask, start);
+
+	if (policy == EMU_ROUTE_ECMP)
+		return def;
+	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(n, def) * 2 <= n->eng->cfg.buffer_bytes)
+		return def;
+	return least_queued(n, mask, def);
 }
 
-int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f)
+unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
 {
-	if (!n->xb || !(mask & (mask - 1)))
-		return emu_send(n, emu_route_pick(n, mask, hash, policy), f);
-	/*
-	 * merlin: the natural port now, topo_fattree's destination rule
-	 * (emu_xbar_natural(): the frame's destination host, the hash only
-	 * for a frame with none), the choice when the crossbar sees the
-	 * frame at the head of its queue. The frame moves to its smallest
-	 * buffer here, so that what emu_send() keeps is this frame with its
-	 * mask (emu_pool_fit() copies the header only up to cls).
-	 */
-	uint16_t in = f->xin;
-	uint32_t dip, dst = EMU_NONE32;
-	uint64_t fh;
+	return route_pick(n, mask, emu_hash64(hash), policy);
+}
 
-	if (lh_wire_dst(f->data, f->len, &dip, &fh) == LH_WIRE_OK)
-		dst = emu_fabric_host_by_ip(n->eng->fab, dip);
-	unsigned natural = emu_xbar_natural(n, mask, dst, hash);
+unsigned emu_route_pick_mixed(struct emu_node *n, uint64_t mask, uint64_t rhash, enum emu_routing policy)
+{
+	return route_pick(n, mask, rhash, policy);
+}
+
+/*
+ * merlin with a choice of ports: the natural port now, topo_fattree's
+ * destination rule (emu_xbar_natural(): destination host @dst, the hash
+ * only for a frame with none), the choice when the crossbar sees the
+ * frame at the head of its queue. The frame moves to its smallest buffer
+ * here, so that what emu_send() keeps is this frame with its mask
+ * (emu_pool_fit() copies the header only up to cls). Out of line: the
+ * route op's FIFO path saves no registers for it.
+ */
+static __attribute__((noinline)) int send_merlin(struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t rhash, enum emu_routing policy,
+		       struct emu_frame *f)
+{
+	uint16_t in = f->xin;
+	unsigned natural = emu_xbar_natural(n, mask, dst, rhash);
 
 	f = emu_pool_fit(&n->w->pool, f);
 	f->xin = in;
@@ -253,10 +263,24 @@ int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_rou
 	return emu_send(n, natural, f);
 }
 
-int emu_route_next(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f)
+int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f)
 {
 	if (!n->xb || !(mask & (mask - 1)))
-		return (int)route_pick(n, mask, hash, policy);
-	emu_send_pick(n, mask, hash, policy, f);
-	return -EINPROGRESS;
+		return emu_send(n, emu_route_pick(n, mask, hash, policy), f);
+	uint32_t dip, dst = EMU_NONE32;
+	uint64_t fh;
+
+	if (lh_wire_dst(f->data, f->len, &dip, &fh) == LH_WIRE_OK)
+		dst = emu_fabric_host_by_ip(n->eng->fab, dip);
+	return send_merlin(n, mask, dst, emu_hash64(hash), policy, f);
+}
+
+int emu_route_next(struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t rhash, enum emu_routing policy,
+		   struct emu_frame *f)
+{
+	if (!n->xb || !(mask & (mask - 1)))
+		return (int)route_pick(n, mask, rhash, policy);
+	int err = send_merlin(n, mask, dst, rhash, policy, f);
+
+	return err ? err : -EINPROGRESS;
 }

@@ -75,6 +75,8 @@ uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
  * queue is above half the buffer), ecmp (hash), leastloaded.
  */
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy);
+/* emu_route_pick_mixed - the same with the flow hash's mixed value @rhash (emu_hash64(@hash)) */
+unsigned emu_route_pick_mixed(struct emu_node *n, uint64_t mask, uint64_t rhash, enum emu_routing policy);
 
 /*
  * emu_send_pick - emu_send() @f on a port of @mask (non-zero) chosen under
@@ -87,11 +89,14 @@ unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum e
 int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f);
 
 /*
- * emu_route_next - emu_send_pick() for a model's route op (engine.h): the
- * port of @mask to send @f on, which the caller sends it on (the FIFO
- * router, or one port in @mask); or -EINPROGRESS when it sent @f itself
- * (merlin with a choice of ports: the crossbar chooses).
+ * emu_route_next - emu_send_pick() for a model's route op (engine.h), for
+ * @f to destination host index @dst with the flow hash's mixed value
+ * @rhash (emu_hash64() of emu_send_pick()'s @hash): the port of @mask to
+ * send @f on, which the caller sends it on (the FIFO router, or one port
+ * in @mask); or -EINPROGRESS when it sent @f itself (merlin with a choice
+ * of ports: the crossbar chooses), emu_send()'s error when that failed.
  */
-int emu_route_next(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy, struct emu_frame *f);
+int emu_route_next(struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t rhash, enum emu_routing policy,
+		   struct emu_frame *f);
 
 #endif /* EMU_ROUTE_H */

@@ -124,10 +124,10 @@ void emu_xbar_destroy(struct emu_xbar *xb)
 	free(xb);
 }
 
-unsigned emu_xbar_natural(const struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t hash)
+unsigned emu_xbar_natural(const struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t rhash)
 {
 	unsigned cnt = emu_mask_count(mask);
-	unsigned k = dst != EMU_NONE32 ? (dst / n->xb->drf) % cnt : (unsigned)(emu_hash64(hash) % cnt);
+	unsigned k = dst != EMU_NONE32 ? (dst / n->xb->drf) % cnt : (unsigned)(rhash % cnt);
 
 	return emu_nth_bit(mask, k);
 }

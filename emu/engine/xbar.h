@@ -83,9 +83,10 @@ void emu_xbar_wake(struct emu_node *n, unsigned port, bool input);
  * @mask (two or more ports): topo_fattree's up route, the
  * ((dst / down_route_factor) % ports)-th port of @mask, down_route_factor
  * being the hosts below one down port of the switch (1 on a leaf). A
- * frame with no host destination (@dst EMU_NONE32) takes the flow hash's.
+ * frame with no host destination (@dst EMU_NONE32) takes the flow hash's
+ * (@rhash: its mixed value, emu_hash64()).
  */
-unsigned emu_xbar_natural(const struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t hash);
+unsigned emu_xbar_natural(const struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t rhash);
 /* emu_xbar_link_down - @port's link died: frames waiting at any input for it are lost */
 void emu_xbar_link_down(struct emu_node *n, unsigned port);
 

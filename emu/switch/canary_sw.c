@@ -862,6 +862,21 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 	sw_recirc(n, s, f, port);
 }
 
+/*
+ * The route op: a frame other than Canary's is forwarded as the fwd model
+ * does (by the route cache an earlier switch filled, not its header: the
+ * engine sends it on), a Canary frame handled by sw_rx() (its route cache
+ * cleared first, as the engine does before rx: the switch may rewrite it).
+ */
+static int sw_route(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	if (lh_wire_ethertype(f->data, f->len) != EMU_ETHERTYPE_CANARY)
+		return emu_fwd_route(n, f, &((struct sw_state *)emu_node_state(n))->st.fwd);
+	f->rdst = EMU_RDST_NONE;
+	sw_rx(n, f, port);
+	return -EINPROGRESS;
+}
+
 /* Recirculation: Canary frames occupy their pipeline for every pass. */
 static __attribute__((noinline)) void sw_recirc(struct emu_node *n, struct sw_state *s, struct emu_frame *f,
 						unsigned port)
@@ -1069,6 +1084,7 @@ const struct emu_model_ops emu_sw_ops = {
 	.state_size = sizeof(struct sw_state),
 	.init = sw_init,
 	.rx = sw_rx,
+	.route = sw_route,
 	.timer = sw_timer,
 	.state = sw_state_change,
 	.fini = sw_fini,

@@ -36,4 +36,12 @@ int emu_fwd_port(struct emu_node *n, const struct emu_frame *f);
 /* emu_fwd_forward - route and send @f; count into @st. Frees @f on error. */
 int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st);
 
+/*
+ * emu_fwd_route - the fwd model's route op (engine.h) for a model whose
+ * @f is forwarded as it is, counted into @st: the port to send @f on, or a
+ * negative errno when sent or freed here. Reads @f's route cache
+ * (frame.h), which an earlier switch may have filled, and fills it.
+ */
+int emu_fwd_route(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st);
+
 #endif /* EMU_FWD_H */
