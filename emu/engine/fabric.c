@@ -41,6 +41,7 @@ void emu_fabric_destroy(struct emu_fabric *fab)
 	free(fab->switches);
 	free(fab->attach_node);
 	free(fab->attach_port);
+	free(fab->attach_route);
 	free(fab);
 }
 
@@ -287,10 +288,12 @@ static int index_nodes(struct emu_fabric *fab, char *err, size_t errlen)
 	free(fab->switches);
 	free(fab->attach_node);
 	free(fab->attach_port);
+	free(fab->attach_route);
 	fab->hosts = emu_xcalloc(fab->nhosts + 1, sizeof(uint32_t));
 	fab->switches = emu_xcalloc(fab->nswitches + 1, sizeof(uint32_t));
 	fab->attach_node = emu_xcalloc(fab->nhosts + 1, sizeof(uint32_t));
 	fab->attach_port = emu_xcalloc(fab->nhosts + 1, sizeof(uint16_t));
+	fab->attach_route = emu_xcalloc(fab->nhosts + 1, sizeof(uint32_t));
 	if (fab->nswitches > 0xffff)
 		return fail(err, errlen, 0, "too many switches (%u; switch addresses are 16 bits)", fab->nswitches);
 	for (uint32_t i = 0; i < nn; i++) {
@@ -314,6 +317,8 @@ static int index_nodes(struct emu_fabric *fab, char *err, size_t errlen)
 	}
 	if (fab->nhosts == 0)
 		return fail(err, errlen, 0, "the fabric has no hosts");
+	for (uint32_t i = 0; i < fab->nhosts; i++)
+		fab->attach_route[i] = fab->nodes[fab->attach_node[i]].index << 16 | fab->attach_port[i];
 	return 0;
 }
 

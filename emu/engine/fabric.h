@@ -87,6 +87,7 @@ struct emu_fabric {
 	uint32_t nswitches;
 	uint32_t *attach_node;		/* host index -> switch node it hangs off */
 	uint16_t *attach_port;		/* host index -> port on that switch */
+	uint32_t *attach_route;		/* host index -> that switch's index << 16 | attach_port: routing's one load */
 	emu_time_t min_latency;
 	char spec[128];			/* what built it, for reports */
 	bool finalized;

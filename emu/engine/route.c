@@ -110,11 +110,11 @@ uint64_t emu_routes_mask_sw(const struct emu_routes *r, const struct emu_fabric 
 
 uint64_t emu_routes_mask(const struct emu_routes *r, const struct emu_fabric *fab, uint32_t sw, uint32_t dst_host)
 {
-	uint32_t att = fab->attach_node[dst_host];
+	uint32_t att = fab->attach_route[dst_host], s = fab->nodes[sw].index;
 
-	if (att == sw)
-		return 1ULL << fab->attach_port[dst_host];
-	return emu_routes_mask_sw(r, fab, sw, att);
+	if (att >> 16 == s)
+		return 1ULL << (att & 0xffff);
+	return r->mask[(size_t)s * r->nsw + (att >> 16)];
 }
 
 int emu_routing_parse(const char *s, enum emu_routing *out)
