@@ -28,7 +28,7 @@ static void run(unsigned workers)
 	struct emu_trafgen_cfg tg1 = { .frame_bytes = 1500, .load = 1, .until = TEND, .dst_host = 0 };
 	struct emu_trafgen_cfg tg = { .frame_bytes = 1500, .load = 1, .start = T2, .until = TEND, .dst_host = 0 };
 	uint32_t link = t_link_between(fab, "H1", "L0");
-	uint64_t sent = 0, lost = 0, other = 0, peak_in = 0;
+	uint64_t sent = 0;
 
 	t_plug(eng, fab, &tg);
 	emu_engine_set_model(eng, fab->hosts[1], &emu_trafgen_ops, &tg1);
@@ -37,18 +37,9 @@ static void run(unsigned workers)
 	emu_engine_run(eng);
 	for (uint32_t h = 1; h < fab->nhosts; h++)
 		sent += t_host_state(eng, fab, h)->sent;
-	for (uint32_t i = 0; i < fab->nnodes; i++) {
-		struct emu_node *n = emu_engine_node(eng, i);
-
-		for (unsigned p = 0; p < n->nports; p++) {
-			const struct emu_port_stats ps = emu_port_stats(&n->ports[p]), *st = &ps;
-
-			lost += st->drops_down;
-			other += st->drops_queue + st->drops_loss + st->drops_mtu;
-			if (st->in_peak_bytes > peak_in)
-				peak_in = st->in_peak_bytes;
-		}
-	}
+	const struct emu_port_stats tot = t_port_totals(eng, fab);
+	uint64_t lost = tot.drops_down, other = tot.drops_queue + tot.drops_loss + tot.drops_mtu;
+	uint64_t peak_in = tot.in_peak_bytes;
 	ok(peak_in <= BUF, "%u workers: peak ingress occupancy %llu <= buffer %u (no stale credit applied)", workers,
 	   (unsigned long long)peak_in, BUF);
 	ok(peak_in > BUF / 2, "%u workers: buffers did fill (backpressure)", workers);

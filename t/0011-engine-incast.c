@@ -17,25 +17,15 @@ static void run(bool lossy, unsigned workers)
 	struct emu_engine_cfg cfg = { .workers = workers, .lossy = lossy, .buffer_bytes = 32 * 1024, .seed = 3 };
 	struct emu_engine *eng = t_engine(fab, &cfg);
 	struct emu_trafgen_cfg tg = { .frame_bytes = 1500, .load = 1, .count = PER, .dst_host = 0 };
-	uint64_t sent = 0, drops = 0, peak_in = 0, qdrops = 0, otherdrops = 0;
+	uint64_t sent = 0;
 
 	t_plug(eng, fab, &tg);
 	emu_engine_run(eng);
 	for (uint32_t h = 1; h < fab->nhosts; h++)
 		sent += t_host_state(eng, fab, h)->sent;
-	for (uint32_t i = 0; i < fab->nnodes; i++) {
-		struct emu_node *n = emu_engine_node(eng, i);
-
-		for (unsigned p = 0; p < n->nports; p++) {
-			const struct emu_port_stats ps = emu_port_stats(&n->ports[p]), *st = &ps;
-
-			qdrops += st->drops_queue;
-			otherdrops += st->drops_loss + st->drops_down + st->drops_mtu;
-			if (st->in_peak_bytes > peak_in)
-				peak_in = st->in_peak_bytes;
-		}
-	}
-	drops = qdrops + otherdrops;
+	const struct emu_port_stats tot = t_port_totals(eng, fab);
+	uint64_t qdrops = tot.drops_queue, otherdrops = tot.drops_loss + tot.drops_down + tot.drops_mtu;
+	uint64_t drops = qdrops + otherdrops, peak_in = tot.in_peak_bytes;
 	struct emu_trafgen_state *target = t_host_state(eng, fab, 0);
 
 	is_u64(sent, SENDERS * PER, "%s/%u workers: %u frames sent", lossy ? "lossy" : "lossless", workers, SENDERS * PER);

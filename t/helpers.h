@@ -69,4 +69,38 @@ static inline struct emu_trafgen_state *t_host_state(struct emu_engine *eng, con
 	return emu_node_state(emu_engine_node(eng, fab->hosts[h]));
 }
 
+/*
+ * t_port_totals - every port's counters of the run summed (frames, bytes,
+ * busy time, drops, credit stalls), the peaks (q_peak_bytes,
+ * in_peak_bytes) the largest of any port
+ */
+static inline struct emu_port_stats t_port_totals(struct emu_engine *eng, const struct emu_fabric *fab)
+{
+	struct emu_port_stats t = { 0 };
+
+	for (uint32_t i = 0; i < fab->nnodes; i++) {
+		struct emu_node *n = emu_engine_node(eng, i);
+
+		for (unsigned p = 0; p < n->nports; p++) {
+			const struct emu_port_stats st = emu_port_stats(&n->ports[p]);
+
+			t.tx_frames += st.tx_frames;
+			t.tx_bytes += st.tx_bytes;
+			t.rx_frames += st.rx_frames;
+			t.rx_bytes += st.rx_bytes;
+			t.busy_ps += st.busy_ps;
+			t.drops_queue += st.drops_queue;
+			t.drops_loss += st.drops_loss;
+			t.drops_down += st.drops_down;
+			t.drops_mtu += st.drops_mtu;
+			t.credit_stalls += st.credit_stalls;
+			if (st.q_peak_bytes > t.q_peak_bytes)
+				t.q_peak_bytes = st.q_peak_bytes;
+			if (st.in_peak_bytes > t.in_peak_bytes)
+				t.in_peak_bytes = st.in_peak_bytes;
+		}
+	}
+	return t;
+}
+
 #endif /* T_HELPERS_H */
