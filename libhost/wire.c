@@ -270,11 +270,7 @@ enum lh_wire_err lh_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint
 
 		if (e)
 			return e;
-		uint64_t ports = 0;
-
-		if (len >= EMU_UDP_PAYLOAD_OFF)
-			ports = emu_get32(p + EMU_UDP_OFF);
-		*hash = (uint64_t)*dip << 32 ^ sip ^ ports << 7;
+		*hash = lh_wire_flow_hash(*dip, sip, len >= EMU_UDP_PAYLOAD_OFF ? emu_get32(p + EMU_UDP_OFF) : 0);
 		return LH_WIRE_OK;
 	}
 	return LH_WIRE_BAD_TYPE;

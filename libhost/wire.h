@@ -296,4 +296,14 @@ bool lh_wire_elems_differ(const uint8_t *a, const uint8_t *b, size_t n);
  */
 enum lh_wire_err lh_wire_dst(const uint8_t *p, uint32_t len, uint32_t *dip, uint64_t *hash);
 
+/*
+ * lh_wire_flow_hash - lh_wire_dst()'s flow hash of an IPv4 frame to @dip
+ * from @sip whose UDP ports are @ports (source port << 16 | destination
+ * port, as they are on the wire; 0 for a frame too short for them)
+ */
+static inline uint64_t lh_wire_flow_hash(uint32_t dip, uint32_t sip, uint32_t ports)
+{
+	return (uint64_t)dip << 32 ^ sip ^ (uint64_t)ports << 7;
+}
+
 #endif /* LH_WIRE_H */

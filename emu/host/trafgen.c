@@ -45,6 +45,8 @@ static void tg_send(struct emu_node *n)
 	emu_put32(p + 12, (uint32_t)(now >> 32));
 	emu_put32(p + 16, (uint32_t)now);
 	s->sent++;
+	/* what the first switch would parse (fwd.c's route cache): the destination and the flow hash */
+	emu_frame_route_set(f, dst, emu_hash64(lh_wire_flow_hash(peer->ipv4, s->ipv4, (uint32_t)TG_PORT << 16 | TG_PORT)));
 	if (emu_send(n, 0, f))
 		s->send_fail++;
 }
