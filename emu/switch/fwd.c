@@ -66,10 +66,11 @@ int emu_fwd_port(struct emu_node *n, const struct emu_frame *f)
 	uint32_t dst;
 	uint64_t hash;
 	int err = fwd_parse(n, f, &dst, &hash);
-	uint64_t mask = err ? 0 : emu_route(n, dst);
 
 	if (err)
 		return err;
+	uint64_t mask = emu_route(n, dst);
+
 	return mask ? (int)emu_route_pick(n, mask, hash, emu_node_routing(n)) : -EHOSTUNREACH;
 }
 
@@ -91,22 +92,7 @@ static inline int fwd_lookup(struct emu_node *n, struct emu_frame *f, struct emu
 	return 0;
 }
 
-int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st)
-{
-	uint64_t mask = 0;
-	uint32_t dst = 0;
-	int err = fwd_lookup(n, f, st, &mask, &dst);
-
-	if (err)
-		return err;
-	int out = emu_route_next(n, mask, dst, f->rhash, emu_node_routing(n), f);
-
-	if (out >= 0)
-		return emu_send(n, (unsigned)out, f);
-	return out == -EINPROGRESS ? 0 : out;
-}
-
-/* emu_fwd_route(), inline in the fwd model's route op */
+/* emu_fwd_route(), inline in emu_fwd_forward() and the fwd model's route op */
 static inline __attribute__((always_inline)) int route_st(struct emu_node *n, struct emu_frame *f,
 							  struct emu_fwd_stats *st)
 {
@@ -115,6 +101,15 @@ static inline __attribute__((always_inline)) int route_st(struct emu_node *n, st
 	int err = fwd_lookup(n, f, st, &mask, &dst);
 
 	return err ? err : emu_route_next(n, mask, dst, f->rhash, emu_node_routing(n), f);
+}
+
+int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st)
+{
+	int out = route_st(n, f, st);
+
+	if (out >= 0)
+		return emu_send(n, (unsigned)out, f);
+	return out == -EINPROGRESS ? 0 : out;
 }
 
 int emu_fwd_route(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st)
