@@ -319,6 +319,10 @@ static void isort(struct emu_ev *a, uint32_t n)
 	}
 }
 
+/* half an event, 16 bytes: what one SSE register holds */
+typedef uint64_t ev_half __attribute__((vector_size(16)));
+_Static_assert(sizeof(struct emu_ev) == 2 * sizeof(ev_half), "an event is two halves");
+
 /*
  * Insertion sort of a slot of a few events (one chunk) in place on
  * (t, key): a[-1] is the smallest event there is and ends every search.
@@ -328,13 +332,20 @@ static inline void sort_small(struct emu_ev *a, uint32_t n)
 	for (struct emu_ev *e = a + 1, *end = a + n; e < end; e++) {
 		if (!emu_ev_before(e, e - 1))
 			continue;	/* in place: the common case */
-		struct emu_ev x = *e, *p = e;
+		emu_time_t t = e->t;
+		uint64_t key = e->key;
+		/* the event in two vector registers (as a struct, GCC keeps it on the stack) */
+		ev_half lo, hi;
+		struct emu_ev *p = e;
 
+		__builtin_memcpy(&lo, e, sizeof(lo));
+		__builtin_memcpy(&hi, (const char *)e + sizeof(lo), sizeof(hi));
 		do {
 			*p = p[-1];
 			p--;
-		} while (emu_ev_before(&x, p - 1));
-		*p = x;
+		} while (t < p[-1].t || (t == p[-1].t && key < p[-1].key));
+		__builtin_memcpy(p, &lo, sizeof(lo));
+		__builtin_memcpy((char *)p + sizeof(lo), &hi, sizeof(hi));
 	}
 }
 
