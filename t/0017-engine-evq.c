@@ -173,7 +173,8 @@ int main(void)
 			push(&q, base + (i == at ? 10 : 20 + i % 200), i, i);
 		const struct emu_evslot *s = &q.slot[(base >> EMU_EVQ_GRAIN_BITS) & (EMU_EVQ_SLOTS - 1)];
 
-		is_int(s->last ? s->last->base + s->n : 0, n, "the slot's %u events are in the wheel", n);
+		is_int(s->tail ? emu_evslot_chunk(s->tail)->base + emu_evslot_last_n(s->tail) : 0, n,
+		       "the slot's %u events are in the wheel", n);
 		is_int(q.nused, 1, "in one slot of it");
 		is_int(emu_evq_min_time(&q), base + 10, "earliest time found in chunk %u of a slot's %u", at / EMU_EVCHUNK_N, n / EMU_EVCHUNK_N + 1);
 		drain_check(&q, "a slot of four chunks", 1000, 0, &rng);

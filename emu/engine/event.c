@@ -135,9 +135,7 @@ void emu_evq_init(struct emu_evq *q)
 	memset(q, 0, sizeof(*q));
 	set_cur(q, 0);
 	emu_heap_init(&q->far);
-	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));
-	for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
-		q->slot[i].n = EMU_EVCHUNK_N;
+	q->slot = emu_xcalloc(EMU_EVQ_SLOTS, sizeof(*q->slot));	/* every slot empty: tail NULL */
 	bucket_grow(&q->now, 32, false);	/* next and stop always point into an array */
 	q->next = q->stop = q->now.ev;
 }
@@ -162,7 +160,8 @@ void emu_evq_fini(struct emu_evq *q)
 	bucket_free(&q->tmp);
 	if (q->slot)
 		for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
-			chunks_free(q->slot[i].last);
+			if (q->slot[i].tail)
+				chunks_free(emu_evslot_chunk(q->slot[i].tail));
 	free(q->slot);
 	q->slot = NULL;
 	chunks_free(q->spare);
@@ -170,29 +169,39 @@ void emu_evq_fini(struct emu_evq *q)
 	q->nspare = q->nchunks = 0;
 }
 
+/* a new chunk, aligned to its size (event.h: a slot's tail tells a full chunk) */
+static struct emu_evchunk *chunk_new(void)
+{
+	void *c = NULL;
+
+	if (posix_memalign(&c, EMU_EVCHUNK_SIZE, sizeof(struct emu_evchunk)))
+		emu_out_of_memory(sizeof(struct emu_evchunk));
+	return c;
+}
+
 static inline void wheel_add(struct emu_evq *q, uint64_t sl, const struct emu_ev *ev)
 {
 	unsigned i = (unsigned)(sl & (EMU_EVQ_SLOTS - 1));
 	struct emu_evslot *s = &q->slot[i];
 
-	if (s->n == EMU_EVCHUNK_N) {
+	if (!emu_evslot_room(s->tail)) {
 		struct emu_evchunk *c = q->spare;	/* the hottest emptied chunk */
+		struct emu_evchunk *last = s->tail ? emu_evslot_chunk(s->tail) : NULL;	/* full */
 
 		if (c) {
 			q->spare = c->prev;
 			q->nspare--;
 		} else {
-			c = emu_xmalloc(sizeof(*c));
+			c = chunk_new();
 		}
 		q->nchunks++;
-		q->nused += !s->last;
-		c->prev = s->last;
-		c->base = s->last ? s->last->base + EMU_EVCHUNK_N : 0;
-		s->last = c;
-		s->n = 0;
+		q->nused += !last;
+		c->prev = last;
+		c->base = last ? last->base + EMU_EVCHUNK_N : 0;
+		s->tail = c->ev;
 		q->used[i / 64] |= 1ULL << (i % 64);
 	}
-	s->last->ev[s->n++] = *ev;
+	*s->tail++ = *ev;
 }
 
 /* an emptied chunk to the free list, which keeps at most EMU_EVCHUNK_SPARE beyond those in use */
@@ -487,12 +496,11 @@ static void advance(struct emu_evq *q, uint64_t sl)
 {
 	set_cur(q, sl);
 	unsigned i = (unsigned)(q->cur & (EMU_EVQ_SLOTS - 1));
-	struct emu_evchunk *c = q->slot[i].last;
-	uint32_t n = c->base + q->slot[i].n, cn = q->slot[i].n;
+	struct emu_evchunk *c = emu_evslot_chunk(q->slot[i].tail);
+	uint32_t cn = emu_evslot_last_n(q->slot[i].tail), n = c->base + cn;
 
 	q->used[i / 64] &= ~(1ULL << (i % 64));
-	q->slot[i].last = NULL;
-	q->slot[i].n = EMU_EVCHUNK_N;
+	q->slot[i].tail = NULL;
 	q->nused--;
 	if (n <= SMALL_MAX) {
 		/* one chunk: sorted and read in place, given back when the next slot is taken */
@@ -540,10 +548,10 @@ emu_time_t emu_evq_min_time(const struct emu_evq *q)
 		return q->next->t;
 	if (q->nused) {
 		const struct emu_evslot *s = &q->slot[next_used(q) & (EMU_EVQ_SLOTS - 1)];
-		uint32_t cn = s->n;
+		uint32_t cn = emu_evslot_last_n(s->tail);
 		emu_time_t m = EMU_TIME_INF;
 
-		for (const struct emu_evchunk *c = s->last; c; c = c->prev, cn = EMU_EVCHUNK_N)
+		for (const struct emu_evchunk *c = emu_evslot_chunk(s->tail); c; c = c->prev, cn = EMU_EVCHUNK_N)
 			for (uint32_t k = 0; k < cn; k++)
 				if (c->ev[k].t < m)
 					m = c->ev[k].t;

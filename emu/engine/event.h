@@ -129,6 +129,7 @@ struct emu_evbucket {
  * reused hot, last emptied first.
  */
 #define EMU_EVCHUNK_N 31
+#define EMU_EVCHUNK_SIZE 1024	/* a chunk's size and its alignment */
 
 struct emu_evchunk {
 	union {
@@ -142,19 +143,36 @@ struct emu_evchunk {
 	struct emu_ev ev[EMU_EVCHUNK_N];
 };
 
-_Static_assert(sizeof(struct emu_evchunk) == 1024, "an event chunk is 1 KiB");
+_Static_assert(sizeof(struct emu_evchunk) == EMU_EVCHUNK_SIZE, "an event chunk fills its alignment");
 
 /*
- * A wheel slot: its last chunk and the events in it, side by side so that
- * a push touches the slot's line and the line it writes, not the chunk's
- * header. An empty slot has no chunk and n = EMU_EVCHUNK_N (full: the
- * push's one test sends it to the slow path).
+ * A wheel slot: where its next event goes, in its last chunk; NULL when
+ * the slot is empty. A push touches the slot's word and the line it
+ * writes, not the chunk's header. Chunks are EMU_EVCHUNK_SIZE-aligned,
+ * so the tail of a full chunk, like NULL, is on a boundary: the push's
+ * one test sends both to the slow path.
  */
 struct emu_evslot {
-	struct emu_evchunk *last;
-	uint32_t n;
-	uint32_t pad;
+	struct emu_ev *tail;
 };
+
+/* room after @tail in its chunk: not on a chunk's boundary (full, or no chunk) */
+static inline bool emu_evslot_room(const struct emu_ev *tail)
+{
+	return (uintptr_t)tail % EMU_EVCHUNK_SIZE != 0;
+}
+
+/* the last chunk of the slot whose tail is @tail (not NULL) */
+static inline struct emu_evchunk *emu_evslot_chunk(const struct emu_ev *tail)
+{
+	return (struct emu_evchunk *)(((uintptr_t)tail - 1) & ~(uintptr_t)(EMU_EVCHUNK_SIZE - 1));
+}
+
+/* the events in the last chunk of the slot whose tail is @tail (not NULL) */
+static inline uint32_t emu_evslot_last_n(const struct emu_ev *tail)
+{
+	return (uint32_t)(tail - emu_evslot_chunk(tail)->ev);
+}
 
 struct emu_evq {
 	/*
@@ -203,9 +221,11 @@ static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 	/* the common case inline: a later slot of the wheel whose chunk has room */
 	if (__builtin_expect(emu_evq_in_wheel(q, ev->t), 1)) {
 		struct emu_evslot *s = &q->slot[(ev->t >> EMU_EVQ_GRAIN_BITS) & (EMU_EVQ_SLOTS - 1)];
+		struct emu_ev *e = s->tail;
 
-		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1)) {	/* it has a chunk: marked used */
-			s->last->ev[s->n++] = *ev;
+		if (__builtin_expect(emu_evslot_room(e), 1)) {	/* it has a chunk: marked used */
+			*e = *ev;
+			s->tail = e + 1;
 			return;
 		}
 	}
@@ -221,9 +241,12 @@ static inline struct emu_ev *emu_evq_reserve(struct emu_evq *q, emu_time_t t)
 {
 	if (__builtin_expect(emu_evq_in_wheel(q, t), 1)) {
 		struct emu_evslot *s = &q->slot[(t >> EMU_EVQ_GRAIN_BITS) & (EMU_EVQ_SLOTS - 1)];
+		struct emu_ev *e = s->tail;
 
-		if (__builtin_expect(s->n < EMU_EVCHUNK_N, 1))
-			return &s->last->ev[s->n++];
+		if (__builtin_expect(emu_evslot_room(e), 1)) {
+			s->tail = e + 1;
+			return e;
+		}
 	}
 	return NULL;
 }
