@@ -787,7 +787,7 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 
 static int canary_start(struct lh_req *r)
 {
-	struct canary *c = lh_xcalloc(1, sizeof(*c));
+	struct canary *c = lh_xzalloc_lines(sizeof(*c));
 	lh_time_t ft = (lh_time_t)(lh_wire_bytes(EMU_CANARY_DATA_OFF + 4 * r->cfg.elements) * 8 * 1000000000000ULL /
 				   r->comm->host->t.rate_bps);
 

@@ -82,45 +82,55 @@ struct clead {
 	uint32_t ncoll, capcoll;
 };
 
+/*
+ * Lines 0 and 1 (the struct starts on a line: lh_xzalloc_lines) hold what
+ * a host's block send, pull and completion read; the sketch, the probes,
+ * the leader's and the fallback's fields follow.
+ */
 struct canary {
 	size_t nblocks;
+	struct cblock *b;
+	struct ctimes *tm;	/* slots of the blocks in flight... */
+	uint32_t *tfree;	/* ...the free ones, a stack */
+	uint32_t *resend;	/* blocks to send again (re-issue / fallback) */
+	size_t next;		/* next block to send for the first time */
+	size_t remaining;	/* blocks not yet complete here */
 	unsigned E;		/* data elements per block */
+	unsigned inflight;
+	size_t nresend;
+	uint32_t ntfree, captm;
 	unsigned K;		/* sketch elements after them (0: off) */
+	bool tree;		/* static trees instead of Canary */
+	/* adaptive retransmission timeout (RFC 6298 estimator) */
+	bool adaptive;
+	lh_time_t rto_min;
+	double srtt, rttvar, rttmax;
 	uint32_t sk_total[LH_SKETCH_MAX];	/* power sums of every rank, mod LH_SKETCH_P */
 	uint32_t sk_mine[LH_SKETCH_MAX];	/* this rank's sketch */
 	lh_time_t quiet;	/* leader: an attempt this long without news is decoded */
 	lh_time_t ft;		/* a full frame's time on the host's link */
 	lh_time_t fts;		/* ...and a frame without data's */
 	lh_time_t hold;		/* time a block spends in the switches (see canary_size) */
-	bool tree;		/* static trees instead of Canary */
-	struct cblock *b;
-	struct ctimes *tm;	/* slots of the blocks in flight... */
-	uint32_t *tfree;	/* ...the free ones, a stack */
-	uint32_t ntfree, captm;
 	struct clead *lead;	/* indexed b / P for blocks this rank leads */
-	size_t next;		/* next block to send for the first time */
 	size_t probe_next;	/* sketch: first block not yet checked for lateness */
 	size_t probe2_next;	/* ...not yet checked for a second probe */
 	uint16_t tailgen;	/* ...tail timer generation */
 	uint8_t tailshift;	/* ...its back-off: doubles while nothing comes back */
 	size_t tail_lo;		/* ...blocks before it are complete */
 	lh_time_t probe_gap;	/* ...late: a block sent this much after it is complete */
-	uint32_t *resend;	/* blocks to send again (re-issue / fallback) */
-	size_t nresend, capresend;
+	size_t capresend;
 	/* leader: host-based fallback, pulled (see lead_pull) */
 	uint32_t *pullq;	/* blocks with ranks still to ask, in order */
 	size_t pullh, npull, cappull;
 	unsigned pull_out;	/* data asked for, not yet here (all blocks) */
 	unsigned pull_max;	/* ...at most this many: two round trips of frames */
-	unsigned inflight;
-	size_t remaining;	/* blocks not yet complete here */
-	/* adaptive retransmission timeout (RFC 6298 estimator) */
-	bool adaptive;
-	lh_time_t rto_min;
-	double srtt, rttvar, rttmax;
+	uint64_t spare[2];	/* unused: sizeof stays what the memory estimate (canary_mem) counts */
 	int32_t buf[EMU_CANARY_MAX_ELEMENTS];	/* scratch: a frame's elements, good until the next send (any send may pull
 						 * our next block, which send_block builds here) */
 };
+
+_Static_assert(offsetof(struct canary, rttmax) < 128 && offsetof(struct canary, inflight) < 64,
+	       "canary: lines 0 and 1");
 
 #define LH_LEAD_TIMER (1ULL << 30)	/* timer argument: the leader's, not the host's */
 #define LH_REISSUE_TIMER (1ULL << 28)	/* timer argument: a re-issue held back (see lh_lead_fail) */

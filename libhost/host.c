@@ -72,7 +72,7 @@ struct lh_host *lh_host_create(const struct lh_transport *t, const struct lh_pee
 	if (!t || !t->ops || !t->ops->frame_get || !t->ops->frame_send || !t->ops->now || !t->ops->timer ||
 	    !t->ops->tx_busy || !t->ops->random || !t->rate_bps)
 		return NULL;
-	struct lh_host *h = lh_xcalloc(1, sizeof(*h));
+	struct lh_host *h = lh_xzalloc_lines(sizeof(*h));
 
 	h->t = *t;
 	h->self = *self;
@@ -439,7 +439,7 @@ struct lh_req *lh_allreduce(struct lh_comm *c, const struct lh_ar_cfg *cfg, cons
 	default: return NULL;
 	}
 	struct lh_host *h = c->host;
-	struct lh_req *r = lh_xcalloc(1, sizeof(*r));
+	struct lh_req *r = lh_xzalloc_lines(sizeof(*r));
 
 	r->comm = c;
 	r->ops = ops;

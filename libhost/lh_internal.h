@@ -7,6 +7,8 @@
 #ifndef LH_INTERNAL_H
 #define LH_INTERNAL_H
 
+#include <stddef.h>
+
 #include "libhost/canary_host.h"
 #include "libhost/wire.h"
 
@@ -47,28 +49,52 @@ struct lh_txq {
 
 struct lh_algo_ops;
 
+/*
+ * A request's fields are laid out by the lines a frame's steps read (the
+ * struct starts on a line: lh_xzalloc_lines): line 0 comm, ops, algo and
+ * the frame counters (st's first lines); line 3 st's window and timeout
+ * (a block's completion and pull); line 4 the control queue and the
+ * block's bounds (in, out, count, P, rank); line 6 cfg's noise, input_arg
+ * and block_arg; line 7 the input and result functions, done and slot.
+ * The static asserts below keep them so.
+ */
 struct lh_req {
 	struct lh_comm *comm;
 	const struct lh_algo_ops *ops;
-	struct lh_ar_cfg cfg;
+	void *algo;		/* the algorithm's state */
 	struct lh_ar_stats st;
-	unsigned slot;
+	/* pending control frames of this request */
+	struct lh_txq ctl;
 	const int32_t *in;
 	int32_t *out;
 	size_t count;
 	unsigned P;
 	unsigned rank;
+	struct lh_ar_cfg cfg;
 	bool data_done;
 	bool done;
+	unsigned slot;
 	/* completion barrier (rank 0 collects) */
 	uint8_t *done_seen;
 	unsigned ndone_seen;
-	void *algo;		/* the algorithm's state */
-	/* pending control frames of this request */
-	struct lh_txq ctl;
 	uint64_t jitter_key;	/* lh_backoff's jitter: drawn from the transport's stream at the first retry (0: not yet) */
 	unsigned barrier_tries;	/* completion barrier: DONE frames sent again without an answer */
+	uint8_t spare[8];	/* unused: sizeof stays what the memory estimate (lh_allreduce_mem) counts */
 };
+
+#define LH_LINE_OF(type, field) (offsetof(type, field) / 64)
+_Static_assert(LH_LINE_OF(struct lh_req, st.frames_recv) == 0 && LH_LINE_OF(struct lh_req, algo) == 0,
+	       "lh_req: line 0");
+_Static_assert(LH_LINE_OF(struct lh_req, st.window) == LH_LINE_OF(struct lh_req, st.window_n) &&
+	       LH_LINE_OF(struct lh_req, st.window) == LH_LINE_OF(struct lh_req, st.retx_timeout),
+	       "lh_req: the window's line");
+_Static_assert(LH_LINE_OF(struct lh_req, ctl) == LH_LINE_OF(struct lh_req, rank), "lh_req: the bounds' line");
+_Static_assert(LH_LINE_OF(struct lh_req, cfg.noise) == LH_LINE_OF(struct lh_req, cfg.block_arg) &&
+	       LH_LINE_OF(struct lh_req, cfg.noise) == LH_LINE_OF(struct lh_req, cfg.input_arg),
+	       "lh_req: cfg's hot line");
+_Static_assert(LH_LINE_OF(struct lh_req, cfg.input_wire) == LH_LINE_OF(struct lh_req, slot) &&
+	       LH_LINE_OF(struct lh_req, cfg.on_block_wire) == LH_LINE_OF(struct lh_req, done),
+	       "lh_req: the functions' line");
 
 struct lh_comm {
 	struct lh_host *host;
@@ -101,24 +127,34 @@ struct lh_bg {
 	struct lh_wire_udp_tmpl *full;
 };
 
+/*
+ * Line 0 (the struct starts on a line: lh_xzalloc_lines) holds what a
+ * frame's steps read of the host: the transport, the requests' count,
+ * tenants and round robin, the run, the noise flags, the frame length;
+ * line 1 the requests themselves.
+ */
 struct lh_host {
 	struct lh_transport t;
-	struct lh_peer self;
-	struct lh_comm *comms[LH_MAX_REQS];
 	unsigned ncomms;
-	/* comms[i]->req and ->tenant, here for the per-frame paths (no comm's line) */
-	struct lh_req *reqs[LH_MAX_REQS];
-	uint8_t tenants[LH_MAX_REQS];
 	unsigned rr;		/* round robin over data sources */
-	lh_time_t noise_until;	/* a noise delay holds the NIC until then */
+	uint8_t tenants[LH_MAX_REQS];	/* comms[i]->tenant, for the per-frame paths (no comm's line) */
+	uint8_t run;		/* the run every frame carries (lh_host_set_run) */
 	bool noise_armed;
 	bool noise_drawn;	/* the next frame already drew its noise */
-	struct lh_bg bg;
 	bool share_peers;	/* peer tables are borrowed, not copied (lh_host_share_peers) */
 	uint32_t frame_len;	/* bytes the frame being asked for will hold (lh_host_frame_len) */
-	uint8_t run;		/* the run every frame carries (lh_host_set_run) */
+	/* comms[i]->req, here for the per-frame paths */
+	struct lh_req *reqs[LH_MAX_REQS];
+	struct lh_comm *comms[LH_MAX_REQS];
+	struct lh_peer self;
+	lh_time_t noise_until;	/* a noise delay holds the NIC until then */
+	struct lh_bg bg;
 	uint64_t other_run;	/* frames of another run, dropped (lh_host_other_run) */
+	uint8_t spare[24];	/* unused: sizeof stays what the memory estimate (lh_allreduce_mem) counts */
 };
+
+_Static_assert(LH_LINE_OF(struct lh_host, frame_len) == 0 && LH_LINE_OF(struct lh_host, reqs) == 1,
+	       "lh_host: lines 0 and 1");
 
 /*
  * An algorithm: start() sets up (and may send nothing: sending happens in

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "libhost/canary_host.h"
 
@@ -42,6 +43,16 @@ void *lh_xcalloc(size_t nmemb, size_t size)
 	if (!p)	/* calloc refuses a product that overflows: say the size it could not have */
 		out_of_memory(nmemb && size > SIZE_MAX / nmemb ? SIZE_MAX : nmemb * size);
 	return p;
+}
+
+void *lh_xzalloc_lines(size_t n)
+{
+	size_t m = n ? (n + 63) & ~(size_t)63 : 64;	/* aligned_alloc: a multiple of the alignment */
+	void *p = m >= n ? aligned_alloc(64, m) : NULL;
+
+	if (!p)
+		out_of_memory(n);
+	return memset(p, 0, m);
 }
 
 void *lh_xrealloc(void *p, size_t n)

@@ -22,6 +22,12 @@ void *lh_xmalloc(size_t n);
 void *lh_xcalloc(size_t nmemb, size_t size);
 /* lh_xrealloc - resize @p to @n bytes; aborts on failure. */
 void *lh_xrealloc(void *p, size_t n);
+/*
+ * lh_xzalloc_lines - @n zeroed bytes starting on a 64-byte cache line (for
+ * a struct laid out by the lines its per-frame steps read); free() frees
+ * it; aborts on failure.
+ */
+void *lh_xzalloc_lines(size_t n);
 
 /*
  * lh_hash64 - the splitmix64 finaliser. Background peers are drawn with it,

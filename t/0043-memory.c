@@ -160,11 +160,21 @@ static void lh_handled(void)
 	lh_default();
 }
 
+/* lh_xzalloc_lines of a size that wraps when rounded up to a line: the handler, not a short block */
+static void lh_lines_wrap(void)
+{
+	lh_set_out_of_memory(emu_out_of_memory);
+	void *p = lh_xzalloc_lines(huge_n * 8 + 7);	/* SIZE_MAX */
+
+	free(p);
+	_exit(0);
+}
+
 int main(void)
 {
 	struct emu_scn_cfg c;
 
-	plan(23);
+	plan(26);
 
 	/* 1. the estimate against a given amount, the largest part named */
 	base(&c);
@@ -197,6 +207,32 @@ int main(void)
 		   lh_allreduce_mem(&ar, 8, 1 << 20));
 		ar.elements = 0;
 		is_u64(lh_allreduce_mem(&ar, 8, 1 << 20), 0, "...0 for a configuration lh_allreduce() refuses");
+	}
+
+	{
+		/* libhost's line-aligned allocation (its per-frame structs are laid out by lines) */
+		static const size_t sz[] = { 1, 63, 64, 512, 552, 1416 };
+		bool aligned = true, zero = true;
+
+		for (size_t k = 0; k < sizeof(sz) / sizeof(sz[0]); k++) {
+			unsigned char *p = lh_xzalloc_lines(sz[k]);
+
+			memset(p, 0xa5, sz[k]);
+			free(p);
+			p = lh_xzalloc_lines(sz[k]);	/* most likely the block just freed */
+			aligned &= (uintptr_t)p % 64 == 0;
+			for (size_t i = 0; i < sz[k]; i++)
+				zero &= p[i] == 0;
+			unsigned char *q = lh_xzalloc_lines(sz[k]);	/* and one beside it */
+
+			aligned &= (uintptr_t)q % 64 == 0;
+			for (size_t i = 0; i < sz[k]; i++)
+				zero &= q[i] == 0;
+			free(p);
+			free(q);
+		}
+		ok(aligned, "lh_xzalloc_lines: every block starts on a 64-byte line");
+		ok(zero, "...zeroed, also where a freed block was filled");
 	}
 
 	/* 2. the estimate is a lower bound of what whole runs use */
@@ -241,7 +277,7 @@ int main(void)
 
 	/* 4. under an address-space limit, and the out-of-memory path itself */
 	if (SANITIZED) {
-		skip(8, "sanitizer build: no address-space limit, and failed allocations are the sanitizer's");
+		skip(9, "sanitizer build: no address-space limit, and failed allocations are the sanitizer's");
 	} else {
 		bool est = false, oom = false, clean = true, fits = false;
 		unsigned mib;
@@ -275,6 +311,8 @@ int main(void)
 		ok(rc == -1, "libhost alone: its allocator aborts (a library has no exit status to choose)");
 		rc = child(lh_handled);
 		ok(rc == 2, "libhost with canary-emu's handler (lh_set_out_of_memory): exit 2 (%d)", rc);
+		rc = child(lh_lines_wrap);
+		ok(rc == 2, "lh_xzalloc_lines of SIZE_MAX (wraps when rounded to a line): the handler, exit 2 (%d)", rc);
 	}
 
 	/* 5. --time-limit and --stall end a run with its report */
