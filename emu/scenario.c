@@ -38,10 +38,19 @@ struct tenant {
 	size_t nb;
 };
 
+/*
+ * A host's configuration, on a line of its own (s->hc is line-aligned):
+ * the fields a block's steps read end emu_host_cfg and share a line with
+ * the tenant's pointer.
+ */
 struct hctx {
 	struct emu_host_cfg cfg;
 	struct tenant *t;
-};
+} __attribute__((aligned(64)));
+
+_Static_assert(offsetof(struct hctx, cfg.role) / 64 == offsetof(struct hctx, t) / 64 &&
+	       offsetof(struct hctx, cfg.resume) / 64 == offsetof(struct hctx, t) / 64,
+	       "hctx: a block's fields and the tenant in one line");
 
 bool emu_scenario_can_lose(const struct emu_scn_cfg *cfg, const struct emu_fabric *fab)
 {
@@ -1580,7 +1589,7 @@ static void scn_program_hosts(struct scn *s)
 	const struct emu_scn_cfg *cfg = s->cfg;
 	const struct emu_fabric *fab = s->fab;
 
-	s->hc = emu_xcalloc(s->nh, sizeof(*s->hc));
+	s->hc = emu_xaligned(s->nh * sizeof(*s->hc));
 	for (unsigned t = 0; t < s->K; t++)
 		for (unsigned r = 0; r < s->ten[t].P; r++) {
 			struct hctx *h = &s->hc[s->ten[t].hosts[r]];

@@ -1170,7 +1170,7 @@ static void *worker_main(void *arg)
 		struct emu_node *n = &eng->nodes[w->nodes[i]];
 
 		if (n->ops->state_size)
-			n->state = emu_xcalloc(1, n->ops->state_size);
+			n->state = emu_xaligned(n->ops->state_size);	/* its first line is what prefetch_ahead() fetches */
 		if (n->ops->init)
 			w->init_rc = n->ops->init(n, n->arg);
 	}

@@ -21,12 +21,16 @@ enum emu_host_role {
 	EMU_HOST_BACKGROUND,
 };
 
+/*
+ * The fields a block's send and receipt read (role, rank, the wire-order
+ * input and check, hold, resume) are last: the scenario keeps each host's
+ * configuration on a line of its own with its tenant's pointer after it
+ * (struct hctx), so that they share a line.
+ */
 struct emu_host_cfg {
-	enum emu_host_role role;
 	/* allreduce */
 	const struct lh_peer *peers;	/* the tenant's hosts in rank order */
 	unsigned npeers;
-	unsigned rank;
 	unsigned tenant;
 	unsigned run;			/* the run its frames carry (lh_host_set_run) */
 	const struct lh_ar_cfg *ar;	/* input/on_block args are set per host */
@@ -35,9 +39,6 @@ struct emu_host_cfg {
 	/* elements [off, off + n) of this host's input */
 	void (*input)(const struct emu_host_cfg *c, size_t off, int32_t *out, size_t n);
 	void (*check)(const struct emu_host_cfg *c, void *state, size_t off, const int32_t *d, size_t n);
-	/* optional: the same two in wire order (big-endian int32s), see lh_ar_cfg */
-	void (*input_wire)(const struct emu_host_cfg *c, size_t off, uint8_t *p, size_t n);
-	void (*check_wire)(const struct emu_host_cfg *c, void *state, size_t off, const uint8_t *p, size_t n);
 	void *check_arg;
 	/* background */
 	const struct lh_peer *bg_peers;
@@ -49,13 +50,11 @@ struct emu_host_cfg {
 	double bg_load;			/* share of the line rate offered; 0 or 1: back to back */
 	uint64_t bg_volume;		/* bytes of messages in all, then stop (0: no limit) */
 	lh_time_t bg_until;
-	/*
-	 * The host may go down and come back (a node failure with an end):
-	 * the engine drops the timers that come due while a node is down, so
-	 * the host keeps its own list of armed timers and fires the dropped
-	 * ones when it is back, as if it had been paused.
-	 */
-	bool resume;
+	enum emu_host_role role;
+	unsigned rank;
+	/* optional: input and check in wire order (big-endian int32s), see lh_ar_cfg */
+	void (*input_wire)(const struct emu_host_cfg *c, size_t off, uint8_t *p, size_t n);
+	void (*check_wire)(const struct emu_host_cfg *c, void *state, size_t off, const uint8_t *p, size_t n);
 	/*
 	 * Nothing is sent before @hold (0: no hold): the request exists from
 	 * the start, so frames from hosts that begin earlier are taken in.
@@ -63,6 +62,13 @@ struct emu_host_cfg {
 	 * cannot place exactly.
 	 */
 	lh_time_t hold;
+	/*
+	 * The host may go down and come back (a node failure with an end):
+	 * the engine drops the timers that come due while a node is down, so
+	 * the host keeps its own list of armed timers and fires the dropped
+	 * ones when it is back, as if it had been paused.
+	 */
+	bool resume;
 };
 
 struct emu_host_state {
