@@ -278,11 +278,14 @@ static inline __attribute__((always_inline)) void credq_push(const struct emu_wo
  * (ingress_release_at()). A frame held in @q's ingress buffer is of a
  * generation up to @q's (it was @q's when the frame arrived, and gens
  * only grow), so one compare with gen + 1 (never 0) tells it; 0 sends
- * every frame to release_event(), as before run_prepare().
+ * every frame to release_event(), as before run_prepare(). Lossy, no
+ * frame holds buffer space: 0 too, so that a frame whose gen + 1 is
+ * rq_gen1 also arrives on the lossless fast path (emu_port_arrive()).
+ * Only a lossless port stalls: stall() and unstall() pass true.
  */
-static inline void rq_refresh(struct emu_port *q)
+static inline void rq_refresh(struct emu_port *q, bool lossless)
 {
-	q->rq_gen1 = q->up && !q->chan && !q->rq_stalled ? q->gen + 1 : 0;
+	q->rq_gen1 = lossless && q->up && !q->chan && !q->rq_stalled ? q->gen + 1 : 0;
 }
 
 /* the port waits for credit: what is on its way has to be able to wake it */
@@ -293,7 +296,7 @@ static void stall(struct emu_node *n, struct emu_port *p)
 
 	p->stalled = true;
 	q->rq_stalled = true;
-	rq_refresh(q);
+	rq_refresh(q, true);
 	for (; q->rq_n; q->rq_head = (q->rq_head + 1) & mask, q->rq_n--) {
 		const struct emu_credit *c = &q->rq[q->rq_head];
 		struct emu_ev ev = {
@@ -318,7 +321,7 @@ static inline void unstall(struct emu_port *p)
 
 		p->stalled = false;
 		q->rq_stalled = false;
-		rq_refresh(q);
+		rq_refresh(q, true);
 	}
 }
 
@@ -1082,11 +1085,29 @@ void emu_port_refresh(struct emu_node *n)
 			p->variant = EMU_PORT_FULL;
 		else
 			p->variant = cfg->tc_mode == EMU_TC_ONE ? EMU_PORT_FAST_ONE : EMU_PORT_FAST_TC;
-		rq_refresh(p);
+		rq_refresh(p, !cfg->lossy);
 	}
 }
 
-void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
+/* hand @f, arrived on port @pi, to the model: its route op (and what emu_send() does, inline) or its rx */
+static inline __attribute__((always_inline)) void deliver(struct emu_node *n, unsigned pi, struct emu_frame *f)
+{
+	const struct emu_model_ops *ops = n->ops;
+
+	if (ops->route) {
+		/* a forwarding model: its port, then what emu_send() does, inline */
+		int out = ops->route(n, f, pi);
+
+		if (out >= 0)
+			send_variant(n, (unsigned)out, f, false);	/* a frame off a wire: fitted already */
+		return;
+	}
+	f->rdst = EMU_RDST_NONE;	/* the model may rewrite the frame and send it on: its route cache is stale then */
+	ops->rx(n, f, pi);
+}
+
+/* emu_port_arrive() off its fast path: lossy, a port or node down, a stale frame, a channel, a stalled ring */
+static __attribute__((noinline)) void arrive_full(struct emu_node *n, unsigned pi, struct emu_frame *f)
 {
 	struct emu_port *p = &n->ports[pi];
 
@@ -1111,18 +1132,33 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 		if (p->in_bytes > p->in_peak_bytes)
 			p->in_peak_bytes = p->in_bytes;
 	}
-	const struct emu_model_ops *ops = n->ops;
+	deliver(n, pi, f);
+}
 
-	if (ops->route) {
-		/* a forwarding model: its port, then what emu_send() does, inline */
-		int out = ops->route(n, f, pi);
+void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
+{
+	struct emu_port *p = &n->ports[pi];
 
-		if (out >= 0)
-			send_variant(n, (unsigned)out, f, false);	/* a frame off a wire: fitted already */
+	/*
+	 * The common case in one test besides the node's: rq_gen1 is f's
+	 * generation + 1 only on a lossless port that is up and of f's
+	 * generation (rq_refresh(); also no channel, ring not stalled).
+	 * What arrive_full() does then, but f->next = NULL: a frame posted
+	 * to arrive (commit()) or from another process has no next.
+	 */
+	if (emu_unlikely(!n->up || f->gen + 1 != p->rq_gen1)) {
+		arrive_full(n, pi, f);
 		return;
 	}
-	f->rdst = EMU_RDST_NONE;	/* the model may rewrite the frame and send it on: its route cache is stale then */
-	ops->rx(n, f, pi);
+	p->rx_frames++;
+	p->rx_bytes += f->len;
+	f->xin = (uint16_t)pi;
+	f->in_port = (uint16_t)pi;
+	f->in_tc = f->tc;
+	p->in_bytes += f->len;
+	if (p->in_bytes > p->in_peak_bytes)
+		p->in_peak_bytes = p->in_bytes;
+	deliver(n, pi, f);
 }
 
 void emu_port_credit(struct emu_node *n, unsigned pi, uint64_t arg)
