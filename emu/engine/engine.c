@@ -368,12 +368,13 @@ static void engine_nodes(struct emu_engine *eng)
 			ep->rate_bps = l->rate_bps[d];
 			ep->ps_per_byte = (8 * EMU_S) % ep->rate_bps ? 0 : 8 * EMU_S / ep->rate_bps;
 			ep->latency = ep->tx_latency = l->latency[d];
-			ep->mtu_frame = l->mtu + 14;
+			ep->mtu_frame = (uint16_t)(l->mtu + 14);
 			ep->loss_thresh = l->loss[d] >= 1 ? UINT64_MAX : (uint64_t)(l->loss[d] * 18446744073709551616.0);
 			if (ep->loss_thresh)
 				ep->rare |= EMU_PORT_RARE_LOSS;
 			ep->peer_node = fp->peer_node;
 			ep->peer_port = fp->peer_port;
+			ep->peer_evtype = EMU_EV_FRAME;
 			ep->peer = &eng->ports[fab->nodes[fp->peer_node].port0 + fp->peer_port];
 			for (unsigned c = 0; c < EMU_TC_N; c++)
 				ep->credits[c] = (int64_t)eng->cfg.buffer_bytes;

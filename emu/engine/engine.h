@@ -223,10 +223,28 @@ struct emu_port {
 	uint64_t tx_bytes;
 	emu_time_t busy_ps;		/* serializer busy time within the run (a frame on the wire at its end counts up to it) */
 	uint64_t q_peak_bytes;		/* egress queue high-water mark */
-	uint32_t mtu_frame;		/* largest frame: MTU + 14 */
+	/*
+	 * Where a frame sent here arrives: the peer's node and port, with
+	 * peer_evtype (EMU_EV_FRAME) between them, as struct emu_ev has
+	 * node, type and port, so that commit() writes the three with one
+	 * copy (peer_ev).
+	 */
+	union {
+		struct {
+			uint32_t peer_node;
+			uint16_t peer_evtype;
+			uint16_t peer_port;
+		};
+		uint64_t peer_ev;
+	};
+	uint16_t mtu_frame;		/* largest frame: MTU + 14 */
+	/*
+	 * mtu_frame + 1 on an EMU_PORT_FAST_ONE port, else 0: a frame
+	 * shorter takes the fast path with one test (send_variant() in
+	 * port.c). Set with variant.
+	 */
+	uint16_t fast_len;
 	uint32_t qframes;
-	uint32_t peer_node;
-	uint16_t peer_port;
 	/*
 	 * The port's variant (EMU_PORT_*), chosen when it is set up and
 	 * recomputed when a condition it depends on changes
@@ -274,6 +292,14 @@ _Static_assert(offsetof(struct emu_port, busy_until) == EMU_CACHELINE &&
 	       offsetof(struct emu_port, in_peak_bytes) == 4 * EMU_CACHELINE &&
 	       offsetof(struct emu_port, loss_thresh) == 5 * EMU_CACHELINE,
 	       "struct emu_port: each line's fields in it (prefetch_ahead() in engine.c fetches lines 0 and 4 for a frame)");
+_Static_assert(offsetof(struct emu_ev, type) - offsetof(struct emu_ev, node) ==
+		       offsetof(struct emu_port, peer_evtype) - offsetof(struct emu_port, peer_node) &&
+	       offsetof(struct emu_ev, port) - offsetof(struct emu_ev, node) ==
+		       offsetof(struct emu_port, peer_port) - offsetof(struct emu_port, peer_node) &&
+	       offsetof(struct emu_ev, port) + 2 - offsetof(struct emu_ev, node) == sizeof(uint64_t) &&
+	       offsetof(struct emu_port, peer_ev) == offsetof(struct emu_port, peer_node),
+	       "struct emu_port: peer_ev is struct emu_ev's node, type and port");
+_Static_assert(EMU_MTU_MAX + 14 + 1 <= UINT16_MAX, "struct emu_port: mtu_frame and fast_len fit 16 bits");
 
 /* @p's counters, as readers see them */
 static inline struct emu_port_stats emu_port_stats(const struct emu_port *p)

@@ -830,9 +830,7 @@ static inline __attribute__((always_inline)) void commit(struct emu_node *n, str
 		e->t = t;
 		e->key = n->key++;
 		e->frame = f;
-		e->node = p->peer_node;
-		e->type = EMU_EV_FRAME;
-		e->port = p->peer_port;
+		memcpy((char *)e + offsetof(struct emu_ev, node), &p->peer_ev, sizeof(p->peer_ev));	/* node, type, port */
 		return;
 	}
 	struct emu_ev ev = {
@@ -1054,13 +1052,14 @@ static inline __attribute__((always_inline)) int send_variant(struct emu_node *n
 	/*
 	 * A fast variant: the full path's checks all pass but the MTU's;
 	 * what a frame of class 0 does there (the higher class takes the
-	 * full path).
+	 * full path). With one class the variant and the MTU are one test
+	 * (fast_len).
 	 */
 	if (emu_likely(port < n->nports)) {
 		const struct emu_port *p = &n->ports[port];
 
-		if (emu_likely(p->variant) && emu_likely(f->len <= p->mtu_frame) &&
-		    (p->variant == EMU_PORT_FAST_ONE || !frame_tc(n, f))) {
+		if (emu_likely(f->len < p->fast_len) ||
+		    (p->variant == EMU_PORT_FAST_TC && f->len <= p->mtu_frame && !frame_tc(n, f))) {
 			port_enqueue(n, port, fit ? emu_pool_fit(&n->w->pool, f) : f, 0, true);
 			return 0;
 		}
@@ -1085,6 +1084,7 @@ void emu_port_refresh(struct emu_node *n)
 			p->variant = EMU_PORT_FULL;
 		else
 			p->variant = cfg->tc_mode == EMU_TC_ONE ? EMU_PORT_FAST_ONE : EMU_PORT_FAST_TC;
+		p->fast_len = p->variant == EMU_PORT_FAST_ONE ? (uint16_t)(p->mtu_frame + 1) : 0;
 		rq_refresh(p, !cfg->lossy);
 	}
 }

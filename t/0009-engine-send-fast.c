@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: the fast variant of a port (one class, or two) still tests the MTU
+ * and the class. H0 - S0 - H1, MTU 1500 to S0 and 1000 from S0 (the
+ * forwarding switch sends with its route op, the arrival's inline
+ * emu_send()). While the run goes, on fast ports, H0 sends frames of
+ * 1514 (its largest), 1515 (too large: -EMSGSIZE, drops_mtu), 1014 and
+ * 1015 bytes, and one of class 1 under two classes; S0 drops the two
+ * that exceed its 1014 (drops_mtu) and forwards the rest; H1 receives
+ * them in order, each with the class it was sent with.
+ */
+#include <errno.h>
+
+#include "helpers.h"
+#include "libhost/wire.h"
+
+#define MAXF 8
+
+struct st {
+	uint32_t len[MAXF];
+	uint8_t tc[MAXF];
+	unsigned n;
+	int rc[MAXF];
+	unsigned nsent;
+	uint8_t variant;	/* of H0's port when it sent */
+};
+
+static const uint32_t sizes[] = { 1514, 1515, 1014, 1015, 60, 200 };
+
+static int snd_init(struct emu_node *n, void *arg)
+{
+	(void)arg;
+	if (emu_node_desc(n)->index == 0)
+		emu_timer_at(n, EMU_NS, 0);	/* during the run: the ports' variants are set */
+	return 0;
+}
+
+static void snd_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct st *s = emu_node_state(n);
+	const struct emu_fabric *fab = emu_engine_fabric(n->eng);
+	const struct emu_fab_node *me = emu_node_desc(n), *peer = &fab->nodes[fab->hosts[1]];
+
+	(void)cookie;
+	s->variant = n->ports[0].variant;
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct emu_frame *f = emu_frame_alloc(n);
+		/* the last one of class 1 under two classes (EMU_TC_RECOVERY: its DSCP) */
+		unsigned dscp = i == sizeof(sizes) / sizeof(sizes[0]) - 1 ? EMU_DSCP_RECOVERY : 0;
+
+		f->len = lh_wire_udp_dscp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 1, 1,
+					  sizes[i] - EMU_UDP_PAYLOAD_OFF, dscp);
+		s->rc[s->nsent++] = emu_send(n, 0, f);
+	}
+}
+
+static void rec_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct st *s = emu_node_state(n);
+
+	(void)port;
+	if (s->n < MAXF) {
+		s->len[s->n] = f->len;
+		s->tc[s->n++] = f->tc;
+	}
+	emu_frame_free(n, f);
+}
+
+static const struct emu_model_ops sender_ops = {
+	.name = "sender", .state_size = sizeof(struct st), .init = snd_init, .rx = rec_rx, .timer = snd_timer,
+};
+
+static void run(enum emu_tc_mode mode)
+{
+	struct emu_fabric *fab = emu_fabric_create();
+	uint32_t s0 = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0");
+	uint32_t h0 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H0");
+	uint32_t h1 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H1");
+	char err[128];
+	const char *m = emu_tc_mode_names[mode];
+
+	emu_fabric_add_link(fab, h0, 0, s0, 0, 100000000000ULL, 100 * EMU_NS);
+	fab->links[emu_fabric_add_link(fab, h1, 0, s0, 1, 100000000000ULL, 100 * EMU_NS)].mtu = 1000;
+	if (emu_fabric_finalize(fab, err, sizeof(err))) {
+		diag("%s", err);
+		exit(1);
+	}
+	struct emu_engine_cfg cfg = { .workers = 1, .tc_mode = mode };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	emu_engine_set_model(eng, s0, &emu_fwd_ops, NULL);
+	emu_engine_set_model(eng, h0, &sender_ops, NULL);
+	emu_engine_set_model(eng, h1, &sender_ops, NULL);
+	emu_engine_run(eng);
+
+	struct emu_node *nh0 = emu_engine_node(eng, h0), *ns0 = emu_engine_node(eng, s0);
+	const struct st *snd = emu_node_state(nh0), *rcv = emu_node_state(emu_engine_node(eng, h1));
+	unsigned fast = mode == EMU_TC_ONE ? EMU_PORT_FAST_ONE : EMU_PORT_FAST_TC;
+
+	ok(snd->variant == fast && ns0->ports[1].variant == fast, "%s: H0's and S0's ports are fast (%u, %u)", m,
+	   snd->variant, ns0->ports[1].variant);
+	ok(snd->nsent == 6 && snd->rc[0] == 0 && snd->rc[1] == -EMSGSIZE && snd->rc[2] == 0 && snd->rc[3] == 0 &&
+		   snd->rc[4] == 0 && snd->rc[5] == 0,
+	   "%s: H0 sends 1514 B, not 1515 B (-EMSGSIZE): %d %d %d %d %d %d", m, snd->rc[0], snd->rc[1], snd->rc[2],
+	   snd->rc[3], snd->rc[4], snd->rc[5]);
+
+	struct emu_port_stats p0 = emu_port_stats(&nh0->ports[0]), p1 = emu_port_stats(&ns0->ports[1]);
+
+	ok(p0.drops_mtu == 1 && p0.tx_frames == 5, "%s: H0's port: 1 MTU drop, 5 frames sent (%llu, %llu)", m,
+	   (unsigned long long)p0.drops_mtu, (unsigned long long)p0.tx_frames);
+	ok(p1.drops_mtu == 2 && p1.tx_frames == 3, "%s: S0's port to H1: 2 MTU drops, 3 frames sent (%llu, %llu)", m,
+	   (unsigned long long)p1.drops_mtu, (unsigned long long)p1.tx_frames);
+	ok(rcv->n == 3 && rcv->len[0] == 1014 && rcv->len[1] == 60 && rcv->len[2] == 200,
+	   "%s: H1 receives 1014, 60, 200 B (%u frames: %u %u %u)", m, rcv->n, rcv->len[0], rcv->len[1], rcv->len[2]);
+	unsigned tc_last = mode == EMU_TC_ONE ? 0 : 1;
+
+	ok(rcv->n == 3 && rcv->tc[0] == 0 && rcv->tc[1] == 0 && rcv->tc[2] == tc_last,
+	   "%s: the classes H1 sees: 0 0 %u (%u %u %u)", m, tc_last, rcv->tc[0], rcv->tc[1], rcv->tc[2]);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
+int main(void)
+{
+	plan(12);
+	run(EMU_TC_ONE);
+	run(EMU_TC_RECOVERY);
+	return done_testing();
+}
