@@ -868,13 +868,32 @@ static void sw_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
  * engine sends it on), a Canary frame handled by sw_rx() (its route cache
  * cleared first, as the engine does before rx: the switch may rewrite it).
  */
+static __attribute__((noinline)) int sw_route_fwd(struct emu_node *n, struct emu_frame *f)
+{
+	return emu_fwd_route(n, f, &((struct sw_state *)emu_node_state(n))->st.fwd);
+}
+
+static __attribute__((noinline)) int sw_route_canary(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct sw_state *s = emu_node_state(n);
+
+	f->rdst = EMU_RDST_NONE;
+	if (!s->recirc || !needs_passes(f))
+		sw_handle(n, f, port);
+	else
+		sw_recirc(n, s, f, port);
+	return -EINPROGRESS;
+}
+
+/*
+ * Each kind in a function of its own, reached by a tail call: a frame's
+ * route saves only the registers its kind needs.
+ */
 static int sw_route(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
 	if (lh_wire_ethertype(f->data, f->len) != EMU_ETHERTYPE_CANARY)
-		return emu_fwd_route(n, f, &((struct sw_state *)emu_node_state(n))->st.fwd);
-	f->rdst = EMU_RDST_NONE;
-	sw_rx(n, f, port);
-	return -EINPROGRESS;
+		return sw_route_fwd(n, f);
+	return sw_route_canary(n, f, port);
 }
 
 /* Recirculation: Canary frames occupy their pipeline for every pass. */
