@@ -21,6 +21,7 @@
 #include "emu/switch/canary_sw.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,29 +88,36 @@ struct pipeq {
 	struct emu_fifo q;	/* the frames waiting for their passes */
 };
 
+/*
+ * Line 0 (a node's state starts on a line) holds what a Canary frame's
+ * steps read: the configuration, the descriptor map, the pipeline; the
+ * counters follow (the forwarded frames' and the descriptors' first).
+ */
 struct sw_state {
 	const struct emu_sw_cfg *cfg;
-	struct emu_sw_stats st;
 	struct desc_map table;
+	uint32_t pass;		/* recirculation: a pass's time (ps), from cfg->pipe_gpps (0: longer, computed per frame) */
+	bool recirc;		/* Canary frames take cfg->passes passes (passes > 1, pipe_gpps > 0) */
+	bool ticking;
+	struct pipeq *pipe;
+	struct emu_sw_stats st;
 	int32_t **accfree;
 	uint32_t naccfree;
 	uint32_t capaccfree;
 	uint32_t nacc;
-	uint32_t pass;		/* recirculation: a pass's time (ps), from cfg->pipe_gpps (0: longer, computed per frame) */
+	unsigned npipes;
 	/* pktgen */
 	uint64_t *openmap;
 	uint32_t open;
-	bool ticking;
-	bool recirc;		/* Canary frames take cfg->passes passes (passes > 1, pipe_gpps > 0) */
+	uint32_t my_index;
 	uint64_t tick_k;	/* tick number of the armed clock packet */
 	uint32_t tick_gen;
-	/* recirculation */
-	struct pipeq *pipe;
-	unsigned npipes;
-	uint32_t my_index;
 	/* adaptive timeout: Q per allreduce (tenant field of the id) and role, or NULL */
 	emu_time_t *ato;
 };
+
+_Static_assert(offsetof(struct sw_state, pipe) < 64, "sw_state: line 0");
+_Static_assert(sizeof(struct desc) == 64, "a descriptor is one line (its slab starts on one)");
 
 #define ATO_KEYS (2u << EMU_CANARY_TENANT_BITS)
 
@@ -178,7 +186,7 @@ static __attribute__((noinline)) struct desc *desc_new(struct sw_state *s, uint3
 	}
 	if (m->n % DESC_SLAB == 0) {
 		m->slab = emu_xrealloc(m->slab, (m->nslab + 1) * sizeof(*m->slab));
-		m->slab[m->nslab++] = emu_xcalloc(DESC_SLAB, sizeof(struct desc));
+		m->slab[m->nslab++] = emu_xaligned(DESC_SLAB * sizeof(struct desc));
 	}
 	d = &m->slab[m->n / DESC_SLAB][m->n % DESC_SLAB];
 	map_insert(m, slot, d);
