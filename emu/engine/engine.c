@@ -1041,20 +1041,20 @@ uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
  */
 static inline __attribute__((always_inline)) void prefetch_ahead(const struct emu_node *nodes, const struct emu_evq *q)
 {
-	uint32_t left = emu_evq_left(q);	/* in the current slot after the one popped */
-	const struct emu_ev *a;
+	/* the events left in the current slot after the one popped: [a, stop) */
+	const struct emu_ev *a = emu_evq_ahead(q, 0), *stop = q->stop;
 
-	if (left > 2) {
-		a = emu_evq_ahead(q, 2);
-		__builtin_prefetch(&nodes[a->node]);
-		if (a->type == EMU_EV_FRAME) {
-			__builtin_prefetch(a->frame);
-			__builtin_prefetch(a->frame->data);
+	if (a + 2 < stop) {
+		const struct emu_ev *b = a + 2;
+
+		__builtin_prefetch(&nodes[b->node]);
+		if (b->type == EMU_EV_FRAME) {
+			__builtin_prefetch(b->frame);
+			__builtin_prefetch(b->frame->data);
 		}
-	}
-	if (!left)
+	} else if (a == stop) {
 		return;
-	a = emu_evq_ahead(q, 0);
+	}
 	const struct emu_node *n = &nodes[a->node];
 
 	__builtin_prefetch(n->state);
