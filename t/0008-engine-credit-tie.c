@@ -21,6 +21,11 @@
  *
  * Either way the frame reaches B at the same time; what tells the two
  * apart is the credit stall counter of the deciding port.
+ *
+ * Each case runs on one worker (the credits wait in the ring of the port
+ * that gives them back) and on three, a node each (they cross a channel
+ * and wait in the ring of the deciding port itself, emu_port_credit_in(),
+ * their keys those of the other worker's node): the same outcome.
  */
 #include "helpers.h"
 
@@ -94,7 +99,7 @@ struct outcome {
 };
 
 /* the line with its nodes added in the order @order (a permutation of "ASB"), A's second frame at @t2 */
-static void run(const char *order, emu_time_t t2, struct outcome *o)
+static void run(const char *order, emu_time_t t2, unsigned workers, struct outcome *o)
 {
 	struct emu_fabric *fab = emu_fabric_create();
 	uint32_t id[3] = { 0 };	/* A, S, B */
@@ -110,7 +115,7 @@ static void run(const char *order, emu_time_t t2, struct outcome *o)
 	emu_fabric_add_link(fab, id[1], 1, id[2], 0, 100000000000ULL, LB);
 	if (emu_fabric_finalize(fab, err, sizeof(err)))
 		skip_all(err);
-	struct emu_engine_cfg cfg = { .workers = 1, .no_pin = true, .buffer_bytes = EMU_FRAME_MAX,
+	struct emu_engine_cfg cfg = { .workers = workers, .no_pin = true, .buffer_bytes = EMU_FRAME_MAX,
 				      .tc_mode = EMU_TC_ONE };
 	struct emu_engine *eng = t_engine(fab, &cfg);
 
@@ -126,22 +131,22 @@ static void run(const char *order, emu_time_t t2, struct outcome *o)
 	emu_fabric_destroy(fab);
 }
 
-int main(void)
+/* the four cases on @w workers */
+static void cases(unsigned w)
 {
-	plan(12);
 	emu_time_t ft = emu_tx_time(LEN, 100000000000ULL);
 	/* the second frame leaves S when the first one's credit from B is back, and reaches B a hop later */
 	emu_time_t at_b = 3 * ft + LA + 3 * LB;
 	struct outcome o;
 
 	/* head at A: the first frame's credit reaches A at ft + 2 LA (S forwards it at once) */
-	run("SAB", ft + 2 * LA, &o);
-	is_u64(o.a_stalls, 0, "head at A, credit from S (lower id) at the same ps: before the decision, no stall");
+	run("SAB", ft + 2 * LA, w, &o);
+	is_u64(o.a_stalls, 0, "%u workers: head at A, credit from S (lower id) at the same ps: before the decision, no stall", w);
 	is_u64(o.s_stalls, 1, "...S's port waits for B's credit (the second frame reaches it first)");
 	ok(o.b.narr == 2 && o.b.arr[1] == at_b, "...the second frame reaches B at %llu ps (expected %llu)",
 	   (unsigned long long)o.b.arr[1], (unsigned long long)at_b);
-	run("ASB", ft + 2 * LA, &o);
-	is_u64(o.a_stalls, 1, "head at A, credit from S (higher id) at the same ps: after the decision, A stalls");
+	run("ASB", ft + 2 * LA, w, &o);
+	is_u64(o.a_stalls, 1, "%u workers: head at A, credit from S (higher id) at the same ps: after the decision, A stalls", w);
 	is_u64(o.s_stalls, 1, "...S's port waits for B's credit");
 	ok(o.b.narr == 2 && o.b.arr[1] == at_b, "...the second frame reaches B at the same time (%llu ps)",
 	   (unsigned long long)o.b.arr[1]);
@@ -151,15 +156,22 @@ int main(void)
 	 * 2 ft + LA + 2 LB; A sends the second at ft + 2 LB so that it
 	 * arrives then (A's own credit is back long before, at ft + 2 LA)
 	 */
-	run("BSA", ft + 2 * LB, &o);
-	is_u64(o.s_stalls, 0, "arrival at S, credit from B (lower id than A) at the same ps: counts, no stall");
+	run("BSA", ft + 2 * LB, w, &o);
+	is_u64(o.s_stalls, 0, "%u workers: arrival at S, credit from B (lower id than A) at the same ps: counts, no stall", w);
 	is_u64(o.a_stalls, 0, "...A had its credit back");
 	ok(o.b.narr == 2 && o.b.arr[1] == at_b, "...the second frame reaches B at %llu ps (expected %llu)",
 	   (unsigned long long)o.b.arr[1], (unsigned long long)at_b);
-	run("ASB", ft + 2 * LB, &o);
-	is_u64(o.s_stalls, 1, "arrival at S, credit from B (higher id than A) at the same ps: after it, S stalls");
+	run("ASB", ft + 2 * LB, w, &o);
+	is_u64(o.s_stalls, 1, "%u workers: arrival at S, credit from B (higher id than A) at the same ps: after it, S stalls", w);
 	is_u64(o.a_stalls, 0, "...A had its credit back");
 	ok(o.b.narr == 2 && o.b.arr[1] == at_b, "...the second frame reaches B at the same time (%llu ps)",
 	   (unsigned long long)o.b.arr[1]);
+}
+
+int main(void)
+{
+	plan(2 * 12);
+	cases(1);
+	cases(3);
 	return done_testing();
 }

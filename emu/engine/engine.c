@@ -1177,6 +1177,13 @@ static void *worker_main(void *arg)
 	}
 	flush_out(w);
 	/*
+	 * what every worker's models sent at init is in its channels before
+	 * any worker drains them for the first window: one that drained
+	 * early planned a window past an arrival still in a channel, and its
+	 * peers ran that window without the events the arrival makes
+	 */
+	barrier(eng, NULL);
+	/*
 	 * real time: the frame pools' first chunks fault in now, not in the
 	 * first windows (1-3 ms), and spares for a pool that grows (1-6 ms a
 	 * chunk on a virtual machine, at the same emulated instants every run):
