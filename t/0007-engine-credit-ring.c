@@ -12,8 +12,28 @@
  * more than the switch's ingress buffer holds. Checked: no ingress buffer
  * ever holds more than its size, and every frame is delivered or counted
  * lost on the link; on 1 and 2 workers.
+ *
+ * Then the credits a ring cannot hold as its 16-byte entries (port.c:
+ * of another link generation, larger than a frame, or keyed by another
+ * node than the ring's), as a peer process may send them: they wait
+ * apart (rqx) and are applied one by one. A host X sends to a node Y
+ * (a switch with a test model) that keeps every frame, with a buffer of
+ * four frames; at init X's port gets, as from a channel, a credit of
+ * 2 frames' bytes (larger than a frame), one of a frame keyed by X's
+ * node, one of a frame of the next generation (never to be applied),
+ * all due at once, and two of a frame, due at TMID and TFAR. X sends 4
+ * frames (to about 490 ns), then the 3 the credits due then allow, then
+ * 1 of the TMID credit (due when that head does not fit, about 850 ns),
+ * then stalls with the TFAR credit still apart: that one has to become
+ * an event to wake it, and X sends 1 more. So Y holds 9 frames at XEND:
+ * 8 if a credit apart is lost when the port stalls, fewer if those due
+ * are not applied, 10 if the other generation's is; and X's port has
+ * waited for credit twice by then (before and after the TFAR credit; a
+ * third time if the TMID credit was left apart once the first ones were
+ * applied, so that only its event sent the frame).
  */
 #include "helpers.h"
+#include "emu/engine/port_internal.h"
 
 #define T1 (30 * EMU_US)
 #define T2 (40 * EMU_US)
@@ -50,10 +70,115 @@ static void run(unsigned workers)
 	emu_fabric_destroy(fab);
 }
 
+#define XLEN 1500
+#define XN 12
+#define TMID (600 * EMU_NS)
+#define TFAR (50 * EMU_US)
+#define XEND (100 * EMU_US)
+
+static int x_init(struct emu_node *n, void *arg)
+{
+	struct emu_port *p = &n->ports[0];
+	uint32_t y = p->peer_node, x = n->id, gen = p->gen;
+	const struct emu_ev cr[] = {
+		{ .t = EMU_NS, .key = EMU_EV_KEY(y, 1), .arg = 2 * XLEN | (uint64_t)gen << 32 },	/* larger than a frame */
+		{ .t = EMU_NS, .key = EMU_EV_KEY(x, 1 << 20), .arg = XLEN | (uint64_t)gen << 32 },	/* another node's key */
+		{ .t = EMU_NS, .key = EMU_EV_KEY(y, 2), .arg = XLEN | (uint64_t)(gen + 1) << 32 },	/* another generation */
+		{ .t = TMID, .key = EMU_EV_KEY(x, 1 << 21), .arg = XLEN | (uint64_t)gen << 32 },	/* due a little later */
+		{ .t = TFAR, .key = EMU_EV_KEY(x, 1 << 22), .arg = XLEN | (uint64_t)gen << 32 },	/* due much later */
+	};
+
+	(void)arg;
+	for (unsigned i = 0; i < sizeof(cr) / sizeof(cr[0]); i++) {
+		struct emu_ev ev = cr[i];
+
+		ev.node = x;
+		ev.type = EMU_EV_CREDIT;
+		ev.port = 0;
+		emu_port_credit_in(n, &ev);
+	}
+	for (unsigned i = 0; i < XN; i++) {
+		struct emu_frame *f = emu_frame_alloc(n);
+
+		f->len = XLEN;
+		memset(f->data, 0, XLEN);
+		emu_send(n, 0, f);
+	}
+	return 0;
+}
+
+static const struct emu_model_ops x_ops = { .name = "x", .init = x_init };
+
+struct yst {
+	struct emu_frame *held[XN];
+	unsigned nheld, at_end;
+	uint64_t x_stalls;	/* X's port's credit stalls at XEND */
+};
+
+static const struct emu_port *xport;
+
+static int y_init(struct emu_node *n, void *arg)
+{
+	(void)arg;
+	emu_timer_at(n, XEND, 1);
+	return 0;
+}
+
+static void y_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct yst *s = emu_node_state(n);
+
+	(void)port;
+	s->held[s->nheld++] = f;
+}
+
+/* at XEND: count, then let everything go */
+static void y_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct yst *s = emu_node_state(n);
+
+	(void)cookie;
+	s->at_end = s->nheld;
+	s->x_stalls = xport->credit_stalls;
+	while (s->nheld)
+		emu_frame_free(n, s->held[--s->nheld]);
+}
+
+static const struct emu_model_ops y_ops = {
+	.name = "y", .state_size = sizeof(struct yst), .init = y_init, .rx = y_rx, .timer = y_timer,
+};
+
+static void run_apart(void)
+{
+	struct emu_fabric *fab = emu_fabric_create();
+	char err[128];
+	uint32_t x = emu_fabric_add_node(fab, EMU_NODE_HOST, "X");
+	uint32_t y = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "Y");
+
+	emu_fabric_add_link(fab, x, 0, y, 0, 100000000000ULL, EMU_US);
+	if (emu_fabric_finalize(fab, err, sizeof(err)))
+		skip_all(err);
+	struct emu_engine_cfg cfg = { .workers = 1, .no_pin = true, .buffer_bytes = 4 * XLEN, .tc_mode = EMU_TC_ONE };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	xport = &emu_engine_node(eng, x)->ports[0];
+	emu_engine_set_model(eng, x, &x_ops, NULL);
+	emu_engine_set_model(eng, y, &y_ops, NULL);
+	emu_engine_run(eng);
+	const struct yst *s = emu_node_state(emu_engine_node(eng, y));
+
+	is_u64(s->at_end, 9,
+	       "credits apart from the ring: 4 frames of buffer, 3 of the credits due, 1 of TMID's, 1 of TFAR's event");
+	is_u64(s->x_stalls, 2, "...X waited for credit twice by then (for TFAR's, then for good)");
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 int main(void)
 {
-	plan(5 * 2);
+	plan(5 * 2 + 2);
 	run(1);
 	run(2);
+	run_apart();
 	return done_testing();
 }

@@ -1442,6 +1442,7 @@ void emu_engine_destroy(struct emu_engine *eng)
 		emu_heap_fini(&n->theap);
 		for (unsigned p = 0; p < n->nports; p++) {
 			free(n->ports[p].rq);
+			free(n->ports[p].rqx);
 			free(n->ports[p].cq);
 		}
 		emu_xbar_destroy(n->xb);

@@ -128,10 +128,22 @@ enum emu_tc_mode {
 extern const char *const emu_tc_mode_names[EMU_TC_MODES];
 
 /*
- * A credit on its way back from the peer: when it arrives (t), its event
- * key, and bytes (31 bits) | class (bit 31) | link generation (high word).
+ * A credit on its way back from the peer, as a link's ring holds it (see
+ * emu_port.rq): when it arrives (t), and its key's sequence << 24 |
+ * class << 14 | bytes (w). The key's node is the ring's (emu_port.rq_src),
+ * the link generation its port's: 16 bytes, four a cache line.
  */
 struct emu_credit {
+	emu_time_t t;
+	uint64_t w;
+};
+
+/*
+ * One that does not fit that (of another generation, node or size, or
+ * held when the link changed state): its key, and bytes (31 bits) |
+ * class (bit 31) | link generation (high word).
+ */
+struct emu_credit_x {
 	emu_time_t t;
 	uint64_t key;
 	uint64_t arg;
@@ -183,11 +195,13 @@ struct emu_port {
 	 * non-empty class does not fit the credits it has (they only add up:
 	 * a head that fits without them fits with them) and when the ring is
 	 * full (absorb_credits() in port.c): the same sums as if each had
-	 * been an event; summed at once while all are of this port's link
-	 * generation, one by one while rq_mixed (the link changed state, a
-	 * credit from another process). Only while the serializer waits for
-	 * credit (rq_stalled) are they real events, since one of them has to
-	 * wake it.
+	 * been an event. The ring's credits are of this port's link
+	 * generation and their keys of node rq_src, summed at once; those
+	 * that are not (the link changed state, a credit from another
+	 * process) wait in rqx, and while it holds any or the ring is over
+	 * 2^20 entries (rq_mixed) each is applied one by one. Only while the
+	 * serializer waits for credit (rq_stalled) are they real events,
+	 * since one of them has to wake it.
 	 */
 	struct emu_credit *rq;
 	uint32_t rq_head, rq_n, rq_cap;
@@ -281,9 +295,12 @@ struct emu_port {
 	struct emu_port *peer;		/* the peer's port (connected ports): its ring holds our credits */
 	uint64_t rate_bps;
 	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
+	uint64_t rq_src;		/* EMU_EV_KEY(node, 0) of the ring's credits' keys (see rq) */
 	/* line 5: seldom read */
 	alignas(EMU_CACHELINE) uint64_t loss_thresh;	/* drop if rng < loss_thresh (0: no loss) */
 	uint64_t drops_queue, drops_loss, drops_down, drops_mtu, credit_stalls;	/* see struct emu_port_stats */
+	struct emu_credit_x *rqx;	/* the credits that do not fit the ring (see rq): rqx_n of rqx_cap */
+	uint32_t rqx_n, rqx_cap;
 };
 _Static_assert(sizeof(struct emu_port) == 6 * EMU_CACHELINE, "struct emu_port: six cache lines, laid out by use");
 _Static_assert(offsetof(struct emu_port, busy_until) == EMU_CACHELINE &&

@@ -91,11 +91,14 @@ static inline __attribute__((always_inline)) unsigned frame_tc(const struct emu_
 /* credit event argument: bytes (31 bits), class (bit 31), link generation (high word) */
 #define CREDIT_ARG(bytes, tc, gen) ((uint64_t)(bytes) | (uint64_t)(tc) << 31 | (uint64_t)(gen) << 32)
 
-/* is (t, key) before the event being processed? */
-static inline bool before_now(const struct emu_worker *w, emu_time_t t, uint64_t key)
-{
-	return t < w->now || (t == w->now && key < w->cur_key);
-}
+/*
+ * A ring entry's w (struct emu_credit): the key's sequence (its node is
+ * the ring's, shifted out) << 24 | class << 14 | bytes.
+ */
+#define CREDIT_W(key, bytes, tc) ((uint64_t)(key) << 24 | (uint64_t)(tc) << 14 | (bytes))
+#define CREDIT_W_BYTES(w) ((uint32_t)(w) & 0x3fffu)
+#define CREDIT_W_TC(w) ((unsigned)((w) >> 14) & 1)
+_Static_assert(EMU_FRAME_MAX < 1 << 14 && EMU_SEQ_BITS + 24 == 64, "a ring entry's bytes and key's sequence fit w");
 
 /* add a credit to its class; false if it is from before the link last changed state */
 static bool apply_credit(struct emu_port *p, uint64_t arg)
@@ -118,34 +121,56 @@ static inline struct emu_port *credq_of(struct emu_port *p)
 	return p->chan || !p->peer ? p : p->peer;
 }
 
-/* is (t, key) of @c before the event being processed (at @now, @key)? */
-static inline bool credit_due(const struct emu_credit *c, emu_time_t now, uint64_t key)
+/*
+ * Is the credit at @t of ring entry @w (keys of node @src) before the
+ * event being processed (at @now, @key)? Ties of time go by key, as
+ * their events would have.
+ */
+static inline bool credit_due(emu_time_t t, uint64_t w, uint64_t src, emu_time_t now, uint64_t key)
+{
+	return t < now || (t == now && (src | w >> 24) < key);
+}
+
+/* the same for an entry of rqx */
+static inline bool credit_x_due(const struct emu_credit_x *c, emu_time_t now, uint64_t key)
 {
 	return c->t < now || (c->t == now && c->key < key);
 }
 
 /*
- * absorb_credits() of a ring that may hold credits of another generation
- * than @q's or larger than a frame (rq_mixed): each credit due is added
- * to its class if it is of @p's link generation, as its event would
- * have been (apply_credit()).
+ * absorb_credits() while rq_mixed (@q's rqx holds credits, or its ring is
+ * too large for the sum's halves): each credit due is added to its class
+ * if it is of @p's link generation, as its event would have been
+ * (apply_credit(); the ring's are of @q's generation).
  */
 static __attribute__((noinline)) void absorb_each(const struct emu_worker *w, struct emu_port *p, struct emu_port *q)
 {
 	struct emu_credit *a = q->rq;
 	uint32_t h = q->rq_head, mask = q->rq_cap - 1, keep = h;
+	bool same = q->gen == p->tx_gen;
 
 	for (uint32_t i = h, end = h + q->rq_n; i != end; i++) {
 		const struct emu_credit *c = &a[i & mask];
 
-		if (credit_due(c, w->now, w->cur_key))
-			apply_credit(p, c->arg);
-		else if (keep++ != i)
+		if (credit_due(c->t, c->w, q->rq_src, w->now, w->cur_key)) {
+			if (same)
+				p->credits[CREDIT_W_TC(c->w)] += CREDIT_W_BYTES(c->w);
+		} else if (keep++ != i) {
 			a[(keep - 1) & mask] = *c;
+		}
 	}
 	q->rq_n = keep - h;
-	if (!q->rq_n)
-		q->rq_mixed = q->rq_cap > 1u << 20;
+	struct emu_credit_x *x = q->rqx;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < q->rqx_n; i++) {
+		if (credit_x_due(&x[i], w->now, w->cur_key))
+			apply_credit(p, x[i].arg);
+		else
+			x[k++] = x[i];
+	}
+	q->rqx_n = k;
+	q->rq_mixed = k || q->rq_cap > 1u << 20;
 }
 
 /*
@@ -154,34 +179,34 @@ static __attribute__((noinline)) void absorb_each(const struct emu_worker *w, st
  * were given, not in (t, key) order, so each entry is tested; those not
  * due yet stay, moved up to the head in their order. What the credits
  * due change is each class's sum, each adding its bytes if of the link's
- * current generation; when all of the ring's are of @q's generation and
- * of a frame's size at most (not rq_mixed), they are summed at once, the
- * classes in the two halves of one word (a ring of up to 2^20 credits of
- * up to 2 KiB: class 0's sum fits the low one), and added if @q's
- * generation is @p's: the same totals as one event per credit, in any
- * order.
+ * current generation. The ring's entries are all of @q's generation and
+ * of a frame's size at most (the others wait in rqx: credq_push_x()), so
+ * while rqx is empty (not rq_mixed) they are summed at once, the classes
+ * in the two halves of one word (a ring of up to 2^20 credits of up to
+ * 2 KiB: class 0's sum fits the low one), and added if @q's generation
+ * is @p's: the same totals as one event per credit, in any order.
  */
 static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
 {
 	struct emu_port *q = credq_of(p);
 	uint32_t n = q->rq_n;
 
-	if (!n)
-		return;
 	if (emu_unlikely(q->rq_mixed)) {
 		absorb_each(w, p, q);
 		return;
 	}
+	if (!n)
+		return;
 	struct emu_credit *a = q->rq, *c = &a[q->rq_head], *end = &a[q->rq_cap];
 	uint32_t mask = q->rq_cap - 1, keep = q->rq_head, kept = 0;
 	emu_time_t now = w->now;
-	uint64_t key = w->cur_key, sum = 0;
+	uint64_t key = w->cur_key, src = q->rq_src, sum = 0;
 
 	do {
-		if (credit_due(c, now, key)) {
-			uint64_t arg = c->arg;
+		uint64_t cw = c->w;
 
-			sum += (uint64_t)((uint32_t)arg & 0x7fffffffu) << (arg >> 26 & 32);
+		if (credit_due(c->t, cw, src, now, key)) {
+			sum += (uint64_t)CREDIT_W_BYTES(cw) << (cw >> 9 & 32);
 		} else {
 			struct emu_credit *k = &a[(keep + kept++) & mask];
 
@@ -249,19 +274,19 @@ static __attribute__((noinline)) void credq_full(const struct emu_worker *w, str
  * buffer back as of their start, which is not in the order they were
  * committed across egress ports); absorb_credits() tests each. When the
  * ring is full the credits due by now are applied first (credq_full()).
- * Only then is @p touched.
+ * Only then is @p touched. An entry is 16 bytes (struct emu_credit): the
+ * credit's generation is @q's and its key's node @q's rq_src, implied.
  */
 /* credq_push() into a ring with room (@q holds @n < rq_cap credits) */
 static inline __attribute__((always_inline)) void credq_put(struct emu_port *q, uint32_t n, emu_time_t t,
-							      uint64_t key, uint64_t arg)
+							      uint64_t cw)
 {
 	q->rq_n = n + 1;
-	q->rq[(q->rq_head + n) & (q->rq_cap - 1)] = (struct emu_credit){ .t = t, .key = key, .arg = arg };
+	q->rq[(q->rq_head + n) & (q->rq_cap - 1)] = (struct emu_credit){ .t = t, .w = cw };
 }
 
 static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
-							       struct emu_port *p, emu_time_t t, uint64_t key,
-							       uint64_t arg)
+							       struct emu_port *p, emu_time_t t, uint64_t cw)
 {
 	uint32_t n = q->rq_n;
 
@@ -269,7 +294,28 @@ static inline __attribute__((always_inline)) void credq_push(const struct emu_wo
 		credq_full(w, q, p);
 		n = q->rq_n;
 	}
-	credq_put(q, n, t, key, arg);
+	credq_put(q, n, t, cw);
+}
+
+/* a credit that does not fit @q's ring (another generation, node or size) into its rqx */
+static __attribute__((noinline)) void credq_push_x(struct emu_port *q, emu_time_t t, uint64_t key, uint64_t arg)
+{
+	if (q->rqx_n == q->rqx_cap) {
+		q->rqx_cap = q->rqx_cap ? 2 * q->rqx_cap : CREDQ_FIRST;
+		q->rqx = emu_xrealloc(q->rqx, q->rqx_cap * sizeof(*q->rqx));
+	}
+	q->rqx[q->rqx_n++] = (struct emu_credit_x){ .t = t, .key = key, .arg = arg };
+	q->rq_mixed = true;
+}
+
+/* @q's link changes state: the ring's credits, of the generation before, move to its rqx */
+static __attribute__((noinline)) void credq_widen(struct emu_port *q)
+{
+	for (; q->rq_n; q->rq_head = (q->rq_head + 1) & (q->rq_cap - 1), q->rq_n--) {
+		const struct emu_credit *c = &q->rq[q->rq_head];
+
+		credq_push_x(q, c->t, q->rq_src | c->w >> 24, CREDIT_ARG(CREDIT_W_BYTES(c->w), CREDIT_W_TC(c->w), q->gen));
+	}
 }
 
 /*
@@ -301,6 +347,19 @@ static void stall(struct emu_node *n, struct emu_port *p)
 		const struct emu_credit *c = &q->rq[q->rq_head];
 		struct emu_ev ev = {
 			.t = c->t,
+			.key = q->rq_src | c->w >> 24,
+			.arg = CREDIT_ARG(CREDIT_W_BYTES(c->w), CREDIT_W_TC(c->w), q->gen),
+			.node = n->id,
+			.type = EMU_EV_CREDIT,
+			.port = (uint16_t)(p - n->ports),
+		};
+
+		emu_evq_push(&n->w->q, &ev);
+	}
+	for (uint32_t i = 0; i < q->rqx_n; i++) {
+		const struct emu_credit_x *c = &q->rqx[i];
+		struct emu_ev ev = {
+			.t = c->t,
 			.key = c->key,
 			.arg = c->arg,
 			.node = n->id,
@@ -310,6 +369,7 @@ static void stall(struct emu_node *n, struct emu_port *p)
 
 		emu_evq_push(&n->w->q, &ev);
 	}
+	q->rqx_n = 0;
 	q->rq_mixed = q->rq_cap > 1u << 20;
 }
 
@@ -334,11 +394,15 @@ void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 		return;
 	}
 	struct emu_port *q = credq_of(p);
+	uint32_t bytes = (uint32_t)ev->arg & 0x7fffffffu;
 
-	credq_push(n->w, q, p, ev->t, ev->key, ev->arg);
-	/* the ring's sums hold credits of q's generation, of a frame's size at most */
-	if ((uint32_t)(ev->arg >> 32) != q->gen || ((uint32_t)ev->arg & 0x7fffffffu) > EMU_FRAME_MAX)
-		q->rq_mixed = true;
+	/* the ring holds credits of q's generation, of a frame's size at most, keys of its node */
+	if ((uint32_t)(ev->arg >> 32) != q->gen || bytes > EMU_FRAME_MAX ||
+	    (ev->key & ~((1ULL << EMU_SEQ_BITS) - 1)) != q->rq_src) {
+		credq_push_x(q, ev->t, ev->key, ev->arg);
+		return;
+	}
+	credq_push(n->w, q, p, ev->t, CREDIT_W(ev->key, bytes, ev->arg >> 31 & 1));
 }
 
 /* ingress_release_at() when the credit is no ring entry: of a link that changed state, across workers, or to a stalled port */
@@ -389,7 +453,7 @@ static inline __attribute__((always_inline)) void ingress_release_at(struct emu_
 	 * lazily depends on the partition, the count must not.
 	 */
 	n->w->events++;
-	credq_push(n->w, ip, ip->peer, t + ip->latency, n->key++, CREDIT_ARG(f->len, f->in_tc, ip->gen));
+	credq_push(n->w, ip, ip->peer, t + ip->latency, CREDIT_W(n->key++, f->len, f->in_tc));
 }
 
 void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f)
@@ -425,13 +489,13 @@ void emu_frame_free(struct emu_node *n, struct emu_frame *f)
 		}
 		/* ingress_release_at() into a ring with room; the frame is back in the pool first */
 		uint32_t len = f->len;
-		uint64_t arg = CREDIT_ARG(len, f->in_tc, ip->gen);
+		uint64_t cw = CREDIT_W(n->key++, len, f->in_tc);
 
 		f->in_port = EMU_PORT_NONE;
 		ip->in_bytes -= len;
 		w->events++;
 		emu_pool_put(&w->pool, f);
-		credq_put(ip, k, w->now + ip->latency, n->key++, arg);
+		credq_put(ip, k, w->now + ip->latency, cw);
 		return;
 	}
 	emu_pool_put(&w->pool, f);
@@ -1085,6 +1149,8 @@ void emu_port_refresh(struct emu_node *n)
 		else
 			p->variant = cfg->tc_mode == EMU_TC_ONE ? EMU_PORT_FAST_ONE : EMU_PORT_FAST_TC;
 		p->fast_len = p->variant == EMU_PORT_FAST_ONE ? (uint16_t)(p->mtu_frame + 1) : 0;
+		/* the keys of the credits the ring holds: the peer's across workers, else this node's */
+		p->rq_src = EMU_EV_KEY(p->chan ? p->peer_node : n->id, 0);
 		rq_refresh(p, !cfg->lossy);
 	}
 }
@@ -1204,9 +1270,9 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up)
 	if (p->up == up)
 		return;
 	p->up = up;
+	if (p->rq_n)	/* the ring's credits are of this generation: to rqx with it (absorb_each()) */
+		credq_widen(p);
 	p->tx_gen = ++p->gen;
-	if (p->rq_n)	/* the ring's credits are of the generation before (absorb_credits()) */
-		p->rq_mixed = true;
 	unstall(p);
 	if (!up) {
 		/* what waits for a dead link is lost */
