@@ -31,6 +31,23 @@
  * waited for credit twice by then (before and after the TFAR credit; a
  * third time if the TMID credit was left apart once the first ones were
  * applied, so that only its event sent the frame).
+ *
+ * Last, the growth of a ring: it grows when applying the credits due
+ * frees less than half of it (port.c, credq_full()), and no credit is
+ * lost or counted twice on the way. A host A sends GN frames back to back to a
+ * node B (a switch with a test model) over one long link (100 Gb/s,
+ * 5 us, lossless, buffers of 256 KiB), on one worker: about 41
+ * credits are on their way back at any time, and A has credit to spare,
+ * so they wait in the ring of B's port until it is full. Full at 32, none
+ * is due (32 frame times are under 5 us): it grows to 64; full at 64,
+ * about 41 are not due (more than half): 128; full at 128, those 41 are
+ * half or less: it stays at 128. From GT2 B keeps the frames it receives,
+ * so A sends until its credit is spent: B then holds exactly
+ * GBUF / GLEN frames if every credit of before came back once. At GT3 B
+ * frees them and the rest flows. Checked: the ring's size at GT3, A's
+ * frames reach B back to back until GT2 (A never waited for credit), the
+ * frames B holds at GT3, no ingress buffer over its size, all GN frames
+ * delivered.
  */
 #include "helpers.h"
 #include "emu/engine/port_internal.h"
@@ -174,11 +191,122 @@ static void run_apart(void)
 	emu_fabric_destroy(fab);
 }
 
+#define GLEN 1500
+#define GLAT (5 * EMU_US)
+#define GRATE 100000000000ULL
+#define GBUF (256 * 1024)
+#define GN 1200
+#define GT2 (60 * EMU_US)
+#define GT3 (200 * EMU_US)
+
+struct gbst {
+	struct emu_frame *held[GBUF / GLEN + 8];
+	unsigned nheld, held_t3, rq_cap_t3, overflow;
+	bool released;
+	uint64_t recv, gaps_bad;
+	emu_time_t last;
+};
+
+static int ga_init(struct emu_node *n, void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < GN; i++) {
+		struct emu_frame *f = emu_frame_alloc(n);
+
+		f->len = GLEN;
+		memset(f->data, 0, GLEN);
+		emu_send(n, 0, f);
+	}
+	return 0;
+}
+
+static void ga_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	(void)port;
+	emu_frame_free(n, f);
+}
+
+static const struct emu_model_ops ga_ops = { .name = "ga", .init = ga_init, .rx = ga_rx };
+
+static int gb_init(struct emu_node *n, void *arg)
+{
+	(void)arg;
+	emu_timer_at(n, GT3, 1);
+	return 0;
+}
+
+static void gb_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct gbst *s = emu_node_state(n);
+	emu_time_t now = emu_node_now(n);
+
+	(void)port;
+	if (s->recv && now <= GT2 && now - s->last != emu_tx_time(GLEN, GRATE))
+		s->gaps_bad++;
+	s->recv++;
+	s->last = now;
+	if (now < GT2 || s->released) {
+		emu_frame_free(n, f);
+	} else if (s->nheld < sizeof(s->held) / sizeof(s->held[0])) {
+		s->held[s->nheld++] = f;
+	} else {
+		s->overflow++;
+		emu_frame_free(n, f);
+	}
+}
+
+static void gb_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct gbst *s = emu_node_state(n);
+
+	(void)cookie;
+	s->held_t3 = s->nheld;
+	s->rq_cap_t3 = n->ports[0].rq_cap;
+	s->released = true;
+	while (s->nheld)
+		emu_frame_free(n, s->held[--s->nheld]);
+}
+
+static const struct emu_model_ops gb_ops = {
+	.name = "gb", .state_size = sizeof(struct gbst), .init = gb_init, .rx = gb_rx, .timer = gb_timer,
+};
+
+/* the growth case (see the top) */
+static void run_grow(void)
+{
+	struct emu_fabric *fab = emu_fabric_create();
+	char err[128];
+	uint32_t a = emu_fabric_add_node(fab, EMU_NODE_HOST, "A");
+	uint32_t b = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "B");
+
+	emu_fabric_add_link(fab, a, 0, b, 0, GRATE, GLAT);
+	if (emu_fabric_finalize(fab, err, sizeof(err)))
+		skip_all(err);
+	struct emu_engine_cfg cfg = { .workers = 1, .no_pin = true, .buffer_bytes = GBUF, .tc_mode = EMU_TC_ONE };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	emu_engine_set_model(eng, a, &ga_ops, NULL);
+	emu_engine_set_model(eng, b, &gb_ops, NULL);
+	emu_engine_run(eng);
+	const struct gbst *s = emu_node_state(emu_engine_node(eng, b));
+	struct emu_port_stats pb = emu_port_stats(&emu_engine_node(eng, b)->ports[0]);
+
+	is_u64(s->rq_cap_t3, 128, "growth: B's ring grew past 32 and 64 (more than half not due when full), not past 128");
+	is_u64(s->gaps_bad, 0, "...A's frames reach B back to back until GT2 (A never waited for credit)");
+	is_u64(s->held_t3, GBUF / GLEN, "...B holds exactly buffer / frame frames at GT3: every credit came back once");
+	is_u64(s->overflow, 0, "...B never held more than that");
+	ok(pb.in_peak_bytes <= GBUF, "...B's ingress buffer peak %llu <= %u", (unsigned long long)pb.in_peak_bytes, GBUF);
+	is_u64(s->recv, GN, "...all %u frames delivered", GN);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 int main(void)
 {
-	plan(5 * 2 + 2);
+	plan(5 * 2 + 2 + 6);
 	run(1);
 	run(2);
 	run_apart();
+	run_grow();
 	return done_testing();
 }
