@@ -7,7 +7,11 @@
  * 1514 (its largest), 1515 (too large: -EMSGSIZE, drops_mtu), 1014 and
  * 1015 bytes, and one of class 1 under two classes; S0 drops the two
  * that exceed its 1014 (drops_mtu) and forwards the rest; H1 receives
- * them in order, each with the class it was sent with.
+ * them in order, each with the class it was sent with. And the queue's
+ * high-water mark counts the frames committed ahead that have not
+ * started, not those that have: H0 sends 100 B three times (the last
+ * two committed ahead: 200), later, its wire idle, 1000 B (1000: the
+ * committed ones have all started), then 1000 B and 500 B (1500).
  */
 #include <errno.h>
 
@@ -54,6 +58,29 @@ static void snd_timer(struct emu_node *n, uint64_t cookie)
 	}
 }
 
+static const uint32_t burst[][3] = { { 100, 100, 100 }, { 1000, 0, 0 }, { 1000, 500, 0 } };
+
+/* the bursts above: the first at 1 ns, the other two at 10 us; the peak after each */
+static void peak_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct st *s = emu_node_state(n);
+	const struct emu_fabric *fab = emu_engine_fabric(n->eng);
+	const struct emu_fab_node *me = emu_node_desc(n), *peer = &fab->nodes[fab->hosts[1]];
+
+	for (uint64_t b = cookie; b < (cookie ? 3 : 1); b++) {
+		for (unsigned i = 0; i < 3 && burst[b][i]; i++) {
+			struct emu_frame *f = emu_frame_alloc(n);
+
+			f->len = lh_wire_udp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 1, 1,
+					     burst[b][i] - EMU_UDP_PAYLOAD_OFF);
+			s->rc[s->nsent++] = emu_send(n, 0, f);
+		}
+		s->len[b] = (uint32_t)n->ports[0].q_peak_bytes;
+	}
+	if (!cookie)
+		emu_timer_at(n, 10 * EMU_US, 1);
+}
+
 static void rec_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
 	struct st *s = emu_node_state(n);
@@ -70,14 +97,17 @@ static const struct emu_model_ops sender_ops = {
 	.name = "sender", .state_size = sizeof(struct st), .init = snd_init, .rx = rec_rx, .timer = snd_timer,
 };
 
-static void run(enum emu_tc_mode mode)
+static const struct emu_model_ops peak_ops = {
+	.name = "peak", .state_size = sizeof(struct st), .init = snd_init, .rx = rec_rx, .timer = peak_timer,
+};
+
+static struct emu_fabric *line(void)
 {
 	struct emu_fabric *fab = emu_fabric_create();
 	uint32_t s0 = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0");
 	uint32_t h0 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H0");
 	uint32_t h1 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H1");
 	char err[128];
-	const char *m = emu_tc_mode_names[mode];
 
 	emu_fabric_add_link(fab, h0, 0, s0, 0, 100000000000ULL, 100 * EMU_NS);
 	fab->links[emu_fabric_add_link(fab, h1, 0, s0, 1, 100000000000ULL, 100 * EMU_NS)].mtu = 1000;
@@ -85,6 +115,14 @@ static void run(enum emu_tc_mode mode)
 		diag("%s", err);
 		exit(1);
 	}
+	return fab;
+}
+
+static void run(enum emu_tc_mode mode)
+{
+	struct emu_fabric *fab = line();
+	uint32_t s0 = emu_fabric_find(fab, "S0"), h0 = emu_fabric_find(fab, "H0"), h1 = emu_fabric_find(fab, "H1");
+	const char *m = emu_tc_mode_names[mode];
 	struct emu_engine_cfg cfg = { .workers = 1, .tc_mode = mode };
 	struct emu_engine *eng = t_engine(fab, &cfg);
 
@@ -120,10 +158,36 @@ static void run(enum emu_tc_mode mode)
 	emu_fabric_destroy(fab);
 }
 
+static void run_peak(void)
+{
+	struct emu_fabric *fab = line();
+	uint32_t s0 = emu_fabric_find(fab, "S0"), h0 = emu_fabric_find(fab, "H0"), h1 = emu_fabric_find(fab, "H1");
+	struct emu_engine_cfg cfg = { .workers = 1 };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	emu_engine_set_model(eng, s0, &emu_fwd_ops, NULL);
+	emu_engine_set_model(eng, h0, &peak_ops, NULL);
+	emu_engine_set_model(eng, h1, &peak_ops, NULL);
+	emu_engine_run(eng);
+
+	const struct st *snd = emu_node_state(emu_engine_node(eng, h0));
+	const struct st *rcv = emu_node_state(emu_engine_node(eng, h1));
+
+	ok(snd->nsent == 6 && !snd->rc[0] && !snd->rc[5] && rcv->n == 6 &&
+		   emu_engine_node(eng, h0)->ports[0].variant == EMU_PORT_FAST_ONE,
+	   "peak: 6 frames sent and received on a fast port (%u, %u)", snd->nsent, rcv->n);
+	ok(snd->len[0] == 200 && snd->len[1] == 1000 && snd->len[2] == 1500,
+	   "peak: the queue's high-water mark after each burst 200 1000 1500 (%u %u %u)", snd->len[0], snd->len[1],
+	   snd->len[2]);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 int main(void)
 {
-	plan(12);
+	plan(14);
 	run(EMU_TC_ONE);
 	run(EMU_TC_RECOVERY);
+	run_peak();
 	return done_testing();
 }

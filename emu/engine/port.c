@@ -894,7 +894,7 @@ static inline __attribute__((always_inline)) void commit(struct emu_node *n, str
 		e->t = t;
 		e->key = n->key++;
 		e->frame = f;
-		memcpy((char *)e + offsetof(struct emu_ev, node), &p->peer_ev, sizeof(p->peer_ev));	/* node, type, port */
+		memcpy(&e->node, &p->peer_ev, sizeof(p->peer_ev));	/* node, type, port */
 		return;
 	}
 	struct emu_ev ev = {
@@ -1034,8 +1034,14 @@ static inline __attribute__((always_inline)) void port_enqueue(struct emu_node *
 		uint64_t q = f->len;
 
 		if (p->cq_n) {
-			cq_settle(p, now);
-			q += p->cbytes_tc[0] + p->cbytes_tc[1];
+			if (p->busy_until <= now) {
+				/* every frame committed started before the wire went idle: none of the ring is read */
+				p->cq_n = 0;
+				p->cbytes_tc[0] = p->cbytes_tc[1] = 0;
+			} else {
+				cq_settle(p, now);
+				q += p->cbytes_tc[0] + p->cbytes_tc[1];
+			}
 		}
 		if (q > p->q_peak_bytes)
 			p->q_peak_bytes = q;
