@@ -1178,6 +1178,22 @@ static inline __attribute__((always_inline)) void deliver(struct emu_node *n, un
 	ops->rx(n, f, pi);
 }
 
+/*
+ * hold_ingress - a lossless port holds @f in its ingress buffer until the
+ * frame leaves the node (its credit goes back then). The class is the one
+ * the sender's classifier gave it (emu_send, the crossbar; carried across
+ * processes): the same function of the same bytes and cfg.tc_mode, not
+ * computed twice.
+ */
+static inline void hold_ingress(struct emu_port *p, unsigned pi, struct emu_frame *f)
+{
+	f->in_port = (uint16_t)pi;
+	f->in_tc = f->tc;
+	p->in_bytes += f->len;
+	if (p->in_bytes > p->in_peak_bytes)
+		p->in_peak_bytes = p->in_bytes;
+}
+
 /* emu_port_arrive() off its fast path: lossy, a port or node down, a stale frame, a channel, a stalled ring */
 static __attribute__((noinline)) void arrive_full(struct emu_node *n, unsigned pi, struct emu_frame *f)
 {
@@ -1192,18 +1208,8 @@ static __attribute__((noinline)) void arrive_full(struct emu_node *n, unsigned p
 	p->rx_bytes += f->len;
 	f->next = NULL;
 	f->xin = (uint16_t)pi;
-	if (!n->eng->cfg.lossy) {
-		f->in_port = (uint16_t)pi;
-		/*
-		 * The class the sender's classifier gave it (emu_send, the
-		 * crossbar; carried across processes): the same function of
-		 * the same bytes and cfg.tc_mode, not computed twice.
-		 */
-		f->in_tc = f->tc;
-		p->in_bytes += f->len;
-		if (p->in_bytes > p->in_peak_bytes)
-			p->in_peak_bytes = p->in_bytes;
-	}
+	if (!n->eng->cfg.lossy)
+		hold_ingress(p, pi, f);
 	deliver(n, pi, f);
 }
 
@@ -1225,11 +1231,7 @@ void emu_port_arrive(struct emu_node *n, unsigned pi, struct emu_frame *f)
 	p->rx_frames++;
 	p->rx_bytes += f->len;
 	f->xin = (uint16_t)pi;
-	f->in_port = (uint16_t)pi;
-	f->in_tc = f->tc;
-	p->in_bytes += f->len;
-	if (p->in_bytes > p->in_peak_bytes)
-		p->in_peak_bytes = p->in_bytes;
+	hold_ingress(p, pi, f);
 	deliver(n, pi, f);
 }
 
