@@ -62,7 +62,9 @@ struct emu_node;
  * @route:   optional, instead of @rx for a model that forwards frames as
  *           they are: the port @f (arrived on @port) leaves by, which
  *           the engine then sends it on as emu_send() would, with no call
- *           between (the common hop of a forwarding switch); or a
+ *           between (the common hop of a forwarding switch; @f's bytes
+ *           as they arrived, so its traffic class is the one its sender
+ *           gave it, not computed again); or a
  *           negative errno when the model sent, kept or freed @f itself.
  *           @f's route cache is as the last switch left it: a model that
  *           may rewrite @f clears it (rdst = EMU_RDST_NONE) first.

@@ -840,6 +840,11 @@ uint64_t emu_port_queued(struct emu_node *n, unsigned port)
 	return queued(&n->ports[port], n->w->now);
 }
 
+uint64_t emu_port_queued_at(struct emu_port *p, emu_time_t now)
+{
+	return queued(p, now);
+}
+
 /*
  * What commit() does on a port with rare bits: the capture, then the loss
  * draw and the forced drop. True if @f was lost (and freed).
@@ -1113,11 +1118,13 @@ static __attribute__((noinline)) int send_full(struct emu_node *n, unsigned port
 }
 
 /*
- * emu_send(); @fit (a constant): move @f to the smallest buffer it fits
- * first (emu_pool_fit()), which a frame off a wire is in already.
+ * emu_send(); @wire (a constant): @f is a frame off a wire that a route
+ * op sends on as it arrived, so it is in the smallest buffer it fits
+ * already (else emu_pool_fit() moves it there) and its class is f->tc,
+ * the one its sender's classifier gave the same bytes (else frame_tc()).
  */
 static inline __attribute__((always_inline)) int send_variant(struct emu_node *n, unsigned port,
-							      struct emu_frame *f, bool fit)
+							      struct emu_frame *f, bool wire)
 {
 	/*
 	 * A fast variant: the full path's checks all pass but the MTU's;
@@ -1129,8 +1136,8 @@ static inline __attribute__((always_inline)) int send_variant(struct emu_node *n
 		const struct emu_port *p = &n->ports[port];
 
 		if (emu_likely(f->len < p->fast_len) ||
-		    (p->variant == EMU_PORT_FAST_TC && f->len <= p->mtu_frame && !frame_tc(n, f))) {
-			port_enqueue(n, port, fit ? emu_pool_fit(&n->w->pool, f) : f, 0, true);
+		    (p->variant == EMU_PORT_FAST_TC && f->len <= p->mtu_frame && !(wire ? f->tc : frame_tc(n, f)))) {
+			port_enqueue(n, port, wire ? f : emu_pool_fit(&n->w->pool, f), 0, true);
 			return 0;
 		}
 	}
@@ -1139,7 +1146,7 @@ static inline __attribute__((always_inline)) int send_variant(struct emu_node *n
 
 int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 {
-	return send_variant(n, port, f, true);
+	return send_variant(n, port, f, false);
 }
 
 void emu_port_refresh(struct emu_node *n)
@@ -1171,7 +1178,7 @@ static inline __attribute__((always_inline)) void deliver(struct emu_node *n, un
 		int out = ops->route(n, f, pi);
 
 		if (out >= 0)
-			send_variant(n, (unsigned)out, f, false);	/* a frame off a wire: fitted already */
+			send_variant(n, (unsigned)out, f, true);	/* as it arrived: fitted and classified */
 		return;
 	}
 	f->rdst = EMU_RDST_NONE;	/* the model may rewrite the frame and send it on: its route cache is stale then */

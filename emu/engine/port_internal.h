@@ -26,6 +26,8 @@ void emu_port_link(struct emu_node *n, unsigned pi, bool up);
 void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f);
 /* emu_port_enqueue - put @f (class @c) on @port's egress queue and commit what fits the port's window */
 void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c);
+/* emu_port_queued_at - emu_port_queued() of port @p at @now (its node's time): for a loop over ports */
+uint64_t emu_port_queued_at(struct emu_port *p, emu_time_t now);
 /* emu_post - give @ev its (source, sequence) key and queue it locally or on @chan */
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
 /* emu_port_ahead - run the transmit wake an open-loop node armed in the event just processed, if it can be */

@@ -15,6 +15,7 @@
 
 #include "emu/engine/engine_internal.h"
 #include "emu/engine/fabric.h"
+#include "emu/engine/port_internal.h"
 #include "emu/engine/util.h"
 #include "emu/engine/xbar.h"
 #include "libhost/wire.h"
@@ -190,6 +191,10 @@ static inline uint64_t port_occupancy(struct emu_node *n, unsigned pi)
  */
 static __attribute__((noinline)) unsigned least_queued(struct emu_node *n, uint64_t mask, unsigned def)
 {
+	/* read once: what a port's count writes (its committed-ahead ring) does not change them */
+	struct emu_port *ports = n->ports;
+	emu_time_t now = n->w->now;
+	bool xb = n->xb != NULL;
 	unsigned best = def;
 	uint64_t bestq = port_occupancy(n, def);
 	uint64_t below = mask & ((1ULL << def) - 1);
@@ -200,7 +205,7 @@ static __attribute__((noinline)) unsigned least_queued(struct emu_node *n, uint6
 			below = 0;
 		}
 		unsigned p = (unsigned)__builtin_ctzll(m);
-		uint64_t q = port_occupancy(n, p);
+		uint64_t q = xb ? ports[p].qbytes : emu_port_queued_at(&ports[p], now);
 
 		if (q < bestq) {
 			best = p;
