@@ -12,9 +12,17 @@
  * started, not those that have: H0 sends 100 B three times (the last
  * two committed ahead: 200), later, its wire idle, 1000 B (1000: the
  * committed ones have all started), then 1000 B and 500 B (1500).
+ * emu_send_copies(), under one class and two: S0 - H0..H3, H0 sends
+ * 300 B of class 1 (recovery DSCP), 200 B, 100 B and 400 B of class 0;
+ * S0 (rx) sends the first two on ports 1-3, the third on none (freed)
+ * and the fourth on 1 and 9 (no such port: the last, the frame itself,
+ * dropped). H1 gets 300, 200, 400 B, H2 and H3 300 and 200 B, each with
+ * its class and its bytes; S0's ingress buffer is all given back and no
+ * frame is left allocated.
  */
 #include <errno.h>
 
+#include "emu/engine/engine_internal.h"
 #include "helpers.h"
 #include "libhost/wire.h"
 
@@ -183,11 +191,128 @@ static void run_peak(void)
 	emu_fabric_destroy(fab);
 }
 
+/* emu_send_copies(): H0 sends these to S0 (the first of class 1 under two classes) */
+static const uint32_t csizes[] = { 300, 200, 100, 400 };
+
+#define CMAX 4
+
+struct cst {
+	uint32_t len[CMAX];
+	uint8_t tc[CMAX];
+	uint64_t sum[CMAX];
+	unsigned n;
+	int rc[CMAX];
+};
+
+static void c_send(struct emu_node *n, uint64_t cookie)
+{
+	struct cst *s = emu_node_state(n);
+	const struct emu_fabric *fab = emu_engine_fabric(n->eng);
+	const struct emu_fab_node *me = emu_node_desc(n), *peer = &fab->nodes[fab->hosts[1]];
+
+	(void)cookie;
+	for (unsigned i = 0; i < CMAX; i++) {
+		struct emu_frame *f = emu_frame_alloc(n);
+
+		f->len = lh_wire_udp_dscp(f->data, peer->mac, me->mac, me->ipv4, peer->ipv4, 1, 1,
+					  csizes[i] - EMU_UDP_PAYLOAD_OFF, i ? 0 : EMU_DSCP_RECOVERY);
+		for (uint32_t b = EMU_UDP_PAYLOAD_OFF; b < f->len; b++)
+			f->data[b] = (uint8_t)(b * 7 + i);
+		s->rc[i] = emu_send(n, 0, f);
+	}
+}
+
+static void c_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct cst *s = emu_node_state(n);
+	uint64_t h = 1469598103934665603ULL;
+
+	(void)port;
+	for (uint32_t b = 0; b < f->len; b++)
+		h = (h ^ f->data[b]) * 1099511628211ULL;
+	if (s->n < CMAX) {
+		s->len[s->n] = f->len;
+		s->tc[s->n] = f->tc;
+		s->sum[s->n++] = h;
+	}
+	emu_frame_free(n, f);
+}
+
+static void mc_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	(void)port;
+	emu_send_copies(n, f, f->len == 100 ? 0 : f->len == 400 ? 1ULL << 1 | 1ULL << 9 : 0xeULL);
+}
+
+static const struct emu_model_ops c_host_ops = {
+	.name = "c-host", .state_size = sizeof(struct cst), .init = snd_init, .rx = c_rx, .timer = c_send,
+};
+
+static const struct emu_model_ops mc_ops = { .name = "mc", .rx = mc_rx };
+
+static void run_copies(enum emu_tc_mode mode)
+{
+	struct emu_fabric *fab = emu_fabric_create();
+	uint32_t s0 = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0"), h[4];
+	const char *m = emu_tc_mode_names[mode];
+	char err[128];
+
+	for (unsigned i = 0; i < 4; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "H%u", i);
+		h[i] = emu_fabric_add_node(fab, EMU_NODE_HOST, name);
+		emu_fabric_add_link(fab, h[i], 0, s0, i, 100000000000ULL, 100 * EMU_NS);
+	}
+	if (emu_fabric_finalize(fab, err, sizeof(err))) {
+		diag("%s", err);
+		exit(1);
+	}
+	struct emu_engine_cfg cfg = { .workers = 1, .tc_mode = mode };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	emu_engine_set_model(eng, s0, &mc_ops, NULL);
+	for (unsigned i = 0; i < 4; i++)
+		emu_engine_set_model(eng, h[i], &c_host_ops, NULL);
+	emu_engine_run(eng);
+
+	struct emu_node *ns0 = emu_engine_node(eng, s0);
+	const struct cst *snd = emu_node_state(emu_engine_node(eng, h[0]));
+	const struct cst *r[3];
+	unsigned c1 = mode == EMU_TC_ONE ? 0 : 1;
+
+	for (unsigned i = 0; i < 3; i++)
+		r[i] = emu_node_state(emu_engine_node(eng, h[i + 1]));
+	ok(!snd->rc[0] && !snd->rc[1] && !snd->rc[2] && !snd->rc[3] && ns0->ports[1].variant != EMU_PORT_FULL,
+	   "copies %s: H0 sent 4 frames, S0's ports are fast (%u)", m, ns0->ports[1].variant);
+	ok(r[0]->n == 3 && r[0]->len[0] == 300 && r[0]->len[1] == 200 && r[0]->len[2] == 400 && r[1]->n == 2 &&
+		   r[1]->len[0] == 300 && r[1]->len[1] == 200 && r[2]->n == 2 && r[2]->len[0] == 300 &&
+		   r[2]->len[1] == 200,
+	   "copies %s: H1 gets 300 200 400 B, H2 and H3 300 200 B (%u %u %u frames)", m, r[0]->n, r[1]->n, r[2]->n);
+	ok(r[0]->tc[0] == c1 && r[1]->tc[0] == c1 && r[2]->tc[0] == c1 && !r[0]->tc[1] && !r[1]->tc[1] &&
+		   !r[2]->tc[1] && !r[0]->tc[2],
+	   "copies %s: each copy of the class-%u frame is of class %u, the others of 0 (%u %u %u, %u %u %u)", m, c1,
+	   c1, r[0]->tc[0], r[1]->tc[0], r[2]->tc[0], r[0]->tc[1], r[1]->tc[1], r[2]->tc[1]);
+	ok(r[0]->sum[0] == r[1]->sum[0] && r[1]->sum[0] == r[2]->sum[0] && r[0]->sum[1] == r[1]->sum[1] &&
+		   r[1]->sum[1] == r[2]->sum[1] && r[0]->sum[0] != r[0]->sum[1],
+	   "copies %s: the copies' bytes are the frame's", m);
+
+	struct emu_port_stats p0 = emu_port_stats(&ns0->ports[0]);
+
+	ok(ns0->ports[0].in_bytes == 0 && p0.rx_frames == 4 && ns0->w->pool.in_use == 0,
+	   "copies %s: S0's ingress buffer given back (%llu B held), no frame left (%lld)", m,
+	   (unsigned long long)ns0->ports[0].in_bytes, (long long)ns0->w->pool.in_use);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 int main(void)
 {
-	plan(14);
+	plan(24);
 	run(EMU_TC_ONE);
 	run(EMU_TC_RECOVERY);
 	run_peak();
+	run_copies(EMU_TC_ONE);
+	run_copies(EMU_TC_RECOVERY);
 	return done_testing();
 }

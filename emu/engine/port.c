@@ -1149,6 +1149,36 @@ int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f)
 	return send_variant(n, port, f, false);
 }
 
+void emu_send_copies(struct emu_node *n, struct emu_frame *f, uint64_t ports)
+{
+	if (!ports) {
+		emu_frame_free(n, f);
+		return;
+	}
+	/* the copies' bytes are f's: one class for all (what emu_send() computes for each) */
+	unsigned c = frame_tc(n, f);
+
+	while (ports) {
+		unsigned port = (unsigned)__builtin_ctzll(ports);
+
+		ports &= ports - 1;
+		/* a copy is in the smallest buffer its bytes fit (emu_frame_clone()); f may not be */
+		struct emu_frame *g = ports ? emu_frame_clone(n, f) : emu_pool_fit(&n->w->pool, f);
+
+		g->xin = EMU_PORT_NONE;	/* a frame the node made: under merlin, its output's own FIFO */
+		if (emu_likely(port < n->nports)) {
+			const struct emu_port *p = &n->ports[port];
+
+			if (emu_likely(g->len < p->fast_len) ||
+			    (p->variant == EMU_PORT_FAST_TC && g->len <= p->mtu_frame && !c)) {
+				port_enqueue(n, port, g, 0, true);	/* send_variant()'s fast path */
+				continue;
+			}
+		}
+		send_full(n, port, g);
+	}
+}
+
 void emu_port_refresh(struct emu_node *n)
 {
 	const struct emu_engine_cfg *cfg = &n->eng->cfg;

@@ -22,6 +22,15 @@ void emu_frame_free(struct emu_node *n, struct emu_frame *f);
  */
 int emu_send(struct emu_node *n, unsigned port, struct emu_frame *f);
 
+/*
+ * emu_send_copies - emu_send() a copy of @f (emu_frame_clone()) on each
+ * port of @ports in ascending order, @f itself on the last; free @f if
+ * @ports is empty. Each frame sent has xin EMU_PORT_NONE: one the node
+ * made (under merlin it waits in its output's own FIFO). A copy that
+ * cannot be sent is dropped and counted as emu_send() does.
+ */
+void emu_send_copies(struct emu_node *n, struct emu_frame *f, uint64_t ports);
+
 /* emu_timer_at - fire ops->timer(@cookie) at @t (>= now). */
 void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie);
 

@@ -260,23 +260,11 @@ static void route_out(struct emu_node *n, struct sw_state *s, struct emu_frame *
 	emu_fwd_forward(n, f, &s->st.fwd);
 }
 
-/* Copy @f to every port of @ports (the last copy is @f itself). */
+/* Copy @f to every port of @ports (the last copy is @f itself; under merlin each its output's own FIFO). */
 static void multicast(struct emu_node *n, struct emu_frame *f, uint64_t ports, uint64_t *count)
 {
-	if (!ports) {
-		emu_frame_free(n, f);
-		return;
-	}
-	while (ports) {
-		unsigned p = (unsigned)__builtin_ctzll(ports);
-
-		ports &= ports - 1;
-		struct emu_frame *c = ports ? emu_frame_clone(n, f) : f;
-
-		c->xin = EMU_PORT_NONE;	/* a copy the switch made: its output's own FIFO (merlin) */
-		(*count)++;
-		emu_send(n, p, c);
-	}
+	*count += (uint64_t)__builtin_popcountll(ports);
+	emu_send_copies(n, f, ports);
 }
 
 static bool is_root(struct emu_node *n, uint32_t leader_ip)
