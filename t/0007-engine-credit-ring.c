@@ -48,6 +48,22 @@
  * frames reach B back to back until GT2 (A never waited for credit), the
  * frames B holds at GT3, no ingress buffer over its size, all GN frames
  * delivered.
+ *
+ * Last, the order of what stays in a ring: applying the credits due moves
+ * those not due down to the ring's start (port.c, absorb_credits(), and
+ * absorb_each() while credits wait apart too). A host P and a node Q (a
+ * switch with a test model that keeps what it receives), 1 us apart,
+ * with a buffer of four frames; at init P's port gets into Q's ring
+ * four credits of a frame, in this order: due at OA, OC, OA2, OD (OA,
+ * OA2 before OS; OC, OD long after). At OS P sends ON frames: 4 on its
+ * buffer, then its head does not fit and the ring is applied: the OA and
+ * OA2 credits send 2 more, and the OC and OD ones stay, moved to the
+ * ring's first two places; the next head stalls P, and the two become
+ * events. So Q receives 6 frames by OM, the 7th after OC and the 8th
+ * after OD: a ring that kept the wrong entries applies a credit twice or
+ * loses one (a 7th frame by OM, or no 8th). Once as it is, once with a
+ * credit apart (of another generation, never applied) so that
+ * absorb_each() does it.
  */
 #include "helpers.h"
 #include "emu/engine/port_internal.h"
@@ -301,12 +317,131 @@ static void run_grow(void)
 	emu_fabric_destroy(fab);
 }
 
+#define OLEN 1500
+#define ON 12
+#define OA (100 * EMU_NS)
+#define OA2 (200 * EMU_NS)
+#define OS EMU_US
+#define OM (10 * EMU_US)
+#define OC (20 * EMU_US)
+#define OD (30 * EMU_US)
+#define OEND (50 * EMU_US)
+
+static bool o_apart;
+
+static int op_init(struct emu_node *n, void *arg)
+{
+	struct emu_port *p = &n->ports[0];
+	uint32_t q = p->peer_node, gen = p->gen;
+	const emu_time_t due[] = { OA, OC, OA2, OD };
+
+	(void)arg;
+	for (unsigned i = 0; i < 4u + o_apart; i++) {
+		struct emu_ev ev = {
+			.t = i < 4 ? due[i] : OA,
+			.key = EMU_EV_KEY(q, 1 + i),
+			.arg = OLEN | (uint64_t)(gen + (i == 4)) << 32,	/* the fifth: another generation, apart */
+			.node = n->id,
+			.type = EMU_EV_CREDIT,
+			.port = 0,
+		};
+
+		emu_port_credit_in(n, &ev);
+	}
+	emu_timer_at(n, OS, 1);
+	return 0;
+}
+
+static void op_timer(struct emu_node *n, uint64_t cookie)
+{
+	(void)cookie;
+	for (unsigned i = 0; i < ON; i++) {
+		struct emu_frame *f = emu_frame_alloc(n);
+
+		f->len = OLEN;
+		memset(f->data, 0, OLEN);
+		emu_send(n, 0, f);
+	}
+}
+
+static const struct emu_model_ops op_ops = { .name = "op", .init = op_init, .timer = op_timer };
+
+struct oqst {
+	struct emu_frame *held[ON];
+	emu_time_t at[ON];
+	unsigned nheld, by_om, at_end;
+};
+
+static int oq_init(struct emu_node *n, void *arg)
+{
+	(void)arg;
+	emu_timer_at(n, OM, 1);
+	emu_timer_at(n, OEND, 2);
+	return 0;
+}
+
+static void oq_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	struct oqst *s = emu_node_state(n);
+
+	(void)port;
+	s->at[s->nheld] = emu_node_now(n);
+	s->held[s->nheld++] = f;
+}
+
+static void oq_timer(struct emu_node *n, uint64_t cookie)
+{
+	struct oqst *s = emu_node_state(n);
+
+	if (cookie == 1) {
+		s->by_om = s->nheld;
+		return;
+	}
+	s->at_end = s->nheld;
+	while (s->nheld)
+		emu_frame_free(n, s->held[--s->nheld]);
+}
+
+static const struct emu_model_ops oq_ops = {
+	.name = "oq", .state_size = sizeof(struct oqst), .init = oq_init, .rx = oq_rx, .timer = oq_timer,
+};
+
+/* the order of what stays in a ring (see the top); @apart: with a credit apart (absorb_each()) */
+static void run_order(bool apart)
+{
+	struct emu_fabric *fab = emu_fabric_create();
+	char err[128];
+	uint32_t p = emu_fabric_add_node(fab, EMU_NODE_HOST, "P");
+	uint32_t q = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "Q");
+	const char *how = apart ? "with a credit apart" : "ring only";
+
+	emu_fabric_add_link(fab, p, 0, q, 0, 100000000000ULL, EMU_US);
+	if (emu_fabric_finalize(fab, err, sizeof(err)))
+		skip_all(err);
+	struct emu_engine_cfg cfg = { .workers = 1, .no_pin = true, .buffer_bytes = 4 * OLEN, .tc_mode = EMU_TC_ONE };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	o_apart = apart;
+	emu_engine_set_model(eng, p, &op_ops, NULL);
+	emu_engine_set_model(eng, q, &oq_ops, NULL);
+	emu_engine_run(eng);
+	const struct oqst *s = emu_node_state(emu_engine_node(eng, q));
+
+	is_u64(s->by_om, 6, "order, %s: 4 frames of buffer and 2 of the credits due at OS by OM", how);
+	is_u64(s->at_end, 8, "...8 by the end (the OC and OD credits each once)");
+	ok(s->at_end == 8 && s->at[6] > OC && s->at[6] < OD && s->at[7] > OD, "...the 7th after OC, the 8th after OD");
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 int main(void)
 {
-	plan(5 * 2 + 2 + 6);
+	plan(5 * 2 + 2 + 6 + 2 * 3);
 	run(1);
 	run(2);
 	run_apart();
 	run_grow();
+	run_order(false);
+	run_order(true);
 	return done_testing();
 }

@@ -1031,8 +1031,8 @@ uint64_t emu_engine_mem_estimate(const struct emu_fabric *fab, unsigned nroutes)
  * What the next events of @q touch was last touched long ago: fetch it
  * now. Three events ahead the node and a frame's first two lines; one
  * ahead what the node's pointers lead to: the model's state and, for a
- * frame or a TXDONE, the port (for a frame its lines 0 and 4: the link,
- * the ingress buffer, the counters; for a TXDONE lines 1 and 2: the
+ * frame or a TXDONE, the port (for a frame its line 0: the link, the
+ * ingress buffer, the counters; for a TXDONE lines 1 and 2: the
  * serializer, the queue's counts). Nothing else happens.
  *
  * Always inline: GCC finds a function whose only effects are prefetches
@@ -1064,7 +1064,6 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const struct em
 
 	if (a->type == EMU_EV_FRAME) {
 		__builtin_prefetch(p);
-		__builtin_prefetch(p + 4 * EMU_CACHELINE);
 	} else {
 		__builtin_prefetch(p + EMU_CACHELINE);
 		__builtin_prefetch(p + 2 * EMU_CACHELINE);

@@ -176,21 +176,22 @@ struct emu_port {
 	 * a frame on the fast path touches lines 1 and 2 (the serializer, the
 	 * checks and the transmit counters), and line 3 when frames wait in
 	 * its queue or were committed ahead of their start; one that receives
-	 * it line 0 (the link, the ingress buffer, the receive counters) and,
-	 * lossless, line 4 (the buffer's high-water mark); giving back the buffer space of a frame it received (a
-	 * credit to the peer) only line 0, and the ring entry the credit goes
-	 * to. The counters are plain fields where they are written;
-	 * emu_port_stats() assembles struct emu_port_stats for readers.
+	 * it line 0 only (the link, the ingress buffer and its high-water
+	 * mark, the receive counters); giving back the buffer space of a
+	 * frame it received (a credit to the peer) line 0 too, and the ring
+	 * entry the credit goes to. The counters are plain fields where they
+	 * are written; emu_port_stats() assembles struct emu_port_stats for
+	 * readers.
 	 */
-	/* line 0: the link as the ingress side sees it, the ingress buffer, a ring of credits (see rq) */
+	/* line 0: the link as the ingress side sees it, the ingress buffer and its peak, a ring of credits (see rq) */
 	alignas(EMU_CACHELINE) emu_time_t latency;	/* of what this port sends (tx_latency: its copy) */
 	uint64_t in_bytes;		/* lossless: bytes held in this port's ingress buffer */
 	/*
 	 * Credits on their way back to a serializer, not yet applied, in the
-	 * order they were given: a ring of rq_cap entries, a power of two
-	 * (none while 0). On a link within one worker they are those this
-	 * port owes its peer, kept here, where giving back buffer space
-	 * writes them; on a link to another worker or process, those that
+	 * order they were given: rq_n entries from rq[0], of rq_cap, a
+	 * power of two (none while 0). On a link within one worker they are
+	 * those this port owes its peer, kept here, where giving back buffer
+	 * space writes them; on a link to another worker or process, those that
 	 * came back to this port's own serializer (see credq_of() in
 	 * port.c). Those due by now are applied, each to its class if of the
 	 * link's generation, when the head of the serializer's highest
@@ -206,8 +207,7 @@ struct emu_port {
 	 * since one of them has to wake it.
 	 */
 	struct emu_credit *rq;
-	uint32_t rq_head, rq_n, rq_cap;
-	uint32_t gen;			/* link generation: bumps on every state change (tx_gen: its copy) */
+	uint32_t rq_n, rq_cap;
 	/*
 	 * gen + 1 while a frame of this generation gives its buffer back
 	 * into the ring (up, no channel, not rq_stalled), else 0: the one
@@ -218,6 +218,7 @@ struct emu_port {
 	bool rq_mixed;
 	bool connected;
 	bool up;
+	uint64_t in_peak_bytes;		/* lossless: in_bytes' high-water mark */
 	uint64_t rx_frames, rx_bytes;
 	/* line 1: the serializer, its credits, and what commit() reads besides */
 	alignas(EMU_CACHELINE) emu_time_t busy_until;
@@ -291,13 +292,13 @@ struct emu_port {
 	uint64_t qbytes_tc[EMU_TC_N];
 	uint64_t cbytes_tc[EMU_TC_N];
 	struct emu_txrec *cq;
-	/* line 4: the ingress buffer's high-water mark, the queue's tails, the peer */
-	alignas(EMU_CACHELINE) uint64_t in_peak_bytes;	/* lossless */
-	struct emu_frame *qtail[EMU_TC_N];
+	/* line 4: the queue's tails, the peer, the link's generation */
+	alignas(EMU_CACHELINE) struct emu_frame *qtail[EMU_TC_N];
 	struct emu_port *peer;		/* the peer's port (connected ports): its ring holds our credits */
 	uint64_t rate_bps;
 	uint64_t drop_nth;		/* drop the n-th frame sent (1-based; 0: none) */
 	uint64_t rq_src;		/* EMU_EV_KEY(node, 0) of the ring's credits' keys (see rq) */
+	uint32_t gen;			/* link generation: bumps on every state change (tx_gen, rq_gen1: its copies) */
 	/* line 5: seldom read */
 	alignas(EMU_CACHELINE) uint64_t loss_thresh;	/* drop if rng < loss_thresh (0: no loss) */
 	uint64_t drops_queue, drops_loss, drops_down, drops_mtu, credit_stalls;	/* see struct emu_port_stats */
@@ -308,9 +309,10 @@ _Static_assert(sizeof(struct emu_port) == 6 * EMU_CACHELINE, "struct emu_port: s
 _Static_assert(offsetof(struct emu_port, busy_until) == EMU_CACHELINE &&
 	       offsetof(struct emu_port, tx_frames) == 2 * EMU_CACHELINE &&
 	       offsetof(struct emu_port, qhead) == 3 * EMU_CACHELINE &&
-	       offsetof(struct emu_port, in_peak_bytes) == 4 * EMU_CACHELINE &&
+	       offsetof(struct emu_port, qtail) == 4 * EMU_CACHELINE &&
+	       offsetof(struct emu_port, in_peak_bytes) < EMU_CACHELINE &&
 	       offsetof(struct emu_port, loss_thresh) == 5 * EMU_CACHELINE,
-	       "struct emu_port: each line's fields in it (prefetch_ahead() in engine.c fetches lines 0 and 4 for a frame)");
+	       "struct emu_port: each line's fields in it (prefetch_ahead() in engine.c fetches line 0 for a frame)");
 _Static_assert(offsetof(struct emu_ev, type) - offsetof(struct emu_ev, node) ==
 		       offsetof(struct emu_port, peer_evtype) - offsetof(struct emu_port, peer_node) &&
 	       offsetof(struct emu_ev, port) - offsetof(struct emu_ev, node) ==

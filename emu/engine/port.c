@@ -146,20 +146,20 @@ static inline bool credit_x_due(const struct emu_credit_x *c, emu_time_t now, ui
 static __attribute__((noinline)) void absorb_each(const struct emu_worker *w, struct emu_port *p, struct emu_port *q)
 {
 	struct emu_credit *a = q->rq;
-	uint32_t h = q->rq_head, mask = q->rq_cap - 1, keep = h;
+	uint32_t keep = 0;
 	bool same = q->gen == p->tx_gen;
 
-	for (uint32_t i = h, end = h + q->rq_n; i != end; i++) {
-		const struct emu_credit *c = &a[i & mask];
+	for (uint32_t i = 0; i < q->rq_n; i++) {
+		const struct emu_credit *c = &a[i];
 
 		if (credit_due(c->t, c->w, q->rq_src, w->now, w->cur_key)) {
 			if (same)
 				p->credits[CREDIT_W_TC(c->w)] += CREDIT_W_BYTES(c->w);
-		} else if (keep++ != i) {
-			a[(keep - 1) & mask] = *c;
+		} else {
+			a[keep++] = *c;
 		}
 	}
-	q->rq_n = keep - h;
+	q->rq_n = keep;
 	struct emu_credit_x *x = q->rqx;
 	uint32_t k = 0;
 
@@ -177,7 +177,7 @@ static __attribute__((noinline)) void absorb_each(const struct emu_worker *w, st
  * Apply the queued credits of @p's serializer (in @q = credq_of(@p)) that
  * would have been processed by now. The ring is in the order the credits
  * were given, not in (t, key) order, so each entry is tested; those not
- * due yet stay, moved up to the head in their order. What the credits
+ * due yet stay, moved down to its start in their order. What the credits
  * due change is each class's sum, each adding its bytes if of the link's
  * current generation. The ring's entries are all of @q's generation and
  * of a frame's size at most (the others wait in rqx: credq_push_x()), so
@@ -197,30 +197,23 @@ static void absorb_credits(const struct emu_worker *w, struct emu_port *p)
 	}
 	if (!n)
 		return;
-	struct emu_credit *a = q->rq, *c = &a[q->rq_head], *end = &a[q->rq_cap];
-	uint32_t mask = q->rq_cap - 1, keep = q->rq_head, kept = 0;
+	struct emu_credit *c = q->rq, *end = c + n, *k = c;
 	emu_time_t now = w->now;
 	uint64_t key = w->cur_key, src = q->rq_src, sum = 0;
 
 	do {
 		uint64_t cw = c->w;
 
-		if (credit_due(c->t, cw, src, now, key)) {
+		if (credit_due(c->t, cw, src, now, key))
 			sum += (uint64_t)CREDIT_W_BYTES(cw) << (cw >> 9 & 32);
-		} else {
-			struct emu_credit *k = &a[(keep + kept++) & mask];
-
-			if (k != c)
-				*k = *c;
-		}
-		if (++c == end)
-			c = a;
-	} while (--n);
+		else
+			*k++ = *c;	/* k <= c */
+	} while (++c != end);
 	if (q->gen == p->tx_gen) {
 		p->credits[0] += (uint32_t)sum;
 		p->credits[1] += (uint32_t)(sum >> 32);
 	}
-	q->rq_n = kept;
+	q->rq_n = (uint32_t)(k - q->rq);
 }
 
 /*
@@ -260,9 +253,8 @@ static __attribute__((noinline)) void credq_full(const struct emu_worker *w, str
 		return;
 	void *r = q->rq;
 
-	ring_grow(&r, &q->rq_cap, q->rq_head, q->rq_n, sizeof(*q->rq), CREDQ_FIRST);
+	ring_grow(&r, &q->rq_cap, 0, q->rq_n, sizeof(*q->rq), CREDQ_FIRST);
 	q->rq = r;
-	q->rq_head = 0;
 	/* 2^20 credits of up to 2 KiB: class 0's sum no longer fits its half word, one by one from now on */
 	if (q->rq_cap > 1u << 20)
 		q->rq_mixed = true;
@@ -282,7 +274,7 @@ static inline __attribute__((always_inline)) void credq_put(struct emu_port *q, 
 							      uint64_t cw)
 {
 	q->rq_n = n + 1;
-	q->rq[(q->rq_head + n) & (q->rq_cap - 1)] = (struct emu_credit){ .t = t, .w = cw };
+	q->rq[n] = (struct emu_credit){ .t = t, .w = cw };
 }
 
 static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
@@ -311,11 +303,12 @@ static __attribute__((noinline)) void credq_push_x(struct emu_port *q, emu_time_
 /* @q's link changes state: the ring's credits, of the generation before, move to its rqx */
 static __attribute__((noinline)) void credq_widen(struct emu_port *q)
 {
-	for (; q->rq_n; q->rq_head = (q->rq_head + 1) & (q->rq_cap - 1), q->rq_n--) {
-		const struct emu_credit *c = &q->rq[q->rq_head];
+	for (uint32_t i = 0; i < q->rq_n; i++) {
+		const struct emu_credit *c = &q->rq[i];
 
 		credq_push_x(q, c->t, q->rq_src | c->w >> 24, CREDIT_ARG(CREDIT_W_BYTES(c->w), CREDIT_W_TC(c->w), q->gen));
 	}
+	q->rq_n = 0;
 }
 
 /*
@@ -338,13 +331,12 @@ static inline void rq_refresh(struct emu_port *q, bool lossless)
 static void stall(struct emu_node *n, struct emu_port *p)
 {
 	struct emu_port *q = credq_of(p);
-	uint32_t mask = q->rq_cap - 1;
 
 	p->stalled = true;
 	q->rq_stalled = true;
 	rq_refresh(q, true);
-	for (; q->rq_n; q->rq_head = (q->rq_head + 1) & mask, q->rq_n--) {
-		const struct emu_credit *c = &q->rq[q->rq_head];
+	for (uint32_t i = 0; i < q->rq_n; i++) {
+		const struct emu_credit *c = &q->rq[i];
 		struct emu_ev ev = {
 			.t = c->t,
 			.key = q->rq_src | c->w >> 24,
@@ -356,6 +348,7 @@ static void stall(struct emu_node *n, struct emu_port *p)
 
 		emu_evq_push(&n->w->q, &ev);
 	}
+	q->rq_n = 0;
 	for (uint32_t i = 0; i < q->rqx_n; i++) {
 		const struct emu_credit_x *c = &q->rqx[i];
 		struct emu_ev ev = {
