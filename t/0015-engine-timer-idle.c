@@ -13,10 +13,20 @@
  * an event of its own in the worker's queue, where a model with
  * timer_idle keeps them per node behind one wake. Both must fire in the
  * same (time, key) order: a churn of timers armed from timers (ties,
- * times in the past, beyond the timing wheel's span; in order, or before
- * up to 32 pending ones, the node's sorted ring, or before more, its heap)
+ * times in the past, beyond the timing wheel's span; in order, the node's
+ * sorted ring, or before pending ones, its log, drained into its heap)
  * fires identically under a model without timer_idle and one whose
  * timer_idle says no.
+ *
+ * Idle churn: timers that turn idle at a time drawn when armed (and then
+ * do nothing when they fire), armed from timers, many out of order, so
+ * that they wait unsorted in the node's log and the idle ones leave it
+ * when an earlier timer fires, or when the log is full. What fires, when,
+ * and how many events the run counts must be what a plain reference of
+ * the rule gives (the test's own: every timer in one (time, key) order;
+ * one armed earlier than all is woken; when a wake fires, the idle ones
+ * from the front, unless woken or the last one left, are dropped and the
+ * front is woken).
  */
 #include "helpers.h"
 
@@ -229,14 +239,200 @@ static void run(const struct emu_model_ops *ops, const uint64_t *want, const uns
 	emu_fabric_destroy(fab);
 }
 
+/* ---------- idle churn against a reference of the rule ---------- */
+#define IC 3000
+#define IC_INIT 96
+
+struct ichurn {
+	uint64_t x;
+	unsigned armed, n;
+	emu_time_t now;			/* the reference's clock */
+	emu_time_t idle_from[IC + 1];	/* by cookie: idle from then on (UINT64_MAX: never) */
+	uint64_t fired[IC];
+	emu_time_t at[IC];
+	unsigned out_of_order;		/* armed before the last one armed */
+	emu_time_t last_armed;
+	uint32_t log_peak;		/* the node's log of out-of-order timers, at its fullest */
+};
+
+/* the reference: every pending timer by cookie (cookies are armed in key order) */
+struct ic_ref {
+	emu_time_t t[IC + 1];
+	bool live[IC + 1], woken[IC + 1];
+};
+
+static struct ic_ref ic_ref;
+
+static uint64_t ic_draw(struct ichurn *c)
+{
+	c->x = c->x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return c->x >> 24;
+}
+
+/* the reference's earliest pending timer (0: none) */
+static unsigned ic_ref_min(void)
+{
+	unsigned m = 0;
+
+	for (unsigned i = 1; i <= IC; i++)
+		if (ic_ref.live[i] && (!m || ic_ref.t[i] < ic_ref.t[m]))
+			m = i;
+	return m;
+}
+
+/* arm @k timers at @now: through the engine (@n) or the reference (@n NULL) */
+static void ic_arm(struct emu_node *n, struct ichurn *c, emu_time_t now, unsigned k)
+{
+	while (k-- && c->armed < IC) {
+		uint64_t r = ic_draw(c);
+		emu_time_t t;
+
+		switch (r % 8) {
+		case 0: t = now; break;
+		case 1: t = now + 3 * EMU_US + r % 4096; break;			/* past the wheel's span */
+		case 2: t = (now / (20 * EMU_NS) + 1) * (20 * EMU_NS); break;	/* ties */
+		default: t = now + (r >> 3) % (1500 * EMU_NS); break;
+		}
+		uint64_t d = ic_draw(c);
+		unsigned cookie = ++c->armed;
+
+		c->idle_from[cookie] = d % 4 ? now + (d >> 2) % (800 * EMU_NS) : UINT64_MAX;
+		c->out_of_order += t < c->last_armed;
+		c->last_armed = t;
+		if (n) {
+			emu_timer_at(n, t, cookie);
+			if (n->tlog_n > c->log_peak)
+				c->log_peak = n->tlog_n;
+			continue;
+		}
+		unsigned m = ic_ref_min();
+
+		ic_ref.t[cookie] = t;
+		ic_ref.live[cookie] = true;
+		ic_ref.woken[cookie] = !m || t < ic_ref.t[m];
+	}
+}
+
+static bool ic_is_idle(const struct ichurn *c, uint64_t cookie, emu_time_t now)
+{
+	return cookie <= IC && now >= c->idle_from[cookie];
+}
+
+/* timer @cookie fires at @now: recorded; one not idle arms 1-3 more */
+static void ic_fire(struct emu_node *n, struct ichurn *c, uint64_t cookie, emu_time_t now)
+{
+	if (c->n < IC) {
+		c->at[c->n] = now;
+		c->fired[c->n++] = cookie;
+	}
+	if (!ic_is_idle(c, cookie, now))
+		ic_arm(n, c, now, 1 + (unsigned)(ic_draw(c) % 3));
+}
+
+static int ic_init(struct emu_node *n, void *arg)
+{
+	struct ichurn *c = emu_node_state(n);
+
+	(void)arg;
+	if (emu_node_desc(n)->index != 0)
+		return 0;
+	c->x = 777;
+	ic_arm(n, c, 0, IC_INIT);
+	return 0;
+}
+
+static void ic_timer(struct emu_node *n, uint64_t cookie)
+{
+	ic_fire(n, emu_node_state(n), cookie, emu_node_now(n));
+}
+
+static bool ic_idle(struct emu_node *n, uint64_t cookie)
+{
+	return ic_is_idle(emu_node_state(n), cookie, emu_node_now(n));
+}
+
+static const struct emu_model_ops ichurn_ops = {
+	.name = "ichurn", .state_size = sizeof(struct ichurn), .init = ic_init, .timer = ic_timer, .timer_idle = ic_idle,
+};
+
+/* the rule, by hand: returns the time of the last event */
+static emu_time_t ic_reference(struct ichurn *c)
+{
+	emu_time_t end = 0;
+
+	memset(c, 0, sizeof(*c));
+	memset(&ic_ref, 0, sizeof(ic_ref));
+	c->x = 777;
+	ic_arm(NULL, c, 0, IC_INIT);
+	for (;;) {
+		unsigned f = 0, left = 0;
+
+		for (unsigned i = 1; i <= IC; i++)
+			if (ic_ref.live[i] && ic_ref.woken[i] && (!f || ic_ref.t[i] < ic_ref.t[f]))
+				f = i;
+		if (!f)
+			break;
+		emu_time_t now = ic_ref.t[f];
+
+		end = now;
+		ic_ref.live[f] = false;
+		for (unsigned i = 1; i <= IC; i++)
+			left += ic_ref.live[i];
+		unsigned m;
+
+		while ((m = ic_ref_min()) && left > 1 && !ic_ref.woken[m] && ic_is_idle(c, m, now)) {
+			ic_ref.live[m] = false;
+			left--;
+		}
+		if (m)
+			ic_ref.woken[m] = true;
+		ic_fire(NULL, c, f, now);
+	}
+	return end;
+}
+
+static void ichurn_check(void)
+{
+	static struct ichurn want, got;
+	emu_time_t end = ic_reference(&want);
+	struct emu_fabric *fab;
+	struct emu_engine *eng = run_h0(&ichurn_ops, &fab);
+	bool same;
+	unsigned idle_fired = 0;
+
+	got = *(const struct ichurn *)emu_node_state(emu_engine_node(eng, 1));
+	same = got.n == want.n && got.armed == want.armed;
+	for (unsigned i = 0; same && i < want.n; i++)
+		same = got.fired[i] == want.fired[i] && got.at[i] == want.at[i];
+	for (unsigned i = 0; i < want.n; i++)
+		idle_fired += ic_is_idle(&want, want.fired[i], want.at[i]);
+	for (unsigned i = 0; !same && i < got.n && i < want.n; i++)
+		if (got.fired[i] != want.fired[i] || got.at[i] != want.at[i]) {
+			diag("idle churn: firing %u: timer %llu at %llu ps, the rule: %llu at %llu ps", i,
+			     (unsigned long long)got.fired[i], (unsigned long long)got.at[i],
+			     (unsigned long long)want.fired[i], (unsigned long long)want.at[i]);
+			break;
+		}
+	ok(same, "idle churn: the %u timers that fire (%u of %u armed, %u of them idle) fire as the rule says, "
+	   "each at its time", want.n, want.n, want.armed, idle_fired);
+	is_u64(emu_engine_stats(eng)->events, want.n, "idle churn: one event per firing, none for a dropped timer");
+	is_u64(emu_engine_stats(eng)->emulated, end, "idle churn: the run ends at the rule's last firing");
+	ok(want.armed == IC && got.out_of_order > IC / 4 && idle_fired > 0 && want.armed - want.n > IC / 4 && got.log_peak > 64,
+	   "idle churn: the cases were there (%u armed, %u out of order, %u idle ones fired, %u dropped, log peak %u)",
+	   want.armed, got.out_of_order, idle_fired, want.armed - want.n, got.log_peak);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 int main(void)
 {
 	static const uint64_t idle_want[] = { TB, TA, TD, TE }, all_want[] = { TB, TA, TC, TD, TE };
 	static const unsigned idle_ns[] = { 100, 300, 500, 600 }, all_ns[] = { 100, 300, 400, 500, 600 };
 
-	plan(9);
+	plan(13);
 	run(&idle_ops, idle_want, idle_ns, 4, "A, C, E idle: C dropped (A woken, E the latest)");
 	run(&plain_ops, all_want, all_ns, 5, "no timer_idle");
 	churn_check();
+	ichurn_check();
 	return done_testing();
 }

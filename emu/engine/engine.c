@@ -1438,6 +1438,7 @@ void emu_engine_destroy(struct emu_engine *eng)
 			n->ops->fini(n);
 		free(n->state);
 		free(n->tfifo.ev);
+		free(n->tlog);
 		emu_heap_fini(&n->theap);
 		for (unsigned p = 0; p < n->nports; p++) {
 			free(n->ports[p].rq);

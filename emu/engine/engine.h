@@ -362,12 +362,16 @@ struct emu_node {
 	 * the others wait here, so a host with a timer per block in flight
 	 * costs the event queue one entry, not one far-future event per block,
 	 * and the idle ones can leave unfired. Timers mostly come in time
-	 * order, or a few places early: those go into a sorted ring (at its
-	 * tail, or shifting a few on); the rest to a small heap. Other
-	 * models' timers are events of their own (emu_timer_at()).
+	 * order: those go at the tail of a sorted ring; one earlier than all
+	 * into the ring (shifting a few on) or a small heap; the others,
+	 * out of order, into an unsorted log until a timer fires (port.c,
+	 * tlog_sweep()). Other models' timers are events of their own
+	 * (emu_timer_at()).
 	 */
 	struct emu_evfifo tfifo;	/* EMU_EV_TIMER events, sorted; port = 1: woken */
 	struct emu_heap theap;		/* the same, far out of order */
+	struct emu_ev *tlog;		/* the same, out of order and not the earliest: unsorted, never woken */
+	uint32_t tlog_n, tlog_cap;
 	alignas(EMU_CACHELINE) const struct emu_fab_node *fn;
 	struct emu_rng rng;
 	void *arg;

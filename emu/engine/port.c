@@ -521,7 +521,8 @@ static void tmr_wake(struct emu_node *n, struct emu_ev *x)
 
 /*
  * tmr_insert - emu_timer_at() for timer @x that does not go at the ring's
- * tail with room (the ring empty or full, or @x earlier than its tail).
+ * tail with room nor into the log (the ring empty or full, or @x the
+ * node's earliest).
  * The ring stays sorted on (t, key): @x, with the node's largest key, goes
  * after every timer with t <= x->t, shifting the later ones (a suffix) one
  * place on; past TMR_BACK of them it goes to the heap. Wakes @x when it
@@ -553,6 +554,52 @@ static __attribute__((noinline)) void tmr_insert(struct emu_node *n, const struc
 	a[i] = *x;
 	if (earliest)
 		tmr_wake(n, &a[i]);
+}
+
+/*
+ * The node's log: timers armed out of order (before the ring's tail) that
+ * are not the earliest wait there unsorted, never woken, the log's
+ * earliest first (tlog[0]), until a walk (emu_timer_fired()) reaches its
+ * time. The earliest timer of the node is never in the log: one logged
+ * is later than the ring's and the heap's earliest, and emu_timer_fired()
+ * drains the log before its earliest could come first (so tmr_min()
+ * needs not read the log); nor the latest: the ring's tail, later than
+ * it, cannot leave while it waits (a walk drains the log first).
+ *
+ * tlog_drain - the log's timers to the heap, those the model calls idle
+ * (ops->timer_idle) dropped: what the walk would do to them in time
+ * order, as an idle timer stays idle, is never woken (it is not the
+ * earliest, and a walk from the front drops it) and leaves before the
+ * node's latest.
+ */
+static __attribute__((noinline)) void tlog_drain(struct emu_node *n)
+{
+	const struct emu_ev *lg = n->tlog;
+	uint32_t nl = n->tlog_n;
+
+	for (uint32_t i = 0; i < nl; i++)
+		if (!n->ops->timer_idle(n, lg[i].arg))
+			emu_heap_push(&n->theap, &lg[i]);
+	n->tlog_n = 0;
+}
+
+/* tlog_add - @x into the log (room for twice as many when full), before the others if the earliest */
+static __attribute__((noinline)) void tlog_add(struct emu_node *n, const struct emu_ev *x)
+{
+	uint32_t nl = n->tlog_n;
+
+	if (emu_unlikely(nl == n->tlog_cap)) {
+		n->tlog_cap = n->tlog_cap ? 2 * n->tlog_cap : 32;
+		n->tlog = emu_xrealloc(n->tlog, n->tlog_cap * sizeof(*n->tlog));
+	}
+	struct emu_ev *lg = n->tlog;
+
+	n->tlog_n = nl + 1;
+	if (nl && x->t < lg[0].t) {
+		lg[nl] = lg[0];
+		nl = 0;
+	}
+	lg[nl] = *x;
 }
 
 /*
@@ -591,10 +638,17 @@ void emu_timer_at(struct emu_node *n, emu_time_t t, uint64_t cookie)
 	struct emu_evfifo *fi = &n->tfifo;
 	uint32_t k = fi->n;
 
-	if (emu_likely(k && k < fi->cap && x.t >= emu_evfifo_at(fi, k - 1)->t)) {
-		*emu_evfifo_at(fi, k) = x;
-		fi->n = k + 1;
-		return;
+	if (emu_likely(k)) {
+		if (x.t >= emu_evfifo_at(fi, k - 1)->t) {
+			if (emu_likely(k < fi->cap)) {
+				*emu_evfifo_at(fi, k) = x;
+				fi->n = k + 1;
+				return;
+			}
+		} else if (x.t >= tmr_min(n)->t) {
+			tlog_add(n, &x);	/* out of order, not the earliest */
+			return;
+		}
 	}
 	tmr_insert(n, &x);
 }
@@ -623,20 +677,28 @@ static void tmr_drop(struct emu_node *n, const struct emu_ev *m)
 void emu_timer_fired(struct emu_node *n)
 {
 	tmr_drop(n, tmr_min(n));
-	uint32_t left = n->tfifo.n + (uint32_t)n->theap.n;
+	uint32_t left = n->tfifo.n + (uint32_t)n->theap.n + n->tlog_n;
 
 	if (!left)
 		return;
-	struct emu_ev *m = tmr_min(n);
+	for (;;) {
+		/* the log's earliest would be the node's earliest: the log into the heap first */
+		assert(left > n->tlog_n);	/* the latest is never in the log */
+		if (n->tlog_n && emu_ev_before(n->tlog, tmr_min(n))) {
+			tlog_drain(n);
+			left = n->tfifo.n + (uint32_t)n->theap.n;
+		}
+		struct emu_ev *m = tmr_min(n);
 
-	if (n->ops->timer_idle)
-		while (left > 1 && !m->port && n->ops->timer_idle(n, m->arg)) {
+		if (left > 1 && !m->port && n->ops->timer_idle(n, m->arg)) {
 			tmr_drop(n, m);
 			left--;
-			m = tmr_min(n);
+			continue;
 		}
-	if (!m->port)
-		tmr_wake(n, m);
+		if (!m->port)
+			tmr_wake(n, m);
+		return;
+	}
 }
 
 /* queue a wake of @p's port for when its wire goes idle, unless one is queued (it comes no later) */
