@@ -662,7 +662,7 @@ bool lh_host_timer_idle(const struct lh_host *h, uint64_t cookie)
 
 	if (LH_COOKIE_KIND(cookie) != LH_T_REQ || slot >= h->ncomms || LH_COOKIE_ARG(cookie) == LH_ARG_BARRIER)
 		return false;
-	r = h->comms[slot]->req;
+	r = h->reqs[slot];	/* comms[slot]->req without reading the comm */
 	return r && r->ops->timer_idle && r->ops->timer_idle(r, LH_COOKIE_ARG(cookie));
 }
 
