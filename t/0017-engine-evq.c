@@ -13,7 +13,11 @@
  * pop that loses or duplicates an event is caught, not only one out of order.
  * A slot keeps its events in chunks of EMU_EVCHUNK_N: the earliest time of
  * the queue (what the engine's windows are computed from) is checked with
- * the smallest event in a slot's first, middle and last chunk.
+ * the smallest event in a slot's first, middle and last chunk. A crowded
+ * slot whose events share one time is counted into place by source
+ * (q->nbysrc counts those): checked with a source whose events were pushed
+ * out of key order, and against sources too far apart and a late time,
+ * which take the merges instead.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +92,7 @@ int main(void)
 	struct emu_evq q;
 	struct emu_rng rng;
 
-	plan(40);
+	plan(52);
 	emu_rng_init(&rng, 17, 0);
 	emu_evq_init(&q);
 
@@ -123,10 +127,47 @@ int main(void)
 			push(&q, 2600000, 200 + i * 5 + r, r * 100 + i);
 	drain_check(&q, "interleaved runs at one instant and one a picosecond later", 3000, 0, &rng);
 
-	/* thousands at one picosecond in no order: the from-scratch sort */
+	/* thousands at one picosecond in no order: counted by source */
+	uint64_t nbysrc = q.nbysrc;
+
 	for (unsigned i = 0; i < 5000; i++)
 		push(&q, 4000000, (uint32_t)(emu_rng_next(&rng) % 4096), i);
 	drain_check(&q, "5000 at one instant, random sources", 1000, 0, &rng);
+	is_int(q.nbysrc - nbysrc, 1, "... counted by source");
+
+	/*
+	 * One instant, seven interleaved runs: counted by source, where two
+	 * sources' events were pushed out of key order (one's last is its
+	 * smallest, the other's descend), which the count alone would keep;
+	 * neither the first nor the last event pushed is of the smallest or
+	 * the largest source
+	 */
+	nbysrc = q.nbysrc;
+	for (unsigned i = 0; i < 360; i++)
+		push(&q, 4200000, 300 + (i + 30) % 60, (i + 30) % 60 == 7 && i >= 300 ? 1 : (i + 30) % 60 == 11 ? 1000 - i : i);
+	drain_check(&q, "one instant, a source's events out of key order", 1000, 0, &rng);
+	is_int(q.nbysrc - nbysrc, 1, "... counted by source");
+
+	/* the same with the sources too far apart to count (spread over 4 a event): merged */
+	nbysrc = q.nbysrc;
+	for (unsigned i = 0; i < 360; i++)
+		push(&q, 4300000, 300 + (i % 60) * 100, i);
+	drain_check(&q, "one instant, sources far apart", 1000, 0, &rng);
+	is_int(q.nbysrc - nbysrc, 0, "... merged, not counted");
+
+	/*
+	 * 40 runs at one instant but for one event, a picosecond later, that
+	 * ends a run (over 32 runs: sorted from scratch); and 6 runs but for
+	 * one, a picosecond earlier, that starts a run (merged)
+	 */
+	nbysrc = q.nbysrc;
+	for (unsigned i = 0; i < 400; i++)
+		push(&q, 4400000 + (i == 199), 300 + i % 40, i);
+	drain_check(&q, "40 runs at one instant but one event ending a run", 1000, 0, &rng);
+	for (unsigned i = 0; i < 240; i++)
+		push(&q, 4460000 - (i == 120), 300 + i % 40, i);
+	drain_check(&q, "6 runs at one instant but one, a picosecond earlier, starting a run", 1000, 0, &rng);
+	is_int(q.nbysrc - nbysrc, 0, "... sorted or merged, not counted");
 
 	/* crowded instants do not pin their chunks once read: two, 1 us apart */
 	unsigned half = MAXEV / 2, per = (half + EMU_EVCHUNK_N - 1) / EMU_EVCHUNK_N;

@@ -158,6 +158,9 @@ void emu_evq_fini(struct emu_evq *q)
 	q->next = q->stop = NULL;
 	bucket_free(&q->now);
 	bucket_free(&q->tmp);
+	free(q->cnt);
+	q->cnt = NULL;
+	q->ncnt = 0;
 	if (q->slot)
 		for (unsigned i = 0; i < EMU_EVQ_SLOTS; i++)
 			if (q->slot[i].tail)
@@ -404,6 +407,8 @@ static inline __attribute__((always_inline)) void merge2(const struct emu_ev *sr
 #define SORT_RUN 16	/* runs sorted by insertion before merging (unordered slots) */
 #define SMALL_MAX EMU_EVCHUNK_N	/* a slot of at most this many (one chunk): sorted and read in place */
 #define NATURAL_RUNS 32	/* a slot with more ascending runs is sorted from scratch */
+#define BYSRC_RUNS 4	/* a slot of one time and at least this many runs: counted by source */
+#define BYSRC_SPREAD 4	/* ... if its sources span at most this many per event */
 
 /*
  * Merge the ascending runs of src[0..n) that start at run[0..nrun) (run[nrun]
@@ -433,36 +438,88 @@ static inline __attribute__((always_inline)) struct emu_ev *merge_runs(struct em
 }
 
 /*
+ * Sort src[0..n), events of one time whose sources (the key's node part)
+ * are @s0 to @s0 + @ns - 1, into dst[0..n) by key: a stable counting sort
+ * on the source, each event moved once. A node's keys grow with each event
+ * it makes, so a source's events, pushed in that order, are in order
+ * already; a last pass checks it (an event made again from an older key, a
+ * credit given back when a link changes state, would not be) and sorts
+ * what is not by insertion.
+ */
+static void sort_bysrc(struct emu_evq *q, const struct emu_ev *src, struct emu_ev *dst, uint32_t n, uint64_t s0,
+		       uint32_t ns)
+{
+	if (ns + 1 > q->ncnt) {
+		free(q->cnt);
+		q->ncnt = ns + 1 > 2 * q->ncnt ? ns + 1 : 2 * q->ncnt;
+		q->cnt = emu_xmalloc(q->ncnt * sizeof(*q->cnt));
+	}
+	uint32_t *cnt = q->cnt;
+	uint64_t k0 = s0 << EMU_SEQ_BITS;
+
+	memset(cnt, 0, (ns + 1) * sizeof(*cnt));
+	for (uint32_t k = 0; k < n; k++)
+		cnt[((src[k].key - k0) >> EMU_SEQ_BITS) + 1]++;
+	for (uint32_t s = 1; s < ns; s++)
+		cnt[s] += cnt[s - 1];	/* cnt[s]: where source s0 + s starts */
+	for (uint32_t k = 0; k < n; k++)
+		dst[cnt[(src[k].key - k0) >> EMU_SEQ_BITS]++] = src[k];
+	q->nbysrc++;
+	for (uint32_t k = 1; k < n; k++)
+		if (emu_unlikely(dst[k].key < dst[k - 1].key)) {
+			isort(dst, n);	/* moves only what is out of order */
+			break;
+		}
+}
+
+/*
  * Sort the current slot (q->now, more than SMALL_MAX events) on (t, key).
  * A slot mostly holds a few ascending runs (events pushed by the same
  * instant's work come in key order): find them and merge them. Lock-step traffic
- * (every host starting at the same picosecond) puts thousands in one in
- * no order: insertion sort on runs of SORT_RUN, then bottom-up merges, so
- * the cost stays O(n log n). Merges go through q->tmp, which then becomes
- * the current array (no copy back).
+ * (every host starting at the same picosecond) puts thousands in one, in
+ * many runs: when they share one time they are counted into place by
+ * source (sort_bysrc()); else, beyond NATURAL_RUNS, insertion sort on runs
+ * of SORT_RUN, then bottom-up merges, so the cost stays O(n log n). The
+ * sorts go through q->tmp, which then becomes the current array (no copy
+ * back).
  */
 static void sort_now(struct emu_evq *q, uint32_t n)
 {
 	struct emu_ev *a = q->now.ev;
 	uint32_t run[NATURAL_RUNS + 2];
-	uint32_t nrun = 1;
+	uint32_t nrun = 1, k;
+	/*
+	 * A run's times do not decrease: all events are the first one's when
+	 * every run starts and ends with it. Then a run's keys increase, so
+	 * the runs' first and last keys hold the smallest and largest.
+	 */
+	emu_time_t t0 = a[0].t, tdiff = a[n - 1].t ^ t0;
+	uint64_t kmin = a[0].key, kmax = a[n - 1].key;
 
 	run[0] = 0;
-	for (uint32_t k = 1; k < n; k++) {
+	for (k = 1; k < n; k++) {
 		if (!emu_ev_before(&a[k], &a[k - 1]))
 			continue;
-		if (nrun == NATURAL_RUNS) {
-			nrun = 0;	/* no order to speak of */
-			break;
-		}
-		run[nrun++] = k;
+		tdiff |= (a[k].t ^ t0) | (a[k - 1].t ^ t0);
+		kmin = a[k].key < kmin ? a[k].key : kmin;
+		kmax = a[k - 1].key > kmax ? a[k - 1].key : kmax;
+		if (nrun < NATURAL_RUNS)
+			run[nrun] = k;
+		if (++nrun > NATURAL_RUNS && tdiff)
+			break;	/* no order to speak of, and not one time */
 	}
 	if (nrun == 1)
 		return;
-	if (nrun == 0) {
+	bucket_reserve(&q->tmp, n);
+	if (!tdiff && nrun >= BYSRC_RUNS &&
+	    (kmax >> EMU_SEQ_BITS) - (kmin >> EMU_SEQ_BITS) < (uint64_t)n * BYSRC_SPREAD) {
+		sort_bysrc(q, a, q->tmp.ev, n, kmin >> EMU_SEQ_BITS,
+			   (uint32_t)((kmax >> EMU_SEQ_BITS) - (kmin >> EMU_SEQ_BITS) + 1));
+		goto swap;
+	}
+	if (nrun > NATURAL_RUNS) {
 		for (uint32_t i = 0; i < n; i += SORT_RUN)
 			isort(a + i, n - i < SORT_RUN ? n - i : SORT_RUN);
-		bucket_reserve(&q->tmp, n);
 		struct emu_ev *src = a, *dst = q->tmp.ev;
 
 		for (uint32_t w = SORT_RUN; w < n; w *= 2) {
@@ -482,16 +539,7 @@ static void sort_now(struct emu_evq *q, uint32_t n)
 		return;
 	}
 	run[nrun] = n;
-	bucket_reserve(&q->tmp, n);
-	/*
-	 * Events that share one time (lock-step sources) are merged on their
-	 * keys alone. A run's times do not decrease: all are the first
-	 * event's when every run starts and ends with it.
-	 */
-	emu_time_t t0 = a[0].t, tdiff = 0;
-
-	for (uint32_t r = 0; r < nrun; r++)
-		tdiff |= (a[run[r]].t ^ t0) | (a[run[r + 1] - 1].t ^ t0);
+	/* events that share one time (lock-step sources) are merged on their keys alone */
 	if ((tdiff ? merge_runs(a, q->tmp.ev, run, nrun, false) : merge_runs(a, q->tmp.ev, run, nrun, true)) == a)
 		return;
 swap:;

@@ -193,6 +193,9 @@ struct emu_evq {
 	 */
 	struct emu_evchunk *held;
 	struct emu_evbucket tmp;	/* scratch for sorting a crowded slot */
+	uint32_t *cnt;			/* scratch for counting a crowded slot's sources */
+	uint32_t ncnt;			/* its size */
+	uint64_t nbysrc;		/* crowded slots counted by source (a statistic, for t/0017) */
 	struct emu_heap far;		/* events with slot >= cur + SLOTS */
 	uint64_t used[EMU_EVQ_SLOTS / 64];	/* non-empty wheel slots */
 	struct emu_evchunk *spare;	/* emptied chunks (through prev), last emptied first */
