@@ -4,8 +4,10 @@
  * different hosts under L1 share L0's two up ports: ECMP hashes two of them
  * onto one port and keeps them there; adaptive routing (the paper's rule)
  * moves traffic off that port once its queue passes half the buffer, so the
- * two up ports end up carrying about the same. Then the Tofino profiles:
- * what fits, what is refused, and the report.
+ * two up ports end up carrying about the same. The least-queued pick's
+ * order (emu_route_pick, leastloaded): of ports 1-7 with the hash's port
+ * 4, ties go to 4, else to the first least queued of 5, 6, 7, 1, 2, 3.
+ * Then the Tofino profiles: what fits, what is refused, and the report.
  */
 #include <math.h>
 
@@ -45,11 +47,77 @@ static emu_time_t run(enum emu_routing pol, uint64_t up[2])
 	return end;
 }
 
+static void idle_rx(struct emu_node *n, struct emu_frame *f, unsigned port)
+{
+	(void)port;
+	emu_frame_free(n, f);
+}
+
+static const struct emu_model_ops idle_ops = { .name = "idle", .rx = idle_rx };
+
+/* S0 with 8 hosts: the least-queued pick among ports 1-7 for queues @q (bytes per port), its default port 4 or 7 */
+static void least_order(void)
+{
+	struct emu_fabric *fab = emu_fabric_create();
+	uint32_t s0 = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0");
+	char err[128];
+
+	for (unsigned i = 0; i < 8; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "H%u", i);
+		emu_fabric_add_link(fab, emu_fabric_add_node(fab, EMU_NODE_HOST, name), 0, s0, i, 100000000000ULL,
+				    100 * EMU_NS);
+	}
+	if (emu_fabric_finalize(fab, err, sizeof(err))) {
+		diag("%s", err);
+		exit(1);
+	}
+	struct emu_engine_cfg cfg = { .workers = 1 };
+	struct emu_engine *eng = t_engine(fab, &cfg);
+
+	for (uint32_t i = 0; i < fab->nnodes; i++)
+		emu_engine_set_model(eng, i, &idle_ops, NULL);
+	emu_engine_run(eng);
+
+	struct emu_node *n = emu_engine_node(eng, s0);
+	/* queued bytes of ports 0-7; rhash 3: the fourth of ports 1-7 (port 4), 6: port 7 */
+	static const struct {
+		uint64_t q[8];
+		uint64_t rhash;
+		unsigned want;
+	} c[] = {
+		{ { 0, 50, 50, 50, 50, 50, 50, 50 }, 3, 4 },	/* all tie: the hash's port */
+		{ { 0, 10, 50, 10, 50, 50, 10, 50 }, 3, 6 },	/* above it first */
+		{ { 0, 10, 50, 10, 50, 50, 50, 10 }, 3, 7 },
+		{ { 0, 50, 10, 10, 50, 50, 50, 50 }, 3, 2 },	/* then from port 1 up */
+		{ { 0, 10, 50, 10, 50, 50, 50, 50 }, 6, 1 },	/* the hash's port the highest: from port 1 */
+		{ { 0, 50, 50, 50, 10, 50, 10, 50 }, 6, 4 },
+		{ { 0, 50, 50, 50, 50, 50, 50, 10 }, 6, 7 },	/* the hash's port the least */
+	};
+	char got[64] = "", want[64] = "";
+
+	for (unsigned k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		for (unsigned i = 0; i < 8; i++)
+			n->ports[i].qbytes = c[k].q[i];
+		unsigned p = emu_route_pick_mixed(n, 0xfe, c[k].rhash, EMU_ROUTE_LEASTLOADED);
+
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), " %u", p);
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), " %u", c[k].want);
+	}
+	for (unsigned i = 0; i < 8; i++)
+		n->ports[i].qbytes = 0;
+	ok(!strcmp(got, want), "least queued: ties in rotation order from the hash's port:%s (want%s)", got, want);
+	emu_engine_destroy(eng);
+	emu_fabric_destroy(fab);
+}
+
 int main(void)
 {
 	uint64_t e[2], a[2];
 
-	plan(12);
+	plan(13);
+	least_order();
 	emu_time_t te = run(EMU_ROUTE_ECMP, e);
 	emu_time_t ta = run(EMU_ROUTE_ADAPTIVE, a);
 	double re = (double)(e[0] > e[1] ? e[0] : e[1]) / (double)(e[0] < e[1] ? e[0] : e[1]);

@@ -197,14 +197,11 @@ static __attribute__((noinline)) unsigned least_queued(struct emu_node *n, uint6
 	bool xb = n->xb != NULL;
 	unsigned best = def;
 	uint64_t bestq = port_occupancy(n, def);
-	uint64_t below = mask & ((1ULL << def) - 1);
+	uint64_t m = mask & ~(1ULL << def);
 
-	for (uint64_t m = mask & ~below & ~(1ULL << def); m || below; m &= m - 1) {
-		if (!m) {
-			m = below;
-			below = 0;
-		}
-		unsigned p = (unsigned)__builtin_ctzll(m);
+	/* rotated right by def: bit i is port (def + i) % 64, so ascending bits are the rotation order */
+	for (m = m >> def | m << (-def & 63); m; m &= m - 1) {
+		unsigned p = ((unsigned)__builtin_ctzll(m) + def) & 63;
 		uint64_t q = xb ? ports[p].qbytes : emu_port_queued_at(&ports[p], now);
 
 		if (q < bestq) {
