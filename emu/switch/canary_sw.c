@@ -72,9 +72,15 @@ static inline bool holds(const struct desc *d, const struct emu_canary_hdr *h)
 }
 
 /* slot -> descriptor, for the slots touched so far (never removed: gen persists) */
+/* a map entry: its key and value in one 16-byte entry, so a lookup reads one line */
+struct desc_ent {
+	uint32_t key;		/* slot + 1; 0: empty */
+	struct desc *val;
+};
+
 struct desc_map {
-	uint32_t *key;		/* slot + 1; 0: empty */
-	struct desc **val;
+	struct desc_ent *e;
+	void *spare;		/* unused: sizeof(struct sw_state) stays what the memory estimate counts */
 	uint32_t cap;		/* a power of two */
 	uint32_t n;
 	struct desc **slab;	/* DESC_SLAB descriptors each */
@@ -118,6 +124,7 @@ struct sw_state {
 
 _Static_assert(offsetof(struct sw_state, pipe) < 64, "sw_state: line 0");
 _Static_assert(sizeof(struct desc) == 64, "a descriptor is one line (its slab starts on one)");
+_Static_assert(sizeof(struct sw_state) == 432, "sw_state: the size the memory estimate counts");
 
 #define ATO_KEYS (2u << EMU_CANARY_TENANT_BITS)
 
@@ -147,9 +154,9 @@ static inline struct desc *desc_find(const struct sw_state *s, uint32_t slot)
 	const struct desc_map *m = &s->table;
 
 	for (uint32_t i = map_pos(m, slot);; i = (i + 1) & (m->cap - 1)) {
-		if (m->key[i] == slot + 1)
-			return m->val[i];
-		if (!m->key[i])
+		if (m->e[i].key == slot + 1)
+			return m->e[i].val;
+		if (!m->e[i].key)
 			return NULL;
 	}
 }
@@ -158,10 +165,10 @@ static void map_insert(struct desc_map *m, uint32_t slot, struct desc *d)
 {
 	uint32_t i = map_pos(m, slot);
 
-	while (m->key[i])
+	while (m->e[i].key)
 		i = (i + 1) & (m->cap - 1);
-	m->key[i] = slot + 1;
-	m->val[i] = d;
+	m->e[i].key = slot + 1;
+	m->e[i].val = d;
 	m->n++;
 }
 
@@ -175,14 +182,12 @@ static __attribute__((noinline)) struct desc *desc_new(struct sw_state *s, uint3
 		struct desc_map old = *m;
 
 		m->cap *= 2;
-		m->key = emu_xcalloc(m->cap, sizeof(*m->key));
-		m->val = emu_xmalloc(m->cap * sizeof(*m->val));
+		m->e = emu_xcalloc(m->cap, sizeof(*m->e));
 		m->n = 0;
 		for (uint32_t i = 0; i < old.cap; i++)
-			if (old.key[i])
-				map_insert(m, old.key[i] - 1, old.val[i]);
-		free(old.key);
-		free(old.val);
+			if (old.e[i].key)
+				map_insert(m, old.e[i].key - 1, old.e[i].val);
+		free(old.e);
 	}
 	if (m->n % DESC_SLAB == 0) {
 		m->slab = emu_xrealloc(m->slab, (m->nslab + 1) * sizeof(*m->slab));
@@ -991,8 +996,7 @@ static int sw_init(struct emu_node *n, void *arg)
 		return -EINVAL;
 	s->cfg = cfg;
 	s->table.cap = 64;
-	s->table.key = emu_xcalloc(s->table.cap, sizeof(*s->table.key));
-	s->table.val = emu_xmalloc(s->table.cap * sizeof(*s->table.val));
+	s->table.e = emu_xcalloc(s->table.cap, sizeof(*s->table.e));
 	s->openmap = emu_xcalloc((cfg->descriptors + 63) / 64, sizeof(uint64_t));
 	s->npipes = (n->nports + cfg->ports_per_pipe - 1) / (cfg->ports_per_pipe ? cfg->ports_per_pipe : 1);
 	if (!cfg->ports_per_pipe)
@@ -1027,9 +1031,9 @@ static void sw_state_change(struct emu_node *n, bool up)
 	if (up)
 		return;
 	for (uint32_t i = 0; i < s->table.cap; i++) {
-		if (!s->table.key[i])
+		if (!s->table.e[i].key)
 			continue;
-		struct desc *d = s->table.val[i];
+		struct desc *d = s->table.e[i].val;
 
 		while (d->held) {
 			struct emu_frame *f = d->held;
@@ -1041,7 +1045,7 @@ static void sw_state_change(struct emu_node *n, bool up)
 			d->state = D_FREE;
 		if (d->state != D_FREE) {
 			s->st.wiped++;
-			desc_free(n, s, d, s->table.key[i] - 1);
+			desc_free(n, s, d, s->table.e[i].key - 1);
 		}
 	}
 	/* the pipelines empty: a frame that comes after the return does not wait for the lost ones */
@@ -1068,8 +1072,7 @@ static void sw_fini(struct emu_node *n)
 		free(s->table.slab[k]);
 	}
 	free(s->table.slab);
-	free(s->table.key);
-	free(s->table.val);
+	free(s->table.e);
 	for (uint32_t i = 0; i < s->naccfree; i++)
 		free(s->accfree[i]);
 	free(s->accfree);
