@@ -218,8 +218,10 @@ struct emu_port {
 	bool rq_mixed;
 	bool connected;
 	bool up;
+	/* rx_frames and rx_bytes apart: side by side GCC adds them as one vector (6 instructions, not 3) */
+	uint64_t rx_frames;
 	uint64_t in_peak_bytes;		/* lossless: in_bytes' high-water mark */
-	uint64_t rx_frames, rx_bytes;
+	uint64_t rx_bytes;
 	/* line 1: the serializer, its credits, and what commit() reads besides */
 	alignas(EMU_CACHELINE) emu_time_t busy_until;
 	uint64_t ps_per_byte;		/* 8e12 / rate when exact, else 0 */

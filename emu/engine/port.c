@@ -241,34 +241,6 @@ static __attribute__((noinline)) void ring_grow(void **ring, uint32_t *cap, uint
  */
 #define CREDQ_FIRST 32
 
-/*
- * @q's ring is full: apply the credits due by now to @p, and grow it
- * unless that freed half of it (so that a full ring's test of every
- * entry is paid by at least as many credits as it has entries / 2).
- */
-static __attribute__((noinline)) void credq_full(const struct emu_worker *w, struct emu_port *q, struct emu_port *p)
-{
-	absorb_credits(w, p);
-	if (q->rq_cap && q->rq_n <= q->rq_cap / 2)
-		return;
-	void *r = q->rq;
-
-	ring_grow(&r, &q->rq_cap, 0, q->rq_n, sizeof(*q->rq), CREDQ_FIRST);
-	q->rq = r;
-	/* 2^20 credits of up to 2 KiB: class 0's sum no longer fits its half word, one by one from now on */
-	if (q->rq_cap > 1u << 20)
-		q->rq_mixed = true;
-}
-
-/*
- * Queue a credit for @p's serializer in the ring of @q = credq_of(@p):
- * at its tail, whatever its (t, key) (frames committed ahead give their
- * buffer back as of their start, which is not in the order they were
- * committed across egress ports); absorb_credits() tests each. When the
- * ring is full the credits due by now are applied first (credq_full()).
- * Only then is @p touched. An entry is 16 bytes (struct emu_credit): the
- * credit's generation is @q's and its key's node @q's rq_src, implied.
- */
 /* credq_push() into a ring with room (@q holds @n < rq_cap credits) */
 static inline __attribute__((always_inline)) void credq_put(struct emu_port *q, uint32_t n, emu_time_t t,
 							      uint64_t cw)
@@ -277,16 +249,49 @@ static inline __attribute__((always_inline)) void credq_put(struct emu_port *q, 
 	q->rq[n] = (struct emu_credit){ .t = t, .w = cw };
 }
 
+/*
+ * credq_push() into a full ring: apply the credits due by now to the
+ * serializer whose ring it is, and grow the ring unless that freed half
+ * of it (so that a full ring's test of every entry is paid by at least
+ * as many credits as it has entries / 2); then put the credit. The
+ * push's only call, with the credit's arguments: its common path keeps
+ * nothing across it and reads nothing of the serializer's port.
+ */
+static __attribute__((noinline)) void credq_full(const struct emu_worker *w, struct emu_port *q, emu_time_t t,
+						  uint64_t cw)
+{
+	/* @q = credq_of(p) is p itself or p's peer, whose peer is p on a link within the worker: p = credq_of(@q) */
+	absorb_credits(w, credq_of(q));
+	if (!q->rq_cap || q->rq_n > q->rq_cap / 2) {
+		void *r = q->rq;
+
+		ring_grow(&r, &q->rq_cap, 0, q->rq_n, sizeof(*q->rq), CREDQ_FIRST);
+		q->rq = r;
+		/* 2^20 credits of up to 2 KiB: class 0's sum no longer fits its half word, one by one from now on */
+		if (q->rq_cap > 1u << 20)
+			q->rq_mixed = true;
+	}
+	credq_put(q, q->rq_n, t, cw);
+}
+
+/*
+ * Queue a credit for the serializer of port p in the ring of @q =
+ * credq_of(p): at its tail, whatever its (t, key) (frames committed ahead
+ * give their buffer back as of their start, which is not in the order
+ * they were committed across egress ports); absorb_credits() tests each.
+ * When the ring is full the credits due by now are applied first
+ * (credq_full()). Only then is p touched. An entry is 16 bytes (struct emu_credit): the
+ * credit's generation is @q's and its key's node @q's rq_src, implied.
+ */
 static inline __attribute__((always_inline)) void credq_push(const struct emu_worker *w, struct emu_port *q,
-							       struct emu_port *p, emu_time_t t, uint64_t cw)
+							       emu_time_t t, uint64_t cw)
 {
 	uint32_t n = q->rq_n;
 
-	if (emu_unlikely(n == q->rq_cap)) {
-		credq_full(w, q, p);
-		n = q->rq_n;
-	}
-	credq_put(q, n, t, cw);
+	if (emu_unlikely(n == q->rq_cap))
+		credq_full(w, q, t, cw);
+	else
+		credq_put(q, n, t, cw);
 }
 
 /* a credit that does not fit @q's ring (another generation, node or size) into its rqx */
@@ -395,7 +400,7 @@ void emu_port_credit_in(struct emu_node *n, const struct emu_ev *ev)
 		credq_push_x(q, ev->t, ev->key, ev->arg);
 		return;
 	}
-	credq_push(n->w, q, p, ev->t, CREDIT_W(ev->key, bytes, ev->arg >> 31 & 1));
+	credq_push(n->w, q, ev->t, CREDIT_W(ev->key, bytes, ev->arg >> 31 & 1));
 }
 
 /* ingress_release_at() when the credit is no ring entry: of a link that changed state, across workers, or to a stalled port */
@@ -446,7 +451,7 @@ static inline __attribute__((always_inline)) void ingress_release_at(struct emu_
 	 * lazily depends on the partition, the count must not.
 	 */
 	n->w->events++;
-	credq_push(n->w, ip, ip->peer, t + ip->latency, CREDIT_W(n->key++, f->len, f->in_tc));
+	credq_push(n->w, ip, t + ip->latency, CREDIT_W(n->key++, f->len, f->in_tc));
 }
 
 void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f)
