@@ -316,8 +316,9 @@ def two_jobs():
     between its calls; the second while the first sends. Each says so naming both job ids and falls through to PMPI
     (the first from the call that heard the second, done again through PMPI); every result exact."""
     env, peers = pair_env()
-    # together: each computes 1 s before each of its two sizes, so each lives while the other starts
-    args = [CHECK, "--sizes", "4096,65536", "--pause", "1000"]
+    # together: each computes 3 s before each of its two sizes, so each lives while the other starts, even when
+    # a loaded machine starts the second mpirun seconds after the first
+    args = [CHECK, "--sizes", "4096,65536", "--pause", "3000"]
     first, second = mpirun_start(2, args, env), mpirun_start(2, args, env)
     both_heard(mpirun_wait(first), mpirun_wait(second), "started together")
 
