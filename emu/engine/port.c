@@ -1226,16 +1226,8 @@ void emu_send_copies(struct emu_node *n, struct emu_frame *f, uint64_t ports)
 		struct emu_frame *g = ports ? emu_frame_clone(n, f) : emu_pool_fit(&n->w->pool, f);
 
 		g->xin = EMU_PORT_NONE;	/* a frame the node made: under merlin, its output's own FIFO */
-		if (emu_likely(port < n->nports)) {
-			const struct emu_port *p = &n->ports[port];
-
-			if (emu_likely(g->len < p->fast_len) ||
-			    (p->variant == EMU_PORT_FAST_TC && g->len <= p->mtu_frame && !c)) {
-				port_enqueue(n, port, g, 0, true);	/* send_variant()'s fast path */
-				continue;
-			}
-		}
-		send_full(n, port, g);
+		g->tc = (uint8_t)c;
+		send_variant(n, port, g, true);	/* fitted and classified, as a frame off a wire */
 	}
 }
 
