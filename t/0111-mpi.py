@@ -311,21 +311,35 @@ def both_heard(first, second, what):
        (second[2] or ""))
 
 
+def initialized(p):
+    """The first line of an mpirun_start() of mpi-check --go: "initialized" once its rank 0 is up ("" after 120 s)."""
+    sel = select.select([p.stdout], [], [], 120)[0]
+    return p.stdout.readline() if sel else ""
+
+
 def two_jobs():
     """Two jobs on the same tenants over the same veth pair: started together; the second while the first computes
     between its calls; the second while the first sends. Each says so naming both job ids and falls through to PMPI
     (the first from the call that heard the second, done again through PMPI); every result exact."""
     env, peers = pair_env()
-    # together: each computes 3 s before each of its two sizes, so each lives while the other starts, even when
-    # a loaded machine starts the second mpirun seconds after the first
-    args = [CHECK, "--sizes", "4096,65536", "--pause", "3000"]
+    # together: both go on only once both are up (rank 0 of each has printed "initialized"), whatever the
+    # time a loaded machine takes to start the second mpirun; each then computes 3 s before each of its two
+    # sizes, so each still lives when the other's first call answers its hello
+    go = "/tmp/cmpi-go-%d" % ID
+    if os.path.exists(go):
+        os.unlink(go)
+    args = [CHECK, "--sizes", "4096,65536", "--pause", "3000", "--go", go]
     first, second = mpirun_start(2, args, env), mpirun_start(2, args, env)
-    both_heard(mpirun_wait(first), mpirun_wait(second), "started together")
+    lines = [initialized(first), initialized(second)]
+    open(go, "w").close()
+    res1, res2 = mpirun_wait(first), mpirun_wait(second)
+    os.unlink(go)
+    both_heard((res1[0], lines[0] + (res1[1] or ""), res1[2]), (res2[0], lines[1] + (res2[1] or ""), res2[2]),
+               "started together")
 
     # the second starts while the first computes (3 s before its first call): it hears no frame, only the answer
     first = mpirun_start(2, [CHECK, "--sizes", "4096,4096", "--pause", "3000"], env)
-    sel = select.select([first.stdout], [], [], 120)[0]
-    line = first.stdout.readline() if sel else ""
+    line = initialized(first)
     second = mpirun(2, [CHECK], env, timeout=200)
     res = mpirun_wait(first)
     res = (res[0], line + (res[1] or ""), res[2])

@@ -5,7 +5,7 @@
  * calls go through Canary; PMPI_Allreduce, which the interposer leaves
  * alone, gives the reference each result is compared with.
  *
- *   mpi-check [--float] [--sizes N,N,...] [--kill RANK] [--rounds K] [--pause MS]
+ *   mpi-check [--float] [--sizes N,N,...] [--kill RANK] [--rounds K] [--pause MS] [--go FILE]
  *
  * For each size N (elements): int32 SUM of inputs drawn from (rank, i),
  * compared element by element with PMPI_Allreduce's, also with
@@ -20,12 +20,16 @@
  * test to compare with CANARY_MPI_REPORT's counts. --kill RANK: that rank
  * kills itself during round 2 of K rounds of the largest size. --pause MS:
  * after MPI_Init rank 0 prints "initialized", then every rank computes
- * (sleeps) MS milliseconds before each size.
+ * (sleeps) MS milliseconds before each size. --go FILE: after MPI_Init
+ * rank 0 prints "initialized" and every rank waits until FILE exists
+ * (at most 200 s: then exit status 1), so that a test can start two jobs
+ * and let them go on only once both are up.
  *
  * Exit status 0 when every result matched, 1 otherwise (one line per
  * mismatch kind on stderr), 2 for bad arguments.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdint.h>
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BLOCK 256
 
@@ -191,12 +196,26 @@ static void check_fallthrough(int floats, unsigned *op, unsigned *type, unsigned
 		(*type)++;
 }
 
+/* go_wait - wait until @path exists (polled every 10 ms, 200 s at most); false on the time-out */
+static bool go_wait(const char *path)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 10000000 };
+
+	for (unsigned i = 0; i < 20000; i++) {
+		if (!access(path, F_OK))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	size_t sizes[16] = { 16, 256, 1000, 4096, 65536 };
 	unsigned nsizes = 5, rounds = 1, op = 0, type = 0, comm = 0, small = 0, nonfinite = 0, ints = 0, floats_n = 0;
 	int floats = 0, kill_rank = -1;
 	long pause_ms = 0;
+	const char *go = NULL;
 
 	MPI_Init(&argc, &argv);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -218,6 +237,8 @@ int main(int argc, char **argv)
 			rounds = (unsigned)atoi(argv[++a]);
 		} else if (!strcmp(argv[a], "--pause") && a + 1 < argc) {
 			pause_ms = atol(argv[++a]);
+		} else if (!strcmp(argv[a], "--go") && a + 1 < argc) {
+			go = argv[++a];
 		} else {
 			if (rank == 0)
 				fprintf(stderr, "mpi-check: %s: unknown argument\n", argv[a]);
@@ -234,9 +255,14 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 0;
 	}
-	if (pause_ms && rank == 0) {
+	if ((pause_ms || go) && rank == 0) {
 		printf("initialized\n");
 		fflush(stdout);
+	}
+	if (go && !go_wait(go)) {
+		fprintf(stderr, "mpi-check: rank %d: %s did not appear within 200 s\n", rank, go);
+		MPI_Finalize();
+		return 1;
 	}
 	for (unsigned s = 0; s < nsizes; s++) {
 		struct timespec ts = { .tv_sec = pause_ms / 1000, .tv_nsec = pause_ms % 1000 * 1000000 };
