@@ -268,6 +268,17 @@ uint32_t lh_frame_data_len(const uint8_t *frame, uint32_t len);
  */
 uint32_t lh_host_frame_len(const struct lh_host *h);
 
+/*
+ * lh_host_frame_route - for the transport's frame_get and frame_send, while
+ * they run: the IPv4 destination the frame carries, when the host knows it
+ * apart from the bytes (a background frame), with the flow hash a
+ * switch would parse out of it (wire.h's lh_wire_dst), mixed by the
+ * splitmix64 finaliser (lh_util.h's lh_hash64), in *@rhash (computed once
+ * per message): a transport may route the frame without a parse. 0 when
+ * not known (*@rhash untouched).
+ */
+uint32_t lh_host_frame_route(const struct lh_host *h, uint64_t *rhash);
+
 enum lh_bg_pattern {
 	/*
 	 * The paper's random uniform pattern: message k of every host goes to

@@ -148,6 +148,14 @@ uint32_t lh_host_frame_len(const struct lh_host *h)
 	return h->frame_len;
 }
 
+uint32_t lh_host_frame_route(const struct lh_host *h, uint64_t *rhash)
+{
+	if (!h->frame_bg)
+		return 0;
+	*rhash = h->bg.rhash;
+	return h->bg.rdip;
+}
+
 static void host_send(struct lh_host *h, void *handle, uint32_t len)
 {
 	h->noise_drawn = false;
@@ -996,12 +1004,16 @@ static bool bg_pull(struct lh_host *h)
 			b->pending--;
 		}
 		b->peer = bg_next_peer(h, b);
+		b->rdip = b->peers[b->peer].ipv4;
+		b->rhash = lh_hash64(lh_wire_flow_hash(b->rdip, h->self.ipv4, (uint32_t)LH_BG_PORT << 16 | LH_BG_PORT));
 		b->left = b->msg_bytes;
 		b->st.messages++;
 	}
 	uint64_t payload_max = bg_payload_max(h);
 	uint32_t payload = (uint32_t)(b->left < payload_max ? b->left : payload_max);
 	void *hd;
+
+	h->frame_bg = true;	/* its route is known: lh_host_frame_route(), until it is sent */
 	uint8_t *buf = host_frame(h, EMU_UDP_PAYLOAD_OFF + LH_BG_DATA, &hd);	/* the rest is padding */
 	const struct lh_peer *to = &b->peers[b->peer];
 	/* a full frame from the headers set at the start; a message's shorter last one built */
@@ -1017,5 +1029,6 @@ static bool bg_pull(struct lh_host *h)
 	b->st.bytes_sent += len;
 	b->st.wire_bytes_sent += lh_wire_bytes(len);
 	host_send(h, hd, len);
+	h->frame_bg = false;
 	return true;
 }

@@ -107,6 +107,7 @@ struct lh_comm {
 
 struct lh_bg {
 	bool on;
+	uint32_t rdip;		/* the current message's destination (lh_host_frame_route) */
 	struct lh_peer *peers;
 	unsigned n;
 	unsigned me;
@@ -117,6 +118,7 @@ struct lh_bg {
 	uint64_t msg_bytes;
 	lh_time_t until;
 	uint64_t left;		/* bytes left in the current message */
+	uint64_t rhash;		/* the current message's flow hash, mixed (lh_host_frame_route) */
 	double load;		/* offered share of the line rate; 0 or 1: back to back */
 	uint64_t volume;	/* stop after messages of this many bytes in all (0: no limit) */
 	uint64_t pending;	/* load < 1: messages arrived and not started */
@@ -130,7 +132,8 @@ struct lh_bg {
 /*
  * Line 0 (the struct starts on a line: lh_xzalloc_lines) holds what a
  * frame's steps read of the host: the transport, the requests' count,
- * tenants and round robin, the run, the noise flags, the frame length;
+ * tenants and round robin, the run, the noise flags, the frame length
+ * and whether it is a background one (its route known);
  * line 1 the requests themselves.
  */
 struct lh_host {
@@ -139,7 +142,7 @@ struct lh_host {
 	unsigned rr;		/* round robin over data sources */
 	uint8_t tenants[LH_MAX_REQS];	/* comms[i]->tenant, for the per-frame paths (no comm's line) */
 	uint8_t run;		/* the run every frame carries (lh_host_set_run) */
-	bool noise_armed;
+	bool frame_bg;		/* the frame being asked for is one of the current background message (lh_host_frame_route) */
 	bool noise_drawn;	/* the next frame already drew its noise */
 	bool share_peers;	/* peer tables are borrowed, not copied (lh_host_share_peers) */
 	uint32_t frame_len;	/* bytes the frame being asked for will hold (lh_host_frame_len) */
@@ -150,7 +153,7 @@ struct lh_host {
 	lh_time_t noise_until;	/* a noise delay holds the NIC until then */
 	struct lh_bg bg;
 	uint64_t other_run;	/* frames of another run, dropped (lh_host_other_run) */
-	uint8_t spare[24];	/* unused: sizeof stays what the memory estimate (lh_allreduce_mem) counts */
+	uint8_t spare[16];	/* unused: sizeof stays what the memory estimate (lh_allreduce_mem) counts */
 };
 
 _Static_assert(LH_LINE_OF(struct lh_host, frame_len) == 0 && LH_LINE_OF(struct lh_host, reqs) == 1,
