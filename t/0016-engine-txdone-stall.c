@@ -6,7 +6,9 @@
  * then sends frame A, so at ft the timer runs before A's TXDONE and sends
  * frame B onto the just-freed wire. The model's txdone() must then come
  * once, at 2 ft, when B is done (not at ft, when the port is busy with B,
- * and then never again), and the port must be idle when it comes.
+ * and then never again), and the port must be idle when it comes. Also on
+ * a slow link whose frame time (8 us) is beyond the event wheel's span:
+ * the wake then takes the queue's slow path.
  *
  * Stall watchdog: hosts report progress at known times and then only tick
  * timers that do nothing useful; the run must stop exactly --stall after
@@ -78,17 +80,17 @@ static const struct emu_model_ops tx_ops = {
 	.txdone = tx_done,
 };
 
-static void txdone_case(void)
+static void txdone_case(uint64_t rate, const char *name)
 {
 	struct emu_fabric *fab = emu_fabric_create();
 	uint32_t sw = emu_fabric_add_node(fab, EMU_NODE_SWITCH, "S0");
 	uint32_t h0 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H0");
 	uint32_t h1 = emu_fabric_add_node(fab, EMU_NODE_HOST, "H1");
 	char err[128];
-	emu_time_t ft = emu_tx_time(BYTES, 100000000000ULL);
+	emu_time_t ft = emu_tx_time(BYTES, rate);
 
-	emu_fabric_add_link(fab, h0, 0, sw, 0, 100000000000ULL, 300 * EMU_NS);
-	emu_fabric_add_link(fab, h1, 0, sw, 1, 100000000000ULL, 300 * EMU_NS);
+	emu_fabric_add_link(fab, h0, 0, sw, 0, rate, 300 * EMU_NS);
+	emu_fabric_add_link(fab, h1, 0, sw, 1, rate, 300 * EMU_NS);
 	if (emu_fabric_finalize(fab, err, sizeof(err)))
 		skip_all(err);
 	struct emu_engine_cfg cfg = { .workers = 1 };
@@ -101,10 +103,10 @@ static void txdone_case(void)
 
 	struct txs *s = emu_node_state(emu_engine_node(eng, h0));
 
-	is_u64(s->sent, 2, "H0 sent A at 0 and B at ft from a timer");
-	is_u64(s->ntx, 1, "txdone() came once, after B");
-	is_u64(s->ntx ? s->txdone[0] : 0, 2 * ft, "...at 2 ft, when B left the wire");
-	ok(s->ntx && !s->busy_at_txdone[0], "...and the port was idle then");
+	is_u64(s->sent, 2, "%s: H0 sent A at 0 and B at ft from a timer", name);
+	is_u64(s->ntx, 1, "%s: txdone() came once, after B", name);
+	is_u64(s->ntx ? s->txdone[0] : 0, 2 * ft, "%s: ...at 2 ft, when B left the wire", name);
+	ok(s->ntx && !s->busy_at_txdone[0], "%s: ...and the port was idle then", name);
 	emu_engine_destroy(eng);
 	emu_fabric_destroy(fab);
 }
@@ -166,8 +168,10 @@ static emu_time_t stall_case(unsigned workers, emu_time_t tick, emu_time_t *last
 
 int main(void)
 {
-	plan(10);
-	txdone_case();
+	plan(14);
+	txdone_case(100000000000ULL, "100 Gb/s");
+	/* a frame longer than the event wheel's span: the wake goes to the queue's far heap */
+	txdone_case(1000000000ULL, "1 Gb/s");
 
 	emu_time_t lp1, lp2, lp3;
 	emu_time_t tick = 333 * EMU_NS;

@@ -219,7 +219,7 @@ static inline bool emu_evq_in_wheel(const struct emu_evq *q, emu_time_t t)
 }
 
 /* emu_evq_push - queue a copy of @ev (at or after the last popped time). Cannot fail. */
-static inline void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
+static inline __attribute__((always_inline)) void emu_evq_push(struct emu_evq *q, const struct emu_ev *ev)
 {
 	/* the common case inline: a later slot of the wheel whose chunk has room */
 	if (__builtin_expect(emu_evq_in_wheel(q, ev->t), 1)) {

@@ -706,26 +706,49 @@ void emu_timer_fired(struct emu_node *n)
 	}
 }
 
-/* queue a wake of @p's port for when its wire goes idle, unless one is queued (it comes no later) */
+/* arm_wake() beyond the common case of emu_evq_push(): a far time or a full chunk */
+static __attribute__((noinline)) void arm_wake_slow(struct emu_node *n, unsigned pi, emu_time_t t)
+{
+	struct emu_ev ev = {
+		.t = t,
+		.key = n->key++,
+		.node = n->id,
+		.type = EMU_EV_TXDONE,
+		.port = (uint16_t)pi,
+	};
+
+	emu_evq_push_slow(&n->w->q, &ev);
+}
+
+/*
+ * queue a wake of @p's port for when its wire goes idle, unless one is
+ * queued (it comes no later): what emu_post() does, the event written in
+ * place (in the wheel's slot, or as the worker's wake run ahead)
+ */
 static void arm_wake(struct emu_node *n, unsigned pi, struct emu_port *p)
 {
 	if (p->txdone_pending)
 		return;
 	p->txdone_pending = true;
-	struct emu_ev ev = {
-		.t = p->busy_until,
+	struct emu_worker *w = n->w;
+	emu_time_t t = p->busy_until;
+	struct emu_ev *e;
+
+	if (emu_unlikely(n->open_loop) && w->in_process && !w->ahead_n && !(p->rare & EMU_PORT_RARE_TAP)) {
+		/* the key it would have had: later posts of the node keep theirs */
+		e = &w->ahead_ev;
+		w->ahead_n = n;
+	} else if (emu_unlikely(!(e = emu_evq_reserve(&w->q, t)))) {
+		arm_wake_slow(n, pi, t);
+		return;
+	}
+	*e = (struct emu_ev){
+		.t = t,
+		.key = n->key++,
 		.node = n->id,
 		.type = EMU_EV_TXDONE,
 		.port = (uint16_t)pi,
 	};
-	if (emu_unlikely(n->open_loop) && n->w->in_process && !n->w->ahead_n && !(p->rare & EMU_PORT_RARE_TAP)) {
-		/* the key it would have had: later posts of the node keep theirs */
-		ev.key = n->key++;
-		n->w->ahead_ev = ev;
-		n->w->ahead_n = n;
-		return;
-	}
-	emu_post(n, &ev, NULL);
 }
 
 /*
