@@ -5,7 +5,9 @@
  * same with the switch S0 itself). What was on the link or queued for it is
  * lost and counted; between T1 and T2 routing (republished through RCU by
  * the control thread at exactly T1) sends nothing toward S0; after T2 the
- * link carries traffic again; and every frame is accounted for.
+ * link carries traffic again; and every frame is accounted for. The same
+ * run with L0 on the fwd model's route op, whose row of the table is kept
+ * across hops, sends and loses the same frames on each uplink.
  */
 #include "helpers.h"
 
@@ -41,26 +43,48 @@ static const struct emu_model_ops probe_ops = {
 	.name = "probe", .state_size = sizeof(struct probe), .rx = probe_rx,
 };
 
-static void run(bool node_fail, unsigned workers)
+/* the engine of run() with its failure scheduled (true if it was), L0 on @l0_ops */
+static struct emu_engine *failing(struct emu_fabric *fab, bool node_fail, unsigned workers,
+				  const struct emu_model_ops *l0_ops, bool *sched)
 {
-	struct emu_fabric *fab = t_fabric("fattree2:leaves=2,spines=2,hosts=4");
 	struct emu_engine_cfg cfg = { .workers = workers, .seed = 11, .routing = EMU_ROUTE_ECMP };
 	struct emu_engine *eng = t_engine(fab, &cfg);
 	/* every host streams to H4 (under L1) at 20 % of line rate */
-	struct emu_trafgen_cfg tg = { .frame_bytes = 1024, .load = 0.2, .until = TEND, .dst_host = 4 };
+	static struct emu_trafgen_cfg tg = { .frame_bytes = 1024, .load = 0.2, .until = TEND, .dst_host = 4 };
 	uint32_t l0 = emu_fabric_find(fab, "L0"), s0 = emu_fabric_find(fab, "S0");
 	uint32_t link = t_link_between(fab, "L0", "S0");
-	const char *what = node_fail ? "switch S0" : "link L0-S0";
 
 	t_plug(eng, fab, &tg);
-	emu_engine_set_model(eng, l0, &probe_ops, NULL);
-	if (node_fail) {
-		ok(emu_engine_schedule_node(eng, s0, T1, false) == 0 && emu_engine_schedule_node(eng, s0, T2, true) == 0,
-		   "%s: failure scheduled", what);
-	} else {
-		ok(emu_engine_schedule_link(eng, link, T1, false) == 0 && emu_engine_schedule_link(eng, link, T2, true) == 0,
-		   "%s: failure scheduled", what);
+	emu_engine_set_model(eng, l0, l0_ops, NULL);
+	if (node_fail)
+		*sched = emu_engine_schedule_node(eng, s0, T1, false) == 0 && emu_engine_schedule_node(eng, s0, T2, true) == 0;
+	else
+		*sched = emu_engine_schedule_link(eng, link, T1, false) == 0 &&
+			 emu_engine_schedule_link(eng, link, T2, true) == 0;
+	return eng;
+}
+
+/* L0's uplinks (ports 4, 5): frames sent and lost on each, and what H4 received */
+static void l0_counts(struct emu_engine *eng, struct emu_fabric *fab, uint64_t c[5])
+{
+	const struct emu_node *n = emu_engine_node(eng, emu_fabric_find(fab, "L0"));
+
+	for (unsigned i = 0; i < 2; i++) {
+		c[i] = n->ports[4 + i].tx_frames;
+		c[2 + i] = n->ports[4 + i].drops_down;
 	}
+	c[4] = t_host_state(eng, fab, 4)->recv;
+}
+
+static void run(bool node_fail, unsigned workers)
+{
+	struct emu_fabric *fab = t_fabric("fattree2:leaves=2,spines=2,hosts=4");
+	uint32_t l0 = emu_fabric_find(fab, "L0");
+	const char *what = node_fail ? "switch S0" : "link L0-S0";
+	bool sched;
+	struct emu_engine *eng = failing(fab, node_fail, workers, &probe_ops, &sched);
+
+	ok(sched, "%s: failure scheduled", what);
 	emu_engine_run(eng);
 
 	struct probe *p = emu_node_state(emu_engine_node(eng, l0));
@@ -86,13 +110,33 @@ static void run(bool node_fail, unsigned workers)
 	ok(lost > 0, "%s: frames on the failed link were lost (%llu)", what, (unsigned long long)lost);
 	is_u64(recv + lost + other, sent, "%s: delivered %llu + lost %llu = sent %llu", what,
 	       (unsigned long long)recv, (unsigned long long)lost, (unsigned long long)sent);
+
+	/*
+	 * L0 on the fwd model's route op, which keeps its row of the table
+	 * (struct emu_route_row) across hops: it takes the new snapshot at
+	 * T1 and T2 as emu_fwd_forward() does (each hop's lookup anew), so
+	 * the run is the same frame for frame.
+	 */
+	uint64_t a[5], b[5];
+	struct emu_engine *plain = failing(fab, node_fail, workers, &emu_fwd_ops, &sched);
+
+	emu_engine_run(plain);
+	l0_counts(eng, fab, a);
+	l0_counts(plain, fab, b);
+	ok(sched && !memcmp(a, b, sizeof(a)),
+	   "%s/%u workers: L0's route op as emu_fwd_forward(): uplinks sent %llu %llu, lost %llu %llu, H4 got %llu "
+	   "(forward: %llu %llu, %llu %llu, %llu)",
+	   what, workers, (unsigned long long)b[0], (unsigned long long)b[1], (unsigned long long)b[2],
+	   (unsigned long long)b[3], (unsigned long long)b[4], (unsigned long long)a[0], (unsigned long long)a[1],
+	   (unsigned long long)a[2], (unsigned long long)a[3], (unsigned long long)a[4]);
+	emu_engine_destroy(plain);
 	emu_engine_destroy(eng);
 	emu_fabric_destroy(fab);
 }
 
 int main(void)
 {
-	plan(7 * 4);
+	plan(8 * 4);
 	run(false, 1);
 	run(false, 2);
 	run(true, 1);

@@ -6,7 +6,9 @@
  * moves traffic off that port once its queue passes half the buffer, so the
  * two up ports end up carrying about the same. The least-queued pick's
  * order (emu_route_pick, leastloaded): of ports 1-7 with the hash's port
- * 4, ties go to 4, else to the first least queued of 5, 6, 7, 1, 2, 3.
+ * 4, ties go to 4, else to the first least queued of 5, 6, 7, 1, 2, 3;
+ * the hash's port of a mask of contiguous ports or not, under ECMP and
+ * adaptive routing.
  * Then the Tofino profiles: what fits, what is refused, and the report.
  */
 #include <math.h>
@@ -108,6 +110,47 @@ static void least_order(void)
 	for (unsigned i = 0; i < 8; i++)
 		n->ports[i].qbytes = 0;
 	ok(!strcmp(got, want), "least queued: ties in rotation order from the hash's port:%s (want%s)", got, want);
+
+	/*
+	 * The hash's port, for a run of contiguous ports, for ports apart
+	 * and for one port: the (rhash mod count)-th of the mask's. ECMP
+	 * takes it; adaptive too while its queue is under half the buffer,
+	 * else (the others empty) the next port in rotation order.
+	 */
+	static const uint64_t masks[] = { 0x3c, 0xb6, 0x20, 0xfe };
+	unsigned bad = 0, tried = 0;
+
+	for (unsigned k = 0; k < sizeof(masks) / sizeof(masks[0]); k++) {
+		uint64_t mask = masks[k];
+		unsigned cnt = (unsigned)__builtin_popcountll(mask);
+
+		for (uint64_t rhash = 0; rhash < 12; rhash++) {
+			unsigned def = 0, next = 0;
+
+			for (unsigned i = 0, j = 0; i < 64; i++)
+				if (mask >> i & 1 && j++ == rhash % cnt)
+					def = i;
+			for (unsigned i = 1; i <= 64; i++)
+				if (mask >> ((def + i) & 63) & 1) {
+					next = (def + i) & 63;
+					break;
+				}
+			unsigned e = emu_route_pick_mixed(n, mask, rhash, EMU_ROUTE_ECMP);
+			unsigned a = emu_route_pick_mixed(n, mask, rhash, EMU_ROUTE_ADAPTIVE);
+
+			n->ports[def].qbytes = 1ULL << 40;
+			unsigned full = emu_route_pick_mixed(n, mask, rhash, EMU_ROUTE_ADAPTIVE);
+
+			n->ports[def].qbytes = 0;
+			tried++;
+			if (e != def || a != def || full != next) {
+				bad++;
+				diag("mask %#llx rhash %llu: ecmp %u adaptive %u, queue full %u (want %u %u %u)",
+				     (unsigned long long)mask, (unsigned long long)rhash, e, a, full, def, def, next);
+			}
+		}
+	}
+	ok(!bad, "the hash's port: %u of %u picks differ", bad, tried);
 	emu_engine_destroy(eng);
 	emu_fabric_destroy(fab);
 }
@@ -116,7 +159,7 @@ int main(void)
 {
 	uint64_t e[2], a[2];
 
-	plan(13);
+	plan(14);
 	least_order();
 	emu_time_t te = run(EMU_ROUTE_ECMP, e);
 	emu_time_t ta = run(EMU_ROUTE_ADAPTIVE, a);

@@ -162,6 +162,25 @@ uint64_t emu_route(struct emu_node *n, uint32_t dst_host)
 	return emu_routes_mask(r, n->eng->fab, n->id, dst_host);
 }
 
+bool emu_route_row_ok(const struct emu_node *n, const struct emu_route_row *c)
+{
+	return ~routes_now(n)->version == c->nver;
+}
+
+bool emu_route_row_fill(struct emu_node *n, struct emu_route_row *c)
+{
+	const struct emu_routes *r = routes_now(n);
+	const struct emu_fabric *fab = n->eng->fab;
+
+	if (n->host)	/* emu_route() is 1 for a host: no row */
+		return false;
+	c->index = fab->nodes[n->id].index;
+	c->mask = r->mask + (size_t)c->index * r->nsw;
+	c->attach = fab->attach_route;
+	c->nver = ~r->version;
+	return true;
+}
+
 uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw)
 {
 	struct emu_routes *r = routes_now(n);
@@ -212,25 +231,56 @@ static __attribute__((noinline)) unsigned least_queued(struct emu_node *n, uint6
 	return best;
 }
 
+/* route_pick() past the hash's port @def: the adaptive policy's look at its queue, else the least queued */
+static __attribute__((noinline)) unsigned pick_queued(struct emu_node *n, uint64_t mask, unsigned def,
+						      enum emu_routing policy)
+{
+	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(n, def) * 2 <= n->eng->cfg.buffer_bytes)
+		return def;
+	return least_queued(n, mask, def);
+}
+
+/* route_pick() for a mask that is not one run of contiguous bits */
+static __attribute__((noinline)) unsigned pick_sparse(struct emu_node *n, uint64_t mask, uint64_t rhash,
+						      enum emu_routing policy)
+{
+	unsigned def = emu_nth_bit(mask, (unsigned)(rhash % emu_mask_count(mask)));
+
+	if (policy == EMU_ROUTE_ECMP)
+		return def;
+	return pick_queued(n, mask, def, policy);
+}
+
 /*
  * emu_route_pick() with the flow hash's mixed value @rhash (emu_hash64()),
- * inline in emu_route_next() (once per switch hop)
+ * inline in emu_route_next() (once per switch hop). Its common case, a run
+ * of contiguous ports (emu_mask_count()) and, adaptive, a default port
+ * with nothing committed ahead, saves no registers: the rest are tail
+ * calls (a sparse mask, the queue's committed-ahead ring settled, the
+ * least-queued loop).
  */
 static inline __attribute__((always_inline)) unsigned route_pick(struct emu_node *n, uint64_t mask, uint64_t rhash,
 								   enum emu_routing policy)
 {
-	unsigned cnt = emu_mask_count(mask);
+	unsigned lo = (unsigned)__builtin_ctzll(mask);
+	uint64_t m = mask >> lo;
 
-	if (cnt == 1)
-		return (unsigned)__builtin_ctzll(mask);
-	unsigned start = (unsigned)(rhash % cnt);
-	unsigned def = emu_nth_bit(mask, start);
+	if (emu_unlikely(m & (m + 1)))
+		return pick_sparse(n, mask, rhash, policy);
+	if (m == 1)
+		return lo;
+	unsigned def = lo + (unsigned)(rhash % (64 - (unsigned)__builtin_clzll(m)));	/* emu_nth_bit() */
 
 	if (policy == EMU_ROUTE_ECMP)
 		return def;
-	if (policy == EMU_ROUTE_ADAPTIVE && port_occupancy(n, def) * 2 <= n->eng->cfg.buffer_bytes)
-		return def;
-	return least_queued(n, mask, def);
+	if (policy == EMU_ROUTE_ADAPTIVE && !n->xb) {
+		const struct emu_port *p = &n->ports[def];
+
+		/* port_occupancy() when the committed-ahead ring is empty (nothing to settle) */
+		if (!p->cq_n && (p->qbytes + p->cbytes_tc[0] + p->cbytes_tc[1]) * 2 <= n->eng->cfg.buffer_bytes)
+			return def;
+	}
+	return pick_queued(n, mask, def, policy);
 }
 
 unsigned emu_route_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_routing policy)
@@ -277,12 +327,19 @@ int emu_send_pick(struct emu_node *n, uint64_t mask, uint64_t hash, enum emu_rou
 	return send_merlin(n, mask, dst, emu_hash64(hash), policy, f);
 }
 
+/* emu_route_next() under merlin with a choice of ports: a tail call, so that the FIFO path saves no registers */
+static __attribute__((noinline)) int next_merlin(struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t rhash,
+						 enum emu_routing policy, struct emu_frame *f)
+{
+	int err = send_merlin(n, mask, dst, rhash, policy, f);
+
+	return err ? err : -EINPROGRESS;
+}
+
 int emu_route_next(struct emu_node *n, uint64_t mask, uint32_t dst, uint64_t rhash, enum emu_routing policy,
 		   struct emu_frame *f)
 {
 	if (!n->xb || !(mask & (mask - 1)))
 		return (int)route_pick(n, mask, rhash, policy);
-	int err = send_merlin(n, mask, dst, rhash, policy, f);
-
-	return err ? err : -EINPROGRESS;
+	return next_merlin(n, mask, dst, rhash, policy, f);
 }

@@ -18,6 +18,7 @@
 #ifndef EMU_ROUTE_H
 #define EMU_ROUTE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct emu_fabric;
@@ -29,7 +30,7 @@ struct emu_routes {
 	uint64_t *mask;		/* [s * nsw + d] */
 	uint8_t *link_up;	/* per link, the state this snapshot was built for */
 	uint8_t *node_up;	/* per node */
-	uint64_t version;
+	uint64_t version;	/* unique within an engine: a struct emu_route_row tells its snapshot by it */
 };
 
 enum emu_routing {
@@ -56,6 +57,33 @@ uint64_t emu_routes_mask(const struct emu_routes *r, const struct emu_fabric *fa
 /* emu_routes_mask_sw - ports of switch node @sw toward switch node @dst. */
 uint64_t emu_routes_mask_sw(const struct emu_routes *r, const struct emu_fabric *fab, uint32_t sw, uint32_t dst);
 
+/*
+ * struct emu_route_row - what a switch's lookup in the current snapshot
+ * reads (emu_routes_mask()), kept by a model in its state so that a hop
+ * reads its own line, not the fabric's node array and the snapshot's
+ * header: the switch's row of masks, its index among the switches and the
+ * hosts' attachment words. Valid while the snapshot it was taken from is
+ * the current one (@nver, its version's complement: a zeroed row is of
+ * none). emu_route_row_ok() tells, emu_route_row_fill() takes it anew
+ * (route.c), emu_route_row_mask() looks a destination host up in it.
+ */
+struct emu_route_row {
+	uint64_t nver;
+	const uint64_t *mask;		/* the switch's row: [d], d a switch index */
+	const uint32_t *attach;		/* fab->attach_route */
+	uint32_t index;			/* the switch's index */
+};
+
+/* emu_route_row_mask - emu_route()'s mask toward host index @dst_host, from a valid @c */
+static inline uint64_t emu_route_row_mask(const struct emu_route_row *c, uint32_t dst_host)
+{
+	uint32_t att = c->attach[dst_host];
+
+	if (att >> 16 == c->index)
+		return 1ULL << (att & 0xffff);
+	return c->mask[att >> 16];
+}
+
 int emu_routing_parse(const char *s, enum emu_routing *out);
 const char *emu_routing_name(enum emu_routing r);
 
@@ -68,6 +96,10 @@ const char *emu_routing_name(enum emu_routing r);
 uint64_t emu_route(struct emu_node *n, uint32_t dst_host);
 /* emu_route_sw - the same toward switch node @dst_sw. */
 uint64_t emu_route_sw(struct emu_node *n, uint32_t dst_sw);
+/* emu_route_row_ok - is @c of the current snapshot (struct emu_route_row)? */
+bool emu_route_row_ok(const struct emu_node *n, const struct emu_route_row *c);
+/* emu_route_row_fill - @c taken from the current snapshot for switch @n; false for a host (none: emu_route()) */
+bool emu_route_row_fill(struct emu_node *n, struct emu_route_row *c);
 
 /*
  * emu_route_pick - choose one port of @mask (non-zero) under @policy with

@@ -38,29 +38,6 @@ static __attribute__((noinline, flatten)) int64_t fwd_fill(struct emu_node *n, s
 	return dst;
 }
 
-/*
- * the ports of @n toward @f's destination host (*@dst); its flow hash's
- * mixed value is in f->rhash then. 0, -EINVAL or -EHOSTUNREACH. Once per
- * switch hop: the table's lookup is inlined here; the header is parsed
- * only when the frame's route cache does not hold it (fwd_fill()).
- */
-static inline __attribute__((always_inline)) int fwd_mask(struct emu_node *n, struct emu_frame *f, uint64_t *mask,
-							  uint32_t *dst)
-{
-	uint32_t host = f->rdst;
-
-	if (emu_unlikely(host == EMU_RDST_NONE)) {
-		int64_t r = fwd_fill(n, f);
-
-		if (r < 0)
-			return (int)r;
-		host = (uint32_t)r;
-	}
-	*dst = host;
-	*mask = emu_route(n, host);
-	return *mask ? 0 : -EHOSTUNREACH;
-}
-
 int emu_fwd_port(struct emu_node *n, const struct emu_frame *f)
 {
 	uint32_t dst;
@@ -74,38 +51,89 @@ int emu_fwd_port(struct emu_node *n, const struct emu_frame *f)
 	return mask ? (int)emu_route_pick(n, mask, hash, emu_node_routing(n)) : -EHOSTUNREACH;
 }
 
-/* fwd_mask() for a frame to forward, counted in @st: a frame without a route is freed here */
-static inline int fwd_lookup(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st, uint64_t *mask,
-			     uint32_t *dst)
+/* a frame without a route (@err: -EINVAL or -EHOSTUNREACH), counted in @st and freed; @err */
+static __attribute__((noinline)) int fwd_drop(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st,
+					      int err)
 {
-	int err = fwd_mask(n, f, mask, dst);
-
-	if (err) {
-		if (err == -EINVAL)
-			st->malformed++;
-		else
-			st->no_route++;
-		emu_frame_free(n, f);
-		return err;
-	}
-	st->forwarded++;
-	return 0;
+	if (err == -EINVAL)
+		st->malformed++;
+	else
+		st->no_route++;
+	emu_frame_free(n, f);
+	return err;
 }
 
-/* emu_fwd_route(), inline in emu_fwd_forward() and the fwd model's route op */
-static inline __attribute__((always_inline)) int route_st(struct emu_node *n, struct emu_frame *f,
-							  struct emu_fwd_stats *st)
-{
-	uint64_t mask = 0;
-	uint32_t dst = 0;
-	int err = fwd_lookup(n, f, st, &mask, &dst);
+/* a switch's lookup taken anew (its snapshot changed, or the first), then route_to() with it */
+static int route_row_fill(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st,
+			  struct emu_route_row *row, uint32_t dst);
 
-	return err ? err : emu_route_next(n, mask, dst, f->rhash, emu_node_routing(n), f);
+/*
+ * the ports toward destination host @dst (with @row, a switch's lookup
+ * kept, when not NULL: a constant), then the port (route_st())
+ */
+static inline __attribute__((always_inline)) int route_to(struct emu_node *n, struct emu_frame *f,
+							  struct emu_fwd_stats *st, struct emu_route_row *row,
+							  uint32_t dst)
+{
+	uint64_t mask;
+
+	if (row) {
+		if (emu_unlikely(!emu_route_row_ok(n, row)))
+			return route_row_fill(n, f, st, row, dst);
+		mask = emu_route_row_mask(row, dst);
+	} else {
+		mask = emu_route(n, dst);
+	}
+	if (emu_unlikely(!mask))
+		return fwd_drop(n, f, st, -EHOSTUNREACH);
+	st->forwarded++;
+	return emu_route_next(n, mask, dst, f->rhash, emu_node_routing(n), f);
+}
+
+static __attribute__((noinline, flatten)) int route_row_fill(struct emu_node *n, struct emu_frame *f,
+							     struct emu_fwd_stats *st, struct emu_route_row *row,
+							     uint32_t dst)
+{
+	if (!emu_route_row_fill(n, row))
+		return route_to(n, f, st, NULL, dst);	/* a host: no row */
+	return route_to(n, f, st, row, dst);
+}
+
+/* route_st() for a frame whose route cache is empty: its header parsed (fwd_fill()) */
+static __attribute__((noinline, flatten)) int route_fill(struct emu_node *n, struct emu_frame *f,
+							 struct emu_fwd_stats *st, struct emu_route_row *row)
+{
+	int64_t r = fwd_fill(n, f);
+
+	if (r < 0)
+		return fwd_drop(n, f, st, (int)r);
+	if (row)
+		return route_to(n, f, st, row, (uint32_t)r);
+	return route_to(n, f, st, NULL, (uint32_t)r);
+}
+
+/*
+ * emu_fwd_route(), inline in emu_fwd_forward() and the fwd model's route
+ * op (with its @row, else NULL): the ports toward @f's destination host,
+ * then the port, its flow hash's mixed value in f->rhash. The header is
+ * parsed only when the frame's route cache does not hold it
+ * (route_fill()). Every call on the way is a tail call (the parse, a
+ * drop, the row taken anew, merlin's send, the least-queued loop), so the
+ * common path saves no registers.
+ */
+static inline __attribute__((always_inline)) int route_st(struct emu_node *n, struct emu_frame *f,
+							  struct emu_fwd_stats *st, struct emu_route_row *row)
+{
+	uint32_t host = f->rdst;
+
+	if (emu_unlikely(host == EMU_RDST_NONE))
+		return route_fill(n, f, st, row);
+	return route_to(n, f, st, row, host);
 }
 
 int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st)
 {
-	int out = route_st(n, f, st);
+	int out = route_st(n, f, st, NULL);
 
 	if (out >= 0)
 		return emu_send(n, (unsigned)out, f);
@@ -119,14 +147,16 @@ int emu_fwd_forward(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stat
  */
 __attribute__((flatten)) int emu_fwd_route(struct emu_node *n, struct emu_frame *f, struct emu_fwd_stats *st)
 {
-	return route_st(n, f, st);
+	return route_st(n, f, st, NULL);
 }
 
 /* the port to send @f on (the engine sends it), or a negative errno when sent or freed here */
 static int fwd_route(struct emu_node *n, struct emu_frame *f, unsigned port)
 {
+	struct emu_fwd_state *s = emu_node_state(n);
+
 	(void)port;
-	return route_st(n, f, &((struct emu_fwd_state *)emu_node_state(n))->st);
+	return route_st(n, f, &s->st, &s->row);
 }
 
 const struct emu_model_ops emu_fwd_ops = {

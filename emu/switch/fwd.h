@@ -22,6 +22,7 @@ struct emu_fwd_stats {
 
 struct emu_fwd_state {
 	struct emu_fwd_stats st;
+	struct emu_route_row row;	/* the route op's lookup (route.h), in the line it counts in */
 };
 
 extern const struct emu_model_ops emu_fwd_ops;
