@@ -498,7 +498,7 @@ static void sort_now(struct emu_evq *q, uint32_t n)
 
 	run[0] = 0;
 	for (k = 1; k < n; k++) {
-		if (!emu_ev_before(&a[k], &a[k - 1]))
+		if (!before_tied(&a[k], &a[k - 1]))
 			continue;
 		tdiff |= (a[k].t ^ t0) | (a[k - 1].t ^ t0);
 		kmin = a[k].key < kmin ? a[k].key : kmin;
