@@ -749,8 +749,8 @@ static void canary_rx_hdr(struct lh_req *r, const uint8_t *p, uint32_t len, cons
 
 	(void)len;
 	uint32_t seq = h->id & LH_SEQ_MASK;
-	/* seq < 2^24: 32-bit division unless nblocks is larger (then b = seq, a = 0) */
-	uint32_t nb = c->nblocks <= UINT32_MAX ? (uint32_t)c->nblocks : UINT32_MAX;
+	/* a 32-bit division: nblocks <= LH_SEQ_MASK (canary_start) */
+	uint32_t nb = (uint32_t)c->nblocks;
 	size_t b = seq % nb;
 	unsigned a = seq / nb;
 	unsigned op = h->flags & EMU_CANARY_OP_MASK;

@@ -240,10 +240,12 @@ static inline lh_time_t rto(const struct canary *c, const struct lh_req *r)
 	return r->st.retx_timeout;
 }
 
+_Static_assert(LH_SEQ_MASK <= UINT32_MAX, "a request's blocks are fewer than 2^32 (canary_start refuses more)");
+
 static inline unsigned leader_of(const struct lh_req *r, size_t b)
 {
-	/* a 32-bit division when it is one (blocks are fewer than 2^32): several times faster */
-	return b <= UINT32_MAX ? (uint32_t)b % r->P : (unsigned)(b % r->P);
+	/* a 32-bit division: a block's index is below nblocks <= LH_SEQ_MASK (canary_start) */
+	return (uint32_t)b % r->P;
 }
 
 static inline size_t block_len(const struct lh_req *r, const struct canary *c, size_t b)

@@ -13,7 +13,12 @@
  *    max_failures + 1): refused, and nothing is sent under an id outside
  *    the allreduce's sequence numbers; the real FAILURE (attempt 1) still
  *    makes it re-issue the block under attempt 1.
+ *  - A request whose blocks' attempts need more ids than LH_BLOCK_IDS is
+ *    refused, one that needs them all is taken: a block's index, and so
+ *    its sequence number, stays below 2^24 (the hosts compute its leader
+ *    and its block in 32-bit arithmetic).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "libhost/canary_host.h"
@@ -75,7 +80,7 @@ int main(void)
 	struct lh_peer peers[P];
 	int32_t out[2] = { 0, 0 };
 
-	plan(11);
+	plan(13);
 	for (unsigned i = 0; i < P; i++)
 		peers[i] = (struct lh_peer){ .ipv4 = 0x0a000001 + i, .mac = { 2, 0, 0, 0, 0, (uint8_t)i } };
 	struct lh_host *h = lh_host_create(&t, &peers[0]);
@@ -117,5 +122,18 @@ int main(void)
 	frame(h, EMU_CANARY_OP_FAILURE, 0, 0, 1, 0, 0);
 	ok(st && st->reissues == 1 && max_seq == 1, "the real FAILURE (attempt 1) re-issues the block as sequence 1");
 	lh_host_destroy(h);
+
+	/* 253 re-issues: 255 ids a block, LH_BLOCK_IDS = 255 x 65793 */
+	size_t nb = LH_BLOCK_IDS / 255;
+	int32_t *big = calloc(2 * (nb + 1), sizeof(*big));
+
+	cfg.max_failures = 253;
+	h = lh_host_create(&t, &peers[1]);
+	c = lh_comm_create(h, peers, P, 1, TENANT + 1);
+	ok(!lh_allreduce(c, &cfg, NULL, big, 2 * (nb + 1)), "%zu blocks of 255 attempts (more than 2^24 - 1 ids): refused",
+	   nb + 1);
+	ok(lh_allreduce(c, &cfg, NULL, big, 2 * nb) != NULL, "%zu blocks (2^24 - 1 ids exactly): taken", nb);
+	lh_host_destroy(h);
+	free(big);
 	return done_testing();
 }
