@@ -20,7 +20,6 @@
 
 _Static_assert(EMU_MTU_MAX + 14 == EMU_FRAME_MAX, "the largest MTU fills the largest frame");
 
-#define HOST_IP_BASE 0x0a000001u	/* 10.0.0.1 */
 
 struct emu_fabric *emu_fabric_create(void)
 {
@@ -93,7 +92,7 @@ uint32_t emu_fabric_find(const struct emu_fabric *fab, const char *name)
 
 uint32_t emu_fabric_host_by_ip(const struct emu_fabric *fab, uint32_t ip)
 {
-	uint32_t idx = ip - HOST_IP_BASE;
+	uint32_t idx = ip - EMU_HOST_IP_BASE;
 
 	return idx < fab->nhosts ? idx : EMU_NONE32;
 }
@@ -247,13 +246,8 @@ static int index_host(struct emu_fabric *fab, struct emu_fab_node *n, uint32_t i
 
 	n->index = h;
 	fab->hosts[h] = i;
-	n->ipv4 = HOST_IP_BASE + h;
-	n->mac[0] = 0x02;
-	n->mac[1] = 0x00;
-	n->mac[2] = (uint8_t)(h >> 24);
-	n->mac[3] = (uint8_t)(h >> 16);
-	n->mac[4] = (uint8_t)(h >> 8);
-	n->mac[5] = (uint8_t)h;
+	n->ipv4 = emu_host_ipv4(h);
+	emu_host_mac(h, n->mac);
 	for (uint32_t p = 0; p < n->nports; p++)
 		if (fab->ports[n->port0 + p].link != EMU_NONE32)
 			links++;

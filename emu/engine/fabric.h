@@ -41,6 +41,28 @@ enum emu_node_kind {
 #define EMU_MTU_MIN 64u
 #define EMU_MTU_MAX 2034u
 
+/*
+ * The hosts' address plan (emu_fabric_finalize): host index @h is
+ * 10.0.0.1 + h, its MAC 02:00 and h's four bytes. Computed, not read from
+ * the node array, by whoever needs a random host's address per frame.
+ */
+#define EMU_HOST_IP_BASE 0x0a000001u	/* 10.0.0.1 */
+
+static inline uint32_t emu_host_ipv4(uint32_t h)
+{
+	return EMU_HOST_IP_BASE + h;
+}
+
+static inline void emu_host_mac(uint32_t h, uint8_t mac[6])
+{
+	mac[0] = 0x02;
+	mac[1] = 0x00;
+	mac[2] = (uint8_t)(h >> 24);
+	mac[3] = (uint8_t)(h >> 16);
+	mac[4] = (uint8_t)(h >> 8);
+	mac[5] = (uint8_t)h;
+}
+
 struct emu_fab_node {
 	char name[EMU_NAME_MAX];
 	enum emu_node_kind kind;

@@ -31,11 +31,14 @@ static void tg_send(struct emu_node *n)
 		if (dst >= s->index)
 			dst++;
 	}
-	const struct emu_fab_node *peer = &fab->nodes[fab->hosts[dst]];
+	uint32_t dip = emu_host_ipv4(dst);	/* computed: no random node's line read */
+	uint8_t dmac[6];
+
+	emu_host_mac(dst, dmac);
 	/* only the headers and TG_DATA bytes of payload are data: the rest is padding no one reads */
 	struct emu_frame *f = emu_frame_alloc_len(n, EMU_UDP_PAYLOAD_OFF + TG_DATA);
 
-	f->len = lh_wire_udp_tmpl_put(f->data, &s->udp, peer->mac, peer->ipv4);
+	f->len = lh_wire_udp_tmpl_put(f->data, &s->udp, dmac, dip);
 	f->kept = EMU_UDP_PAYLOAD_OFF + TG_DATA;
 	uint8_t *p = f->data + EMU_UDP_PAYLOAD_OFF;
 
@@ -46,7 +49,7 @@ static void tg_send(struct emu_node *n)
 	emu_put32(p + 16, (uint32_t)now);
 	s->sent++;
 	/* what the first switch would parse (fwd.c's route cache): the destination and the flow hash */
-	emu_frame_route_set(f, dst, emu_hash64(lh_wire_flow_hash(peer->ipv4, s->ipv4, (uint32_t)TG_PORT << 16 | TG_PORT)));
+	emu_frame_route_set(f, dst, emu_hash64(lh_wire_flow_hash(dip, s->ipv4, (uint32_t)TG_PORT << 16 | TG_PORT)));
 	if (emu_send(n, 0, f))
 		s->send_fail++;
 }
