@@ -20,8 +20,9 @@
 #
 #   T1=20 T2=200 REPEAT=3 SEED=1 HTSIM=... bench/htsim.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
 HTSIM=${HTSIM:-}
+case $HTSIM in ''|/*) ;; *) HTSIM=$PWD/$HTSIM ;; esac	# htsim runs in the temporary directory (it writes idmap.txt where it runs)
+cd "$(dirname "$0")/.."
 [ -n "$HTSIM" ] && [ -x "$HTSIM" ] || { echo "bench/htsim.sh: HTSIM must name htsim's htsim_ndp binary" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "bench/htsim.sh: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 T1=${T1:-20} T2=${T2:-200} REPEAT=${REPEAT:-3} SEED=${SEED:-1}
@@ -47,8 +48,8 @@ awk -v n=1024 -v seed="$SEED" 'BEGIN {
 count() {
 	local tool=$1 t=$2 out=$tmp/$1.$2
 	if [ "$tool" = htsim ]; then
-		valgrind --tool=callgrind --callgrind-out-file="$out.cg" "$HTSIM" -nodes 1024 -tm "$tmp/perm.cm" -end "$t" \
-			-strat perm -o "$tmp/htsim.log" >"$out" 2>"$out.err"
+		(cd "$tmp" && valgrind --tool=callgrind --callgrind-out-file="$out.cg" "$HTSIM" -nodes 1024 -tm "$tmp/perm.cm" \
+			-end "$t" -strat perm -o "$tmp/htsim.log" >"$out" 2>"$out.err")
 		local hops
 		hops=$(callgrind_annotate --tree=caller "$out.cg" 2>/dev/null |
 			awk '/< .*EventList::doNextEvent\(\) \(/ { c = $0; sub(/.*\(/, "", c); sub(/x\).*/, "", c); gsub(",", "", c) }
@@ -65,8 +66,8 @@ count() {
 # CPU seconds (user + system) of one plain run of TOOL (ht or emu) for T us
 cpu() {
 	if [ "$1" = ht ]; then
-		/usr/bin/time -f '%U %S' -o "$tmp/time" "$HTSIM" -nodes 1024 -tm "$tmp/perm.cm" -end "$2" -strat perm \
-			-o "$tmp/htsim.log" >/dev/null 2>&1 || true
+		(cd "$tmp" && /usr/bin/time -f '%U %S' -o "$tmp/time" "$HTSIM" -nodes 1024 -tm "$tmp/perm.cm" -end "$2" \
+			-strat perm -o "$tmp/htsim.log" >/dev/null 2>&1) || true
 	else
 		/usr/bin/time -f '%U %S' -o "$tmp/time" emu/canary-emu --topology fattree3:k=16 --hosts 2 --bg-msg 2MiB \
 			--algo canary --workers 1 --time-limit "$2us" --seed "$SEED" --json --no-progress >/dev/null 2>&1 || true
