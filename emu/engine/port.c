@@ -915,7 +915,7 @@ static inline uint64_t queued_tc(struct emu_port *p, emu_time_t now, unsigned c)
 static inline uint64_t queued(struct emu_port *p, emu_time_t now)
 {
 	cq_settle(p, now);
-	return p->qbytes + p->cbytes_tc[0] + p->cbytes_tc[1];
+	return emu_port_bytes(p);
 }
 
 uint64_t emu_port_queued(struct emu_node *n, unsigned port)

@@ -28,6 +28,15 @@ void emu_port_ingress_release(struct emu_node *n, struct emu_frame *f);
 void emu_port_enqueue(struct emu_node *n, unsigned port, struct emu_frame *f, unsigned c);
 /* emu_port_queued_at - emu_port_queued() of port @p at @now (its node's time): for a loop over ports */
 uint64_t emu_port_queued_at(struct emu_port *p, emu_time_t now);
+/*
+ * emu_port_bytes - bytes queued on @p and committed ahead of its wire, as
+ * its ring of committed-ahead records last settled them (emu_port_queued_at()
+ * settles it first; with the ring empty nothing is to be settled)
+ */
+static inline uint64_t emu_port_bytes(const struct emu_port *p)
+{
+	return p->qbytes + p->cbytes_tc[0] + p->cbytes_tc[1];
+}
 /* emu_post - give @ev its (source, sequence) key and queue it locally or on @chan */
 void emu_post(struct emu_node *n, struct emu_ev *ev, struct emu_chan *chan);
 /* emu_port_ahead - run the transmit wake an open-loop node armed in the event just processed, if it can be */

@@ -277,7 +277,7 @@ static inline __attribute__((always_inline)) unsigned route_pick(struct emu_node
 		const struct emu_port *p = &n->ports[def];
 
 		/* port_occupancy() when the committed-ahead ring is empty (nothing to settle) */
-		if (!p->cq_n && (p->qbytes + p->cbytes_tc[0] + p->cbytes_tc[1]) * 2 <= n->eng->cfg.buffer_bytes)
+		if (!p->cq_n && emu_port_bytes(p) * 2 <= n->eng->cfg.buffer_bytes)
 			return def;
 	}
 	return pick_queued(n, mask, def, policy);

@@ -107,9 +107,7 @@ static __attribute__((noinline, flatten)) int route_fill(struct emu_node *n, str
 
 	if (r < 0)
 		return fwd_drop(n, f, st, (int)r);
-	if (row)
-		return route_to(n, f, st, row, (uint32_t)r);
-	return route_to(n, f, st, NULL, (uint32_t)r);
+	return route_to(n, f, st, row, (uint32_t)r);
 }
 
 /*
